@@ -1,0 +1,132 @@
+// Package status is the child -> supervisor event protocol.
+//
+// Every role (broker, store, producer, consumer current|usage|query) writes
+// one JSON object per line to stdout; human-readable logs go to stderr. The
+// supervisor reads stdout line by line with Parse. This file is the one place
+// where event types are defined and documented.
+package status
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Type names an event. The set is closed: add new types here, with a comment.
+type Type string
+
+const (
+	// Started: the process is up and has parsed its flags. Fields: PID, Mode, Reset, GroupID.
+	Started Type = "started"
+	// Listening: a network endpoint is ready. Fields: Addr (host:port), Endpoint
+	// ("kafka", "mongo" or "http").
+	Listening Type = "listening"
+	// Connected: the role reached its dependency. Fields: Endpoint ("kafka"|"mongo"), Addr.
+	Connected Type = "connected"
+	// Retrying: a dependency is unreachable; the role keeps trying. Fields: Endpoint, Addr, Error.
+	Retrying Type = "retrying"
+	// Assigned / Revoked: partitions of the topic owned by this consumer changed.
+	// Fields: Partitions.
+	Assigned Type = "assigned"
+	Revoked  Type = "revoked"
+	// Progress: periodic position report. Fields: Positions (per partition
+	// next offset to read and the high watermark as last known), Processed,
+	// Invalid, Produced (producer), Sensors.
+	Progress Type = "progress"
+	// CaughtUp: the consumer reached the high watermarks it saw when it was
+	// assigned. Fields: Processed (messages read to get there), Millis.
+	CaughtUp Type = "caught_up"
+	// InvalidMessage: a message was counted and skipped. Fields: Partition, Offset, Error.
+	InvalidMessage Type = "invalid_message"
+	// CrashPoint: the consumer is about to SIGKILL itself at an armed crash
+	// point. Fields: Point, Partition, Offset.
+	CrashPoint Type = "crash_point"
+	// Paused / Resumed: the producer stopped or restarted publishing.
+	Paused  Type = "paused"
+	Resumed Type = "resumed"
+	// Error: something failed that the role does not retry. Fields: Error.
+	Error Type = "error"
+	// Stopping: a graceful shutdown began (SIGTERM/SIGINT). Fields: Reason.
+	Stopping Type = "stopping"
+)
+
+// Position is one partition's read position as the consumer itself knows it.
+type Position struct {
+	Partition int32 `json:"partition"`
+	// Offset is the next offset the consumer will process (last processed + 1).
+	Offset int64 `json:"offset"`
+	// HighWatermark is the log-end offset the consumer last learned from the broker.
+	HighWatermark int64 `json:"high_watermark"`
+}
+
+// Event is one line of the protocol. Only the fields a type documents are set.
+type Event struct {
+	Time       time.Time  `json:"ts"`
+	Role       string     `json:"role"`
+	Type       Type       `json:"event"`
+	PID        int        `json:"pid,omitempty"`
+	Addr       string     `json:"addr,omitempty"`
+	Endpoint   string     `json:"endpoint,omitempty"`
+	Mode       string     `json:"mode,omitempty"`
+	Reset      string     `json:"reset,omitempty"`
+	GroupID    string     `json:"group_id,omitempty"`
+	Partitions []int32    `json:"partitions,omitempty"`
+	Positions  []Position `json:"positions,omitempty"`
+	Processed  int64      `json:"processed,omitempty"`
+	Invalid    int64      `json:"invalid,omitempty"`
+	Produced   int64      `json:"produced,omitempty"`
+	Sensors    int        `json:"sensors,omitempty"`
+	Millis     int64      `json:"millis,omitempty"`
+	Partition  int32      `json:"partition,omitempty"`
+	Offset     int64      `json:"offset,omitempty"`
+	Point      string     `json:"point,omitempty"`
+	Reason     string     `json:"reason,omitempty"`
+	Error      string     `json:"error,omitempty"`
+}
+
+// Emitter writes events for one role. Safe for concurrent use.
+type Emitter struct {
+	mu   sync.Mutex
+	role string
+	w    io.Writer
+}
+
+// New returns an emitter writing to stdout.
+func New(role string) *Emitter { return NewTo(role, os.Stdout) }
+
+// NewTo returns an emitter writing to w (tests).
+func NewTo(role string, w io.Writer) *Emitter { return &Emitter{role: role, w: w} }
+
+// Emit writes e as one line, filling Time and Role.
+func (em *Emitter) Emit(e Event) {
+	if em == nil {
+		return
+	}
+	e.Role = em.role
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	em.mu.Lock()
+	defer em.mu.Unlock()
+	_, _ = em.w.Write(append(b, '\n'))
+}
+
+// Parse decodes one stdout line. Lines that are not events are an error so a
+// supervisor can keep them as plain log text instead.
+func Parse(line []byte) (Event, error) {
+	var e Event
+	if err := json.Unmarshal(line, &e); err != nil {
+		return Event{}, fmt.Errorf("status: not an event: %w", err)
+	}
+	if e.Type == "" || e.Role == "" {
+		return Event{}, fmt.Errorf("status: line has no role or event")
+	}
+	return e, nil
+}
