@@ -1,0 +1,104 @@
+// Package cli holds what every role's command line shares: the connection
+// flags with their environment defaults, and the usage-error convention
+// (exit code 2).
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+// Exit codes shared by every role.
+const (
+	ExitOK    = 0
+	ExitError = 1
+	ExitUsage = 2
+)
+
+// Defaults when neither flag nor environment says otherwise.
+const (
+	DefaultBrokers = "127.0.0.1:9092"
+	DefaultMongo   = "mongodb://127.0.0.1:27017/krl"
+)
+
+// Conn are the connection settings of every role.
+type Conn struct {
+	Brokers string
+	Mongo   string
+	Topic   string
+}
+
+// Register adds --brokers, --mongo and --topic to fs, defaulting to
+// KAFKA_BROKER and MONGO_URI when set.
+func (c *Conn) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Brokers, "brokers", envOr("KAFKA_BROKER", DefaultBrokers), "Kafka bootstrap servers (env KAFKA_BROKER)")
+	fs.StringVar(&c.Mongo, "mongo", envOr("MONGO_URI", DefaultMongo), "MongoDB URI (env MONGO_URI)")
+	fs.StringVar(&c.Topic, "topic", telemetry.DefaultTopic, "topic name")
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// ErrUsage marks a command-line mistake; Exit maps it to ExitUsage.
+var ErrUsage = errors.New("usage error")
+
+// Usagef returns an ErrUsage with a message.
+func Usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+}
+
+// Parse parses args with fs set to ContinueOnError and maps every failure
+// (unknown flag, bad value, stray arguments) to ErrUsage.
+func Parse(fs *flag.FlagSet, args []string) error {
+	fs.Init(fs.Name(), flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected arguments: %v", fs.Args())
+	}
+	return nil
+}
+
+// Exit turns a role's error into an exit code, printing it to stderr.
+func Exit(stderr io.Writer, err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.Is(err, ErrUsage):
+		fmt.Fprintln(stderr, "error:", err)
+		return ExitUsage
+	default:
+		fmt.Fprintln(stderr, "error:", err)
+		return ExitError
+	}
+}
+
+// Logger is the human log of a role: text on stderr.
+func Logger(role string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("role", role)
+}
+
+// SignalContext is cancelled on SIGTERM or SIGINT: roles shut down cleanly
+// then. SIGKILL, the crash the dashboard demonstrates, cannot be caught.
+func SignalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+}
