@@ -1,0 +1,46 @@
+package main
+
+import (
+	"flag"
+	"os"
+
+	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/embedded"
+	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+// brokerMain runs the embedded Kafka-protocol broker role.
+func brokerMain(args []string) int {
+	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
+	var cfg embedded.BrokerConfig
+	var partitions int
+	fs.StringVar(&cfg.DataDir, "data-dir", "krl-data/broker", "directory for segments and committed offsets")
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:9092", "address to listen on (port 0 picks a free one)")
+	fs.StringVar(&cfg.Topic, "topic", telemetry.DefaultTopic, "topic to create at start")
+	fs.IntVar(&partitions, "partitions", 3, "partitions of the topic")
+	if err := cli.Parse(fs, args); err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	if partitions < 1 || partitions > 1000 {
+		return cli.Exit(os.Stderr, cli.Usagef("--partitions must be between 1 and 1000, got %d", partitions))
+	}
+	cfg.Partitions = int32(partitions)
+	ctx, stop := cli.SignalContext()
+	defer stop()
+	return cli.Exit(os.Stderr, embedded.RunBroker(ctx, cfg, status.New("broker"), cli.Logger("broker")))
+}
+
+// storeMain runs the embedded MongoDB-wire store role.
+func storeMain(args []string) int {
+	fs := flag.NewFlagSet("store", flag.ContinueOnError)
+	var cfg embedded.StoreConfig
+	fs.StringVar(&cfg.DataDir, "data-dir", "krl-data/store", "directory for the SQLite files")
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:27017", "address to listen on (port 0 picks a free one)")
+	if err := cli.Parse(fs, args); err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	ctx, stop := cli.SignalContext()
+	defer stop()
+	return cli.Exit(os.Stderr, embedded.RunStore(ctx, cfg, status.New("store"), cli.Logger("store")))
+}
