@@ -125,3 +125,13 @@ func IsNoCommits(err error) bool {
 	}
 	return false
 }
+
+// LogsToChannel makes a client deliver librdkafka's log lines on its Logs()
+// channel instead of printing them to stderr: for clients living inside the
+// dashboard, whose stderr is the terminal the TUI draws on. The caller must
+// drain Logs() until Close. (An AdminClient cannot take it: derive the admin
+// client from a Producer built with it, kafka.NewAdminClientFromProducer.)
+func LogsToChannel(c *kafka.ConfigMap) *kafka.ConfigMap {
+	(*c)["go.logs.channel.enable"] = true
+	return c
+}
