@@ -1,0 +1,356 @@
+// Package audit is the dashboard's independent ground truth, read from the
+// topic itself rather than from what the consumers say: per sensor the last
+// valid message, how many records were valid or invalid, and the usage the
+// seed's delta rule yields over any window of the log. The dashboard puts
+// this beside the consumers' answers; the difference is the lesson.
+//
+// Ledger is the pure bookkeeping (no I/O); Reader feeds a Ledger from the
+// topic and hands out consistent snapshots.
+package audit
+
+import (
+	"sort"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/store"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+// Located is a message with where it was read.
+type Located struct {
+	Message   telemetry.Message
+	Partition int32
+	Offset    int64
+}
+
+// entry is one valid message of a series with running totals through it:
+// the usage of a window is then a difference of two entries found by binary
+// search on Offset. 32 bytes per message keeps a million messages at ~32 MB.
+type entry struct {
+	offset     int64
+	hoursCents int64 // cumulative delta hours, in hundredths
+	kmCents    int64 // cumulative delta km, in hundredths
+	records    int64 // cumulative number of deltas the rule records
+}
+
+// seriesKey names one sensor's messages in one partition. Keys map to one
+// partition, so a sensor normally has one series; keeping partitions apart
+// keeps "previous message" well defined (there is no order across
+// partitions) and lets a partition whose log restarted be dropped alone.
+type seriesKey struct {
+	sensor    string
+	partition int32
+}
+
+// series is the ordered summary of one sensor in one partition. entries is
+// append-only and its elements are never modified, so a snapshot may keep a
+// prefix of it while the ledger goes on appending.
+type series struct {
+	entries   []entry
+	last      Located // last valid message; meaningful when len(entries) > 0
+	invalid   int64
+	backwards int64 // invalid because an odometer went back (subset of invalid)
+	lastError string
+	errorAt   int64 // offset of the last invalid record
+}
+
+// partProgress is how far the ledger has read one partition.
+type partProgress struct {
+	next          int64 // offset after the last record read; 0 before any
+	highWatermark int64 // last log-end offset the client learned; -1 unknown
+	unattributed  int64 // invalid records with no key to name a sensor by
+}
+
+// Ledger accumulates the truth of a topic from its records, read in offset
+// order per partition. Not safe for concurrent use: Reader guards it.
+type Ledger struct {
+	series map[seriesKey]*series
+	parts  map[int32]*partProgress
+	resets int
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger {
+	return &Ledger{series: map[seriesKey]*series{}, parts: map[int32]*partProgress{}}
+}
+
+func (l *Ledger) part(p int32) *partProgress {
+	pp := l.parts[p]
+	if pp == nil {
+		pp = &partProgress{highWatermark: -1}
+		l.parts[p] = pp
+	}
+	return pp
+}
+
+// Track makes partition p known before any record of it arrives, so an
+// empty partition still shows in Partitions (and counts for CaughtUp).
+func (l *Ledger) Track(p int32) { l.part(p) }
+
+// SetHighWatermark records the log-end offset of p as the client knows it.
+func (l *Ledger) SetHighWatermark(p int32, hwm int64) {
+	if hwm >= 0 {
+		l.part(p).highWatermark = hwm
+	}
+}
+
+// Add applies the record at partition/offset. Records of a partition must
+// come in increasing offset order; an offset below the partition's read
+// position means its log restarted (a fresh broker data dir), and what was
+// learned from the old log of that partition is dropped, because it no
+// longer describes the topic.
+//
+// A record that telemetry.Decode rejects, or that telemetry.CheckSuccessor
+// rejects against the sensor's previous valid record, is counted as invalid
+// (under its key; without a key, under the partition) and does not become
+// the reference for the next delta.
+func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
+	pp := l.part(partition)
+	if offset < pp.next {
+		l.dropPartition(partition)
+		pp = l.part(partition)
+	}
+	pp.next = offset + 1
+
+	msg, err := telemetry.Decode(key, value)
+	if err != nil {
+		if len(key) == 0 {
+			pp.unattributed++
+			return
+		}
+		s := l.seriesOf(string(key), partition)
+		s.invalid++
+		s.lastError, s.errorAt = err.Error(), offset
+		return
+	}
+	s := l.seriesOf(msg.SensorID, partition)
+	var prev entry
+	if n := len(s.entries); n > 0 {
+		prev = s.entries[n-1]
+		if err := telemetry.CheckSuccessor(s.last.Message, msg); err != nil {
+			s.invalid++
+			s.backwards++
+			s.lastError, s.errorAt = err.Error(), offset
+			return
+		}
+		if u, record := telemetry.Delta(s.last.Message, msg); record {
+			prev.hoursCents += store.Cents(u.DeltaHours)
+			prev.kmCents += store.Cents(u.DeltaKm)
+			prev.records++
+		}
+	}
+	prev.offset = offset
+	s.entries = append(s.entries, prev)
+	s.last = Located{Message: msg, Partition: partition, Offset: offset}
+}
+
+func (l *Ledger) seriesOf(sensor string, partition int32) *series {
+	k := seriesKey{sensor, partition}
+	s := l.series[k]
+	if s == nil {
+		s = &series{}
+		l.series[k] = s
+	}
+	return s
+}
+
+func (l *Ledger) dropPartition(p int32) {
+	for k := range l.series {
+		if k.partition == p {
+			delete(l.series, k)
+		}
+	}
+	delete(l.parts, p)
+	l.resets++
+}
+
+// Truth is a consistent, immutable view of a Ledger at one moment. Its
+// methods are safe for concurrent use and stay valid while the ledger moves on.
+type Truth struct {
+	// Sensors is sorted by SensorID. A key that only ever carried invalid
+	// records appears too, with Valid 0.
+	Sensors []SensorTruth
+	// Valid and Invalid count the records read, topic-wide.
+	Valid, Invalid int64
+	// Unattributed counts invalid records without a key (part of Invalid).
+	Unattributed int64
+	// Partitions is sorted by partition id.
+	Partitions []PartitionProgress
+	// Resets counts partitions whose log restarted under the reader.
+	Resets int
+	// At is when the snapshot was taken; Err is the reader's latest
+	// connection problem ("" when fine). Both are filled by Reader.
+	At  time.Time
+	Err string
+
+	series map[seriesKey][]entry
+}
+
+// SensorTruth is what the topic says about one sensor.
+type SensorTruth struct {
+	SensorID string
+	// Last is the sensor's last valid message; HasLast is false when it has
+	// none. With records in several partitions (never, when keys decide the
+	// partition) it is the one with the latest timestamp.
+	Last    Located
+	HasLast bool
+	// Valid and Invalid count its records; Backwards is the part of Invalid
+	// whose odometer went below the previous valid record.
+	Valid, Invalid, Backwards int64
+	// LastError describes the latest invalid record, at LastErrorAt
+	// (partition LastErrorPartition).
+	LastError          string
+	LastErrorPartition int32
+	LastErrorAt        int64
+	// Partitions is how many partitions carried the sensor (1 normally).
+	Partitions int
+}
+
+// PartitionProgress is how far the reader has got in one partition.
+type PartitionProgress struct {
+	Partition int32
+	// Next is the offset after the last record read (0 before any).
+	Next int64
+	// HighWatermark is the log-end offset as the reader last learned it
+	// from the broker, -1 before it knows.
+	HighWatermark int64
+}
+
+// CaughtUp reports whether the reader has read up to the last high
+// watermark it learned.
+func (p PartitionProgress) CaughtUp() bool { return p.HighWatermark >= 0 && p.Next >= p.HighWatermark }
+
+// CaughtUp reports whether every known partition is caught up.
+func (t Truth) CaughtUp() bool {
+	if len(t.Partitions) == 0 {
+		return false
+	}
+	for _, p := range t.Partitions {
+		if !p.CaughtUp() {
+			return false
+		}
+	}
+	return true
+}
+
+// Read is the number of records read so far over all partitions.
+func (t Truth) Read() int64 { return t.Valid + t.Invalid }
+
+// Sensor returns one sensor's truth.
+func (t Truth) Sensor(id string) (SensorTruth, bool) {
+	i := sort.Search(len(t.Sensors), func(i int) bool { return t.Sensors[i].SensorID >= id })
+	if i < len(t.Sensors) && t.Sensors[i].SensorID == id {
+		return t.Sensors[i], true
+	}
+	return SensorTruth{}, false
+}
+
+// ExpectedUsage is the usage the seed's rule yields for sensor from the
+// messages of partition after offset after, up to the end read so far:
+// for each valid message M with offset > after, Delta(previous valid
+// message, M) in exact hundredths, counting only deltas that are recorded.
+// The previous valid message may lie at or before after (it is the
+// reference the window starts from, as a checkpoint is). With after = -1
+// the window is the whole log; the first message of a sensor has no
+// predecessor and yields nothing, as consumer-usage's first message only
+// checkpoints. ok is false when the audit has no valid message of the
+// sensor in that partition. O(log n).
+func (t Truth) ExpectedUsage(sensor string, partition int32, after int64) (usage store.Totals, ok bool) {
+	return t.ExpectedUsageBetween(sensor, partition, after, -1)
+}
+
+// ExpectedUsageBetween is ExpectedUsage over the window (after, through]:
+// use the consumer's checkpoint offset as through to compare with what it
+// has processed so far. through < 0 means "to the end read so far".
+func (t Truth) ExpectedUsageBetween(sensor string, partition int32, after, through int64) (usage store.Totals, ok bool) {
+	es, ok := t.series[seriesKey{sensor, partition}]
+	if !ok || len(es) == 0 {
+		return store.Totals{}, false
+	}
+	end := es[len(es)-1]
+	if through >= 0 {
+		end = cumulativeThrough(es, through)
+	}
+	start := cumulativeThrough(es, after)
+	if end.offset < start.offset { // empty window (through <= after)
+		return store.Totals{}, true
+	}
+	return store.Totals{
+		HoursCents: end.hoursCents - start.hoursCents,
+		KmCents:    end.kmCents - start.kmCents,
+		Records:    end.records - start.records,
+	}, true
+}
+
+// ExpectedForCheckpoint is the usage consumer-usage should have recorded for
+// a sensor given its checkpoint: the window from the first message it ever
+// checkpointed (the reference, contributing nothing itself) through the
+// message of its current checkpoint. ok is false when the audit cannot say
+// yet: it has not read that far in the partition, the checkpoint moved to
+// another partition, or the audit has no valid message of the sensor there.
+func (t Truth) ExpectedForCheckpoint(cp store.Checkpoint) (usage store.Totals, ok bool) {
+	if cp.Partition != cp.FirstPartition || !t.hasRead(cp.Partition, cp.Offset) {
+		return store.Totals{}, false
+	}
+	return t.ExpectedUsageBetween(cp.SensorID, cp.FirstPartition, cp.FirstOffset, cp.Offset)
+}
+
+// hasRead reports whether the audit has read offset of partition.
+func (t Truth) hasRead(partition int32, offset int64) bool {
+	for _, p := range t.Partitions {
+		if p.Partition == partition {
+			return p.Next > offset
+		}
+	}
+	return false
+}
+
+// cumulativeThrough returns the running totals through the last entry at
+// or before offset (zero totals at offset -1 when there is none).
+func cumulativeThrough(es []entry, offset int64) entry {
+	i := sort.Search(len(es), func(i int) bool { return es[i].offset > offset })
+	if i == 0 {
+		return entry{offset: -1}
+	}
+	return es[i-1]
+}
+
+// Snapshot returns the ledger's current truth. It copies O(sensors), not
+// O(messages): the per-series entries are shared append-only prefixes.
+func (l *Ledger) Snapshot() Truth {
+	t := Truth{Resets: l.resets, series: make(map[seriesKey][]entry, len(l.series))}
+	bySensor := map[string]*SensorTruth{}
+	for k, s := range l.series {
+		t.series[k] = s.entries[:len(s.entries):len(s.entries)]
+		st := bySensor[k.sensor]
+		if st == nil {
+			st = &SensorTruth{SensorID: k.sensor}
+			bySensor[k.sensor] = st
+		}
+		st.Partitions++
+		valid := int64(len(s.entries))
+		st.Valid += valid
+		st.Invalid += s.invalid
+		st.Backwards += s.backwards
+		if valid > 0 && (!st.HasLast || s.last.Message.Timestamp > st.Last.Message.Timestamp) {
+			st.Last, st.HasLast = s.last, true
+		}
+		if s.lastError != "" && (st.LastError == "" || s.errorAt > st.LastErrorAt) {
+			st.LastError, st.LastErrorPartition, st.LastErrorAt = s.lastError, k.partition, s.errorAt
+		}
+		t.Valid += valid
+		t.Invalid += s.invalid
+	}
+	t.Sensors = make([]SensorTruth, 0, len(bySensor))
+	for _, st := range bySensor {
+		t.Sensors = append(t.Sensors, *st)
+	}
+	sort.Slice(t.Sensors, func(i, j int) bool { return t.Sensors[i].SensorID < t.Sensors[j].SensorID })
+	for p, pp := range l.parts {
+		t.Unattributed += pp.unattributed
+		t.Partitions = append(t.Partitions, PartitionProgress{Partition: p, Next: pp.next, HighWatermark: pp.highWatermark})
+	}
+	t.Invalid += t.Unattributed
+	sort.Slice(t.Partitions, func(i, j int) bool { return t.Partitions[i].Partition < t.Partitions[j].Partition })
+	return t
+}

@@ -1,0 +1,256 @@
+package observe
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kafka-recovery-lab/krl/internal/embedded"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/status"
+)
+
+// addrSink captures the broker's Listening event.
+type addrSink struct {
+	mu   sync.Mutex
+	addr chan string
+}
+
+func (s *addrSink) Write(p []byte) (int, error) {
+	for _, line := range bytes.Split(bytes.TrimSpace(p), []byte("\n")) {
+		if ev, err := status.Parse(line); err == nil && ev.Type == status.Listening {
+			select {
+			case s.addr <- ev.Addr:
+			default:
+			}
+		}
+	}
+	return len(p), nil
+}
+
+// startBroker runs the embedded kfake broker in-process on a free port with
+// topic of parts partitions, and stops it when the test ends.
+func startBroker(t *testing.T, topic string, parts int32) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	sink := &addrSink{addr: make(chan string, 1)}
+	done := make(chan error, 1)
+	go func() {
+		done <- embedded.RunBroker(ctx, embedded.BrokerConfig{
+			DataDir: t.TempDir(), Listen: "127.0.0.1:0", Topic: topic, Partitions: parts,
+		}, status.NewTo("broker", sink), nil)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("broker did not stop within 20s")
+		}
+	})
+	select {
+	case addr := <-sink.addr:
+		return addr
+	case err := <-done:
+		t.Fatalf("broker returned before listening: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("broker: no listening event within 20s")
+	}
+	return ""
+}
+
+// produceTo writes count[p] messages to each partition p and waits for
+// every delivery.
+func produceTo(t *testing.T, addr, topic string, count map[int32]int) {
+	t.Helper()
+	p, err := kafka.NewProducer(kafkacfg.Producer(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	dr := make(chan kafka.Event, 1024)
+	total := 0
+	for part, n := range count {
+		for i := range n {
+			err := p.Produce(&kafka.Message{
+				TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: part},
+				Key:            []byte("k"), Value: []byte(fmt.Sprintf("v%d", i)),
+			}, dr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total++
+		}
+	}
+	deadline := time.After(20 * time.Second)
+	for range total {
+		select {
+		case e := <-dr:
+			if m, ok := e.(*kafka.Message); ok && m.TopicPartition.Error != nil {
+				t.Fatalf("delivery: %v", m.TopicPartition.Error)
+			}
+		case <-deadline:
+			t.Fatal("deliveries not confirmed within 20s")
+		}
+	}
+}
+
+// commit stores offsets for group with a consumer that joins nothing
+// (assign-free commit of explicit offsets).
+func commit(t *testing.T, addr, group, topic string, offsets map[int32]int64) {
+	t.Helper()
+	c, err := kafka.NewConsumer(kafkacfg.Usage(addr, group, kafkacfg.Guarded, "earliest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var tps []kafka.TopicPartition
+	for p, o := range offsets {
+		tps = append(tps, kafka.TopicPartition{Topic: &topic, Partition: p, Offset: kafka.Offset(o)})
+	}
+	res, err := c.CommitOffsets(tps)
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	for _, tp := range res {
+		if tp.Error != nil {
+			t.Fatalf("commit %d: %v", tp.Partition, tp.Error)
+		}
+	}
+}
+
+func TestOffsetsAgainstBroker(t *testing.T) {
+	const topic = "sensor-data"
+	addr := startBroker(t, topic, 3)
+	o, err := NewOffsets(addr, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	hwm, err := o.HighWatermarks(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[int32]int64{0: 0, 1: 0, 2: 0}; !equal(hwm, want) {
+		t.Fatalf("empty topic watermarks %v, want %v", hwm, want)
+	}
+
+	produceTo(t, addr, topic, map[int32]int{0: 5, 1: 7, 2: 0})
+	hwm, err = o.HighWatermarks(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[int32]int64{0: 5, 1: 7, 2: 0}; !equal(hwm, want) {
+		t.Fatalf("watermarks %v, want %v", hwm, want)
+	}
+
+	t.Run("never committed group", func(t *testing.T) {
+		got, err := o.Committed(ctx, "never-committed", topic)
+		if err != nil {
+			t.Fatalf("want no error, got %v", err)
+		}
+		if want := map[int32]int64{0: -1, 1: -1, 2: -1}; !equal(got, want) {
+			t.Fatalf("committed %v, want %v", got, want)
+		}
+	})
+
+	t.Run("partial commits", func(t *testing.T) {
+		commit(t, addr, "some-commits", topic, map[int32]int64{0: 3, 1: 7})
+		got, err := o.Committed(ctx, "some-commits", topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[int32]int64{0: 3, 1: 7, 2: -1}; !equal(got, want) {
+			t.Fatalf("committed %v, want %v", got, want)
+		}
+		lag := GroupLag(hwm, got)
+		if lag.Total != 2 || lag.Unknown != 1 || lag.AllKnown() {
+			t.Fatalf("lag %+v, want total 2 with partition 2 unknown", lag)
+		}
+	})
+
+	t.Run("unknown topic", func(t *testing.T) {
+		if _, err := o.HighWatermarks(ctx, "no-such-topic"); err == nil {
+			t.Fatal("want an error for a missing topic")
+		}
+	})
+}
+
+func TestOffsetsUnreachableBrokerFailsWithinDeadline(t *testing.T) {
+	o, err := NewOffsets(unusedAddr(t), testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	for name, probe := range map[string]func(context.Context) error{
+		"watermarks": func(ctx context.Context) error { _, err := o.HighWatermarks(ctx, "sensor-data"); return err },
+		"committed":  func(ctx context.Context) error { _, err := o.Committed(ctx, "g", "sensor-data"); return err },
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		start := time.Now()
+		err := probe(ctx)
+		took := time.Since(start)
+		cancel()
+		if err == nil {
+			t.Fatalf("%s: no error from an unreachable broker", name)
+		}
+		if took > 2500*time.Millisecond {
+			t.Fatalf("%s: took %v with a 1.5s deadline", name, took)
+		}
+		if !IsTimeout(err) {
+			t.Errorf("%s: IsTimeout(%v) = false", name, err)
+		}
+		t.Logf("%s: %v after %v", name, err, took.Round(time.Millisecond))
+	}
+}
+
+func equal(a, b map[int32]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// logBuffer keeps librdkafka's forwarded lines and shows them only when the
+// test fails; it stays writable after the test ends (the forwarder may
+// deliver a last line as the client closes).
+type logBuffer struct {
+	mu    sync.Mutex
+	lines bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lines.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lines.String()
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	b := &logBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("client logs:\n%s", b.String())
+		}
+	})
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}

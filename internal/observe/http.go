@@ -1,0 +1,171 @@
+package observe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/store"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+// HTTPTimeout bounds one request to a consumer when the caller's context
+// allows longer: the consumers answer from memory or one scan, and a
+// dashboard tick must not wait on a process that is being killed.
+const HTTPTimeout = 2 * time.Second
+
+// maxBody caps what is read from a consumer (a /state of thousands of
+// sensors is well under this).
+const maxBody = 16 << 20
+
+// State is consumer-current's GET /state answer.
+type State struct {
+	GroupID   string            `json:"group_id"`
+	CaughtUp  bool              `json:"caught_up"`
+	Processed int64             `json:"processed"`
+	Invalid   int64             `json:"invalid"`
+	Positions []status.Position `json:"positions"`
+	// Sensors is sorted by SensorID.
+	Sensors []SensorState `json:"sensors"`
+}
+
+// SensorState is the last message consumer-current applied for a sensor.
+type SensorState struct {
+	SensorID  string             `json:"sensor_id"`
+	Timestamp int64              `json:"timestamp"` // epoch milliseconds
+	Odometry  telemetry.Odometry `json:"odometry"`
+	Position  telemetry.Position `json:"position"`
+	Partition int32              `json:"partition"`
+	Offset    int64              `json:"offset"`
+}
+
+// Usage is consumer-query's GET /usage answer.
+type Usage struct {
+	// Sensors is sorted by SensorID.
+	Sensors []SensorUsage `json:"sensors"`
+	Total   UsageTotal    `json:"total"`
+}
+
+// UsageTotal is an accumulated usage as the query consumer reports it.
+type UsageTotal struct {
+	TotalHours float64 `json:"total_hours"`
+	TotalKm    float64 `json:"total_km"`
+	Records    int64   `json:"records"`
+}
+
+// Totals converts to exact hundredths (the values are sums of 2-decimal
+// deltas), the unit the audit compares in.
+func (t UsageTotal) Totals() store.Totals {
+	return store.Totals{HoursCents: store.Cents(t.TotalHours), KmCents: store.Cents(t.TotalKm), Records: t.Records}
+}
+
+// SensorUsage is one sensor's line of Usage.
+type SensorUsage struct {
+	SensorID string `json:"sensor_id"`
+	UsageTotal
+}
+
+// BySensor indexes the per-sensor totals in exact hundredths.
+func (u Usage) BySensor() map[string]store.Totals {
+	out := make(map[string]store.Totals, len(u.Sensors))
+	for _, s := range u.Sensors {
+		out[s.SensorID] = s.Totals()
+	}
+	return out
+}
+
+// HTTPError is a consumer's non-200 answer. Message is the "error" field of
+// its JSON body, or the body's text when it is not JSON.
+type HTTPError struct {
+	URL     string
+	Status  int
+	Message string
+}
+
+func (e *HTTPError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("observe: GET %s: HTTP %d", e.URL, e.Status)
+	}
+	return fmt.Sprintf("observe: GET %s: HTTP %d: %s", e.URL, e.Status, e.Message)
+}
+
+// Unavailable reports whether err is a consumer answering 503, which
+// consumer-query does while the store is unreachable.
+func Unavailable(err error) bool {
+	var he *HTTPError
+	return errors.As(err, &he) && he.Status == http.StatusServiceUnavailable
+}
+
+// client has no timeout of its own: every request carries a context
+// bounded by HTTPTimeout. Keep-alive is off so a killed consumer's port is
+// not held by a pooled connection and a restarted one is reached afresh.
+var client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+// FetchState asks consumer-current at baseURL ("http://host:port" or just
+// "host:port", as its Listening event announces) for GET /state.
+func FetchState(ctx context.Context, baseURL string) (State, error) {
+	var s State
+	err := getJSON(ctx, baseURL, "/state", &s)
+	return s, err
+}
+
+// FetchUsage asks consumer-query at baseURL for GET /usage.
+func FetchUsage(ctx context.Context, baseURL string) (Usage, error) {
+	var u Usage
+	err := getJSON(ctx, baseURL, "/usage", &u)
+	return u, err
+}
+
+func getJSON(ctx context.Context, baseURL, path string, into any) error {
+	if baseURL == "" {
+		return errors.New("observe: no address to ask")
+	}
+	if !strings.Contains(baseURL, "://") {
+		baseURL = "http://" + baseURL
+	}
+	url := strings.TrimRight(baseURL, "/") + path
+	ctx, cancel := context.WithTimeout(ctx, HTTPTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("observe: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("observe: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return fmt.Errorf("observe: GET %s: reading body: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return &HTTPError{URL: url, Status: resp.StatusCode, Message: errorText(body)}
+	}
+	if err := json.Unmarshal(body, into); err != nil {
+		return fmt.Errorf("observe: GET %s: unexpected answer: %w", url, err)
+	}
+	return nil
+}
+
+// errorText extracts {"error": "..."} or falls back to the trimmed body.
+func errorText(body []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error != "" {
+		return e.Error
+	}
+	text := strings.TrimSpace(string(body))
+	if len(text) > 200 {
+		text = text[:200] + "…"
+	}
+	return text
+}

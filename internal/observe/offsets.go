@@ -1,0 +1,201 @@
+// Package observe holds the dashboard's read-only probes: broker offsets
+// (high watermarks, committed offsets), the lag arithmetic on them, and
+// HTTP clients for the consumers' answers. Every probe does its I/O within
+// the caller's context; a context without a deadline gets DefaultTimeout so
+// a probe called from a tea.Cmd can never hang the dashboard.
+package observe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+)
+
+// DefaultTimeout bounds a probe whose context has no deadline.
+const DefaultTimeout = 5 * time.Second
+
+// NoCommit is the committed offset of a partition the group never committed.
+const NoCommit int64 = -1
+
+// bounded returns ctx with a deadline (DefaultTimeout if it had none) and
+// the time left, which librdkafka needs as its own request timeout.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
+	if _, ok := ctx.Deadline(); !ok {
+		c, cancel := context.WithTimeout(ctx, DefaultTimeout)
+		return c, cancel, DefaultTimeout
+	}
+	c, cancel := context.WithCancel(ctx)
+	return c, cancel, remaining(c)
+}
+
+// remaining is the time left before ctx's deadline, at least 1 ms (an
+// expired context then fails in the call itself with ctx.Err()).
+func remaining(ctx context.Context) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return DefaultTimeout
+	}
+	return max(time.Until(d), time.Millisecond)
+}
+
+// Offsets reads log-end and committed offsets with one AdminClient. It is
+// safe for concurrent use (librdkafka admin calls are).
+type Offsets struct {
+	handle *kafka.Producer // owns the connections; never produces
+	admin  *kafka.AdminClient
+}
+
+// NewOffsets creates the AdminClient for brokers; librdkafka's own log lines
+// go to log (nil: discarded), never to stderr, which is the dashboard's
+// terminal. It does not connect yet: an unreachable broker shows up as an
+// error from the first call.
+func NewOffsets(brokers string, log *slog.Logger) (*Offsets, error) {
+	// A plain AdminClient cannot redirect librdkafka's logs; one derived
+	// from a producer handle can.
+	p, err := kafka.NewProducer(kafkacfg.LogsToChannel(kafkacfg.Admin(brokers)))
+	if err != nil {
+		return nil, fmt.Errorf("observe: admin client: %w", err)
+	}
+	go ForwardLogs(p.Logs(), log)
+	admin, err := kafka.NewAdminClientFromProducer(p)
+	if err != nil {
+		p.Close()
+		return nil, fmt.Errorf("observe: admin client: %w", err)
+	}
+	return &Offsets{handle: p, admin: admin}, nil
+}
+
+// Close releases the client.
+func (o *Offsets) Close() {
+	o.admin.Close()
+	o.handle.Close()
+}
+
+// Partitions lists topic's partition ids in order. DescribeTopics is used
+// rather than a metadata request because it honours ctx and never
+// auto-creates a mistyped topic on a broker that allows auto-creation.
+func (o *Offsets) Partitions(ctx context.Context, topic string) ([]int32, error) {
+	ctx, cancel, left := bounded(ctx)
+	defer cancel()
+	return o.partitions(ctx, topic, left)
+}
+
+func (o *Offsets) partitions(ctx context.Context, topic string, left time.Duration) ([]int32, error) {
+	res, err := o.admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames([]string{topic}),
+		kafka.SetAdminRequestTimeout(left))
+	if err != nil {
+		return nil, fmt.Errorf("observe: describe topic %s: %w", topic, err)
+	}
+	if len(res.TopicDescriptions) != 1 {
+		return nil, fmt.Errorf("observe: describe topic %s: %d descriptions", topic, len(res.TopicDescriptions))
+	}
+	d := res.TopicDescriptions[0]
+	if d.Error.Code() != kafka.ErrNoError {
+		return nil, fmt.Errorf("observe: describe topic %s: %w", topic, d.Error)
+	}
+	if len(d.Partitions) == 0 {
+		return nil, fmt.Errorf("observe: topic %s has no partitions", topic)
+	}
+	out := make([]int32, len(d.Partitions))
+	for i, p := range d.Partitions {
+		out[i] = int32(p.Partition)
+	}
+	return out, nil
+}
+
+// HighWatermarks returns the log-end offset (the offset the next produced
+// message will get) of every partition of topic, read with ListOffsets
+// "latest", which both kfake and Apache Kafka answer with the high
+// watermark.
+func (o *Offsets) HighWatermarks(ctx context.Context, topic string) (map[int32]int64, error) {
+	ctx, cancel, left := bounded(ctx)
+	defer cancel()
+	parts, err := o.partitions(ctx, topic, left)
+	if err != nil {
+		return nil, err
+	}
+	req := make(map[kafka.TopicPartition]kafka.OffsetSpec, len(parts))
+	for _, p := range parts {
+		req[kafka.TopicPartition{Topic: &topic, Partition: p}] = kafka.LatestOffsetSpec
+	}
+	res, err := o.admin.ListOffsets(ctx, req, kafka.SetAdminRequestTimeout(remaining(ctx)))
+	if err != nil {
+		return nil, fmt.Errorf("observe: list offsets %s: %w", topic, err)
+	}
+	out := make(map[int32]int64, len(parts))
+	for tp, info := range res.ResultInfos {
+		if info.Error.Code() != kafka.ErrNoError {
+			return nil, fmt.Errorf("observe: list offsets %s[%d]: %w", topic, tp.Partition, info.Error)
+		}
+		out[tp.Partition] = int64(info.Offset)
+	}
+	for _, p := range parts {
+		if _, ok := out[p]; !ok {
+			return nil, fmt.Errorf("observe: list offsets %s: no answer for partition %d", topic, p)
+		}
+	}
+	return out, nil
+}
+
+// Committed returns group's committed offset for every partition of topic;
+// NoCommit (-1) where the group has none. A group that never committed
+// anything gives all NoCommit and no error, whichever way the broker says
+// it (kfake: GROUP_ID_NOT_FOUND; Apache Kafka: offsets of -1, which
+// librdkafka reports as OffsetInvalid, -1001).
+func (o *Offsets) Committed(ctx context.Context, group, topic string) (map[int32]int64, error) {
+	ctx, cancel, left := bounded(ctx)
+	defer cancel()
+	parts, err := o.partitions(ctx, topic, left)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int32]int64, len(parts))
+	tps := make([]kafka.TopicPartition, len(parts))
+	for i, p := range parts {
+		out[p] = NoCommit
+		tps[i] = kafka.TopicPartition{Topic: &topic, Partition: p}
+	}
+	res, err := o.admin.ListConsumerGroupOffsets(ctx,
+		[]kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: tps}},
+		kafka.SetAdminRequestTimeout(remaining(ctx)))
+	if kafkacfg.IsNoCommits(err) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("observe: committed offsets of %s: %w", group, err)
+	}
+	for _, g := range res.ConsumerGroupsTopicPartitions {
+		for _, tp := range g.Partitions {
+			if tp.Topic == nil || *tp.Topic != topic {
+				continue
+			}
+			if tp.Error != nil {
+				if kafkacfg.IsNoCommits(tp.Error) {
+					continue
+				}
+				return nil, fmt.Errorf("observe: committed offset of %s on %s[%d]: %w",
+					group, topic, tp.Partition, tp.Error)
+			}
+			if tp.Offset >= 0 {
+				out[tp.Partition] = int64(tp.Offset)
+			}
+		}
+	}
+	return out, nil
+}
+
+// IsTimeout reports whether err is a probe giving up at its deadline (the
+// broker did not answer in time, e.g. it is down).
+func IsTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var kerr kafka.Error
+	return errors.As(err, &kerr) && kerr.Code() == kafka.ErrTimedOut
+}
