@@ -1,0 +1,330 @@
+package usage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/store"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+// Store is what the processor needs from internal/store (*store.Store has
+// it). It is an interface only so tests can inject failures in front of the
+// real store.
+type Store interface {
+	LoadCheckpoints(ctx context.Context) (map[string]store.Checkpoint, error)
+	SaveCheckpoint(ctx context.Context, cp store.Checkpoint) error
+	AdvanceCheckpoint(ctx context.Context, cp store.Checkpoint) (bool, error)
+	InsertUsage(ctx context.Context, rec store.UsageRecord) error
+	InsertUsageOnce(ctx context.Context, rec store.UsageRecord) (bool, error)
+}
+
+// Record is one Kafka message as the processor sees it.
+type Record struct {
+	Partition int32
+	Offset    int64
+	Key       []byte
+	Value     []byte
+}
+
+// Outcome says what Handle did with a record.
+type Outcome int
+
+const (
+	// Applied: the checkpoint was written (with a usage record or without,
+	// e.g. the first message of a sensor or an idle machine).
+	Applied Outcome = iota
+	// Replayed: guarded mode skipped a record at or before the sensor's
+	// durable checkpoint: its effect is already in the store.
+	Replayed
+	// Invalid: bad input, counted and skipped; nothing was written.
+	Invalid
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Applied:
+		return "applied"
+	case Replayed:
+		return "replayed"
+	case Invalid:
+		return "invalid"
+	}
+	return fmt.Sprintf("outcome(%d)", int(o))
+}
+
+// Result is what Handle did.
+type Result struct {
+	Outcome Outcome
+	// Recorded: a usage record write was made (and succeeded). In guarded
+	// mode Inserted tells whether it was new or a duplicate no-op.
+	Recorded bool
+	Inserted bool
+	Usage    telemetry.Usage
+}
+
+// ErrCrashed is returned by Handle when an armed crash point fired and the
+// crash function returned (only in tests: the real one never returns). The
+// caller must then behave as a dead process: write nothing more.
+var ErrCrashed = errors.New("usage: crash point reached")
+
+// ProcessorConfig configures a Processor.
+type ProcessorConfig struct {
+	Store Store
+	Topic string
+	Mode  kafkacfg.UsageMode
+	// Crash is the armed crash point, shared with the HTTP server; nil means
+	// crash points are never armed.
+	Crash *CrashArm
+	// OnCrash runs when an armed point fires, with the CrashPoint event. The
+	// default announces it and SIGKILLs the process.
+	OnCrash func(status.Event)
+	// Emitter and Log report invalid input and store retries (both may be nil).
+	Emitter *status.Emitter
+	Log     *slog.Logger
+	// StoreAddr names the store in Retrying events.
+	StoreAddr string
+	// Store retries back off from MinBackoff to MaxBackoff (defaults 100 ms, 2 s).
+	MinBackoff, MaxBackoff time.Duration
+	// OpTimeout bounds one store call (default 10 s).
+	OpTimeout time.Duration
+}
+
+// Processor is consumer-usage's per-message logic, without Kafka: the caller
+// feeds it records of the topic in partition order and, in guarded mode,
+// stores the offset of a record only after Handle returned nil for it.
+//
+// Handle and Load must be called from one goroutine; Stats may be called
+// from any.
+type Processor struct {
+	cfg ProcessorConfig
+	log *slog.Logger
+	// checkpoints is the in-memory copy of the durable checkpoints (the
+	// seed's last_state): what the next delta of each sensor is computed from.
+	checkpoints map[string]store.Checkpoint
+
+	processed   atomic.Int64
+	invalid     atomic.Int64
+	replayed    atomic.Int64
+	records     atomic.Int64
+	storeErrors atomic.Int64
+}
+
+// NewProcessor returns a processor with no checkpoints: call Load first.
+func NewProcessor(cfg ProcessorConfig) *Processor {
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = 100 * time.Millisecond
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(2*time.Second, cfg.MinBackoff)
+	}
+	if cfg.OpTimeout <= 0 {
+		cfg.OpTimeout = 10 * time.Second
+	}
+	if cfg.OnCrash == nil {
+		em := cfg.Emitter
+		cfg.OnCrash = func(ev status.Event) { killSelf(em, ev) }
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Processor{cfg: cfg, log: log, checkpoints: map[string]store.Checkpoint{}}
+}
+
+// Load replaces the in-memory checkpoints with the durable ones, retrying
+// while the store is unreachable. Naive mode calls it once at start, as the
+// seed does; guarded mode also on every partition assignment, so a
+// partition taken over from another consumer starts from what that
+// consumer made durable, not from a stale memory of this one.
+func (p *Processor) Load(ctx context.Context) error {
+	var cps map[string]store.Checkpoint
+	err := p.retry(ctx, "load checkpoints", func(ctx context.Context) error {
+		var err error
+		cps, err = p.cfg.Store.LoadCheckpoints(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	p.checkpoints = cps
+	return nil
+}
+
+// Checkpoint returns the in-memory checkpoint of a sensor.
+func (p *Processor) Checkpoint(sensorID string) (store.Checkpoint, bool) {
+	cp, ok := p.checkpoints[sensorID]
+	return cp, ok
+}
+
+// Stats are the processor's counters.
+type Stats struct {
+	// Processed counts records handled and not invalid (applied or replayed).
+	Processed int64 `json:"processed"`
+	Invalid   int64 `json:"invalid"`
+	// Replayed counts records guarded mode skipped as already applied.
+	Replayed int64 `json:"replayed"`
+	// Records counts usage record writes (in guarded mode, duplicates included).
+	Records int64 `json:"records"`
+	// StoreErrors counts failed store calls (each was retried).
+	StoreErrors int64 `json:"store_errors"`
+}
+
+// Stats returns the counters; safe from any goroutine.
+func (p *Processor) Stats() Stats {
+	return Stats{
+		Processed:   p.processed.Load(),
+		Invalid:     p.invalid.Load(),
+		Replayed:    p.replayed.Load(),
+		Records:     p.records.Load(),
+		StoreErrors: p.storeErrors.Load(),
+	}
+}
+
+// Handle applies one record. It returns an error only when ctx ended while
+// a store write was being retried, or with ErrCrashed; either way the record
+// is not done and its offset must not be stored.
+//
+// Naive mode is the seed's loop, weaknesses included: delta against the
+// in-memory checkpoint, insert, then overwrite the checkpoint, whatever the
+// record's offset. Guarded mode applies each record's effect at most once
+// and in order:
+//  1. a record at or before the sensor's checkpoint offset (same partition)
+//     is already applied: skip it;
+//  2. the usage record is inserted under the record's identity
+//     (topic/partition/offset), so writing it again is a no-op;
+//  3. the checkpoint only moves forward (conditional single-document upsert);
+//  4. the caller stores the offset only after Handle returned.
+func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
+	m, err := telemetry.Decode(r.Key, r.Value)
+	if err != nil {
+		return p.reject(r, err), nil
+	}
+	prev, known := p.checkpoints[m.SensorID]
+	samePartition := known && prev.Partition == r.Partition
+	if samePartition && r.Offset > prev.Offset {
+		if err := telemetry.CheckSuccessor(prev.Message, m); err != nil {
+			return p.reject(r, err), nil
+		}
+	}
+	guarded := p.cfg.Mode == kafkacfg.Guarded
+	if guarded && samePartition && r.Offset <= prev.Offset {
+		p.processed.Add(1)
+		p.replayed.Add(1)
+		return Result{Outcome: Replayed}, nil
+	}
+
+	res := Result{Outcome: Applied}
+	if known {
+		u, record := telemetry.Delta(prev.Message, m)
+		if record {
+			rec := store.UsageRecord{Usage: u, Partition: r.Partition, Offset: r.Offset}
+			if guarded {
+				rec.ID = store.EffectID(p.cfg.Topic, r.Partition, r.Offset)
+				err = p.retry(ctx, "insert usage", func(ctx context.Context) error {
+					var err error
+					res.Inserted, err = p.cfg.Store.InsertUsageOnce(ctx, rec)
+					return err
+				})
+			} else {
+				err = p.retry(ctx, "insert usage", func(ctx context.Context) error {
+					return p.cfg.Store.InsertUsage(ctx, rec)
+				})
+				res.Inserted = err == nil
+			}
+			if err != nil {
+				return res, err
+			}
+			res.Recorded, res.Usage = true, u
+			p.records.Add(1)
+			if p.crashAt(PointAfterDelta, r) {
+				return res, ErrCrashed
+			}
+		}
+	}
+
+	cp := store.Checkpoint{SensorID: m.SensorID, Message: m, Partition: r.Partition, Offset: r.Offset}
+	if guarded {
+		var advanced bool
+		err = p.retry(ctx, "advance checkpoint", func(ctx context.Context) error {
+			var err error
+			advanced, err = p.cfg.Store.AdvanceCheckpoint(ctx, cp)
+			return err
+		})
+		if err == nil && !advanced {
+			// Only another live writer (a zombie owner during a rebalance)
+			// can have moved it past this record. Its records have the same
+			// identities as ours, so carrying on from this record is safe.
+			p.log.Warn("checkpoint already ahead: another consumer wrote it",
+				"sensor", m.SensorID, "partition", r.Partition, "offset", r.Offset)
+		}
+	} else {
+		err = p.retry(ctx, "save checkpoint", func(ctx context.Context) error {
+			return p.cfg.Store.SaveCheckpoint(ctx, cp)
+		})
+	}
+	if err != nil {
+		return res, err
+	}
+	p.checkpoints[m.SensorID] = cp
+	p.processed.Add(1)
+	if p.crashAt(PointAfterCheckpoint, r) {
+		return res, ErrCrashed
+	}
+	return res, nil
+}
+
+func (p *Processor) reject(r Record, err error) Result {
+	p.invalid.Add(1)
+	p.log.Warn("invalid message skipped", "partition", r.Partition, "offset", r.Offset, "error", err)
+	p.cfg.Emitter.Emit(status.Event{Type: status.InvalidMessage, Partition: r.Partition, Offset: r.Offset, Error: err.Error()})
+	return Result{Outcome: Invalid}
+}
+
+func (p *Processor) crashAt(point string, r Record) bool {
+	if !p.cfg.Crash.reach(point) {
+		return false
+	}
+	p.log.Warn("crash point reached: killing myself", "point", point, "partition", r.Partition, "offset", r.Offset)
+	p.cfg.OnCrash(status.Event{Type: status.CrashPoint, Point: point, Partition: r.Partition, Offset: r.Offset})
+	return true
+}
+
+// retry runs op until it succeeds or ctx ends. A store that fails never
+// makes the consumer move past a record: it waits, reporting Retrying.
+func (p *Processor) retry(ctx context.Context, what string, op func(context.Context) error) error {
+	delay := p.cfg.MinBackoff
+	failed := false
+	for {
+		opCtx, cancel := context.WithTimeout(ctx, p.cfg.OpTimeout)
+		err := op(opCtx)
+		cancel()
+		if err == nil {
+			if failed {
+				p.log.Info("store reachable again", "op", what)
+				p.cfg.Emitter.Emit(status.Event{Type: status.Connected, Endpoint: "mongo", Addr: p.cfg.StoreAddr})
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		failed = true
+		p.storeErrors.Add(1)
+		p.log.Warn("store call failed; retrying", "op", what, "error", err, "backoff", delay)
+		p.cfg.Emitter.Emit(status.Event{Type: status.Retrying, Endpoint: "mongo", Addr: p.cfg.StoreAddr,
+			Error: what + ": " + err.Error()})
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, p.cfg.MaxBackoff)
+	}
+}

@@ -1,0 +1,408 @@
+package usage
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/store"
+)
+
+func randHex8() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// progressEvery is the period of Progress events.
+const progressEvery = time.Second
+
+// Run runs consumer-usage until ctx ends, then shuts down cleanly and
+// returns nil. It returns an error only for what retrying cannot fix (a
+// bad URI, a busy HTTP address, a fatal client error).
+func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) error {
+	group := cfg.ResolveGroup()
+	em.Emit(status.Event{Type: status.Started, PID: os.Getpid(), Mode: string(cfg.Mode), Reset: cfg.Reset, GroupID: group})
+	log.Info("starting", "mode", cfg.Mode, "reset", cfg.Reset, "group", group, "topic", cfg.Conn.Topic)
+
+	arm := &CrashArm{}
+	if cfg.CrashPoint != "" {
+		if err := arm.Arm(cfg.CrashPoint, cfg.CrashAfter); err != nil {
+			return err
+		}
+		log.Warn("crash point armed", "point", cfg.CrashPoint, "after", cfg.CrashAfter)
+	}
+
+	st, err := store.Connect(ctx, cfg.Conn.Mongo)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = st.Close(closeCtx)
+	}()
+	storeAddr := uriHost(cfg.Conn.Mongo)
+	proc := NewProcessor(ProcessorConfig{
+		Store: st, Topic: cfg.Conn.Topic, Mode: cfg.Mode, Crash: arm,
+		Emitter: em, Log: log, StoreAddr: storeAddr,
+	})
+
+	ln, err := net.Listen("tcp", cfg.HTTP)
+	if err != nil {
+		return fmt.Errorf("http: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           newHandler(cfg.Mode, cfg.Reset, group, proc.Stats, arm, log),
+		ReadHeaderTimeout: 5 * time.Second,
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() {
+		shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutCtx)
+	}()
+	em.Emit(status.Event{Type: status.Listening, Endpoint: "http", Addr: ln.Addr().String()})
+	log.Info("http listening", "addr", ln.Addr().String())
+
+	if !waitStore(ctx, st, storeAddr, em, log) {
+		return stopping(em, log, "signal")
+	}
+	// The seed's load_state: the checkpoints every delta is computed from.
+	if err := proc.Load(ctx); err != nil {
+		return stopping(em, log, "signal")
+	}
+
+	consumer, err := kafka.NewConsumer(kafkacfg.Usage(cfg.Conn.Brokers, group, cfg.Mode, cfg.Reset))
+	if err != nil {
+		return fmt.Errorf("kafka consumer: %w", err)
+	}
+	k := &kafkaLoop{
+		ctx: ctx, cfg: cfg, em: em, log: log, consumer: consumer, proc: proc,
+		positions: map[int32]int64{},
+	}
+	return k.run()
+}
+
+func stopping(em *status.Emitter, log *slog.Logger, reason string) error {
+	em.Emit(status.Event{Type: status.Stopping, Reason: reason})
+	log.Info("stopping", "reason", reason)
+	return nil
+}
+
+// uriHost is the host part of a mongodb URI, without credentials.
+func uriHost(uri string) string {
+	if u, err := url.Parse(uri); err == nil {
+		return u.Host
+	}
+	return ""
+}
+
+// waitStore pings the store until it answers; false means ctx ended first.
+func waitStore(ctx context.Context, st *store.Store, addr string, em *status.Emitter, log *slog.Logger) bool {
+	delay := 500 * time.Millisecond
+	for {
+		pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := st.Ping(pingCtx)
+		cancel()
+		if err == nil {
+			em.Emit(status.Event{Type: status.Connected, Endpoint: "mongo", Addr: addr})
+			log.Info("store connected", "addr", addr)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		em.Emit(status.Event{Type: status.Retrying, Endpoint: "mongo", Addr: addr, Error: err.Error()})
+		log.Warn("store unreachable; retrying", "addr", addr, "error", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// kafkaLoop is the thin Kafka wiring around a Processor. Everything in it
+// runs on one goroutine: librdkafka calls the rebalance callback from Poll.
+type kafkaLoop struct {
+	ctx      context.Context
+	cfg      Config
+	em       *status.Emitter
+	log      *slog.Logger
+	consumer *kafka.Consumer
+	proc     *Processor
+
+	// positions: next offset to process per assigned partition.
+	positions    map[int32]int64
+	brokerDown   bool
+	lastRetrying time.Time
+}
+
+func (k *kafkaLoop) guarded() bool { return k.cfg.Mode == kafkacfg.Guarded }
+
+func (k *kafkaLoop) run() error {
+	defer func() {
+		// Naive closes as the article's consumer would: librdkafka commits
+		// what it auto-stored, prefetched messages included. Guarded commits
+		// only the offsets it stored after the effects were durable.
+		if k.guarded() {
+			k.commitStored("shutdown")
+		}
+		t := time.Now()
+		if err := k.consumer.Close(); err != nil {
+			k.log.Warn("consumer close", "error", err)
+		}
+		k.log.Info("consumer closed", "took", time.Since(t).Round(time.Millisecond))
+	}()
+
+	if !k.waitBroker() {
+		return stopping(k.em, k.log, "signal")
+	}
+	if err := k.consumer.Subscribe(k.cfg.Conn.Topic, k.rebalance); err != nil {
+		return fmt.Errorf("subscribe %s: %w", k.cfg.Conn.Topic, err)
+	}
+
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	for k.ctx.Err() == nil {
+		switch e := k.consumer.Poll(100).(type) {
+		case *kafka.Message:
+			// An error while ctx ended is a store write cut short by the
+			// shutdown: the message is not done and its offset not stored.
+			if err := k.handle(e); err != nil && k.ctx.Err() == nil {
+				return err
+			}
+		case kafka.Error:
+			if err := k.kafkaError(e); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-tick.C:
+			k.progress()
+		default:
+		}
+	}
+	return stopping(k.em, k.log, "signal")
+}
+
+// waitBroker asks for the topic's metadata until the broker answers and
+// knows the topic; false means ctx ended first.
+func (k *kafkaLoop) waitBroker() bool {
+	topic := k.cfg.Conn.Topic
+	for {
+		err := k.topicReachable(3000)
+		if err == nil {
+			k.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: k.cfg.Conn.Brokers})
+			k.log.Info("broker connected", "brokers", k.cfg.Conn.Brokers, "topic", topic)
+			return true
+		}
+		if k.ctx.Err() != nil {
+			return false
+		}
+		k.em.Emit(status.Event{Type: status.Retrying, Endpoint: "kafka", Addr: k.cfg.Conn.Brokers, Error: err.Error()})
+		k.log.Warn("broker unreachable; retrying", "brokers", k.cfg.Conn.Brokers, "error", err)
+		select {
+		case <-k.ctx.Done():
+			return false
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (k *kafkaLoop) topicReachable(timeoutMs int) error {
+	topic := k.cfg.Conn.Topic
+	md, err := k.consumer.GetMetadata(&topic, false, timeoutMs)
+	if err != nil {
+		return err
+	}
+	t, ok := md.Topics[topic]
+	switch {
+	case !ok:
+		return fmt.Errorf("topic %s not in metadata", topic)
+	case t.Error.Code() != kafka.ErrNoError:
+		return fmt.Errorf("topic %s: %w", topic, t.Error)
+	case len(t.Partitions) == 0:
+		return fmt.Errorf("topic %s has no partitions", topic)
+	}
+	return nil
+}
+
+func (k *kafkaLoop) handle(m *kafka.Message) error {
+	tp := m.TopicPartition
+	if tp.Error != nil {
+		k.log.Warn("consume error", "partition", tp.Partition, "error", tp.Error)
+		return nil
+	}
+	k.brokerBack()
+	_, err := k.proc.Handle(k.ctx, Record{Partition: tp.Partition, Offset: int64(tp.Offset), Key: m.Key, Value: m.Value})
+	if err != nil {
+		if k.ctx.Err() != nil {
+			// Guarded: the offset is not stored, the next owner redoes it.
+			// Naive: librdkafka stored it at poll and Close commits it, so
+			// the message is lost: the article's consumer does the same.
+			k.log.Warn("stopping before this message was applied", "partition", tp.Partition,
+				"offset", tp.Offset, "mode", k.cfg.Mode, "offset_committed_anyway", !k.guarded())
+		}
+		return err
+	}
+	if k.guarded() {
+		// The effect is durable: only now may the offset be committed.
+		if _, err := k.consumer.StoreMessage(m); err != nil {
+			k.log.Warn("store offset", "partition", tp.Partition, "offset", tp.Offset, "error", err)
+		}
+	}
+	if _, ok := k.positions[tp.Partition]; ok {
+		k.positions[tp.Partition] = int64(tp.Offset) + 1
+	}
+	return nil
+}
+
+func (k *kafkaLoop) kafkaError(e kafka.Error) error {
+	if e.IsFatal() {
+		return fmt.Errorf("kafka: %w", e)
+	}
+	switch e.Code() {
+	case kafka.ErrAllBrokersDown, kafka.ErrTransport, kafka.ErrResolve:
+		k.brokerDown = true
+		if time.Since(k.lastRetrying) >= 2*time.Second {
+			k.lastRetrying = time.Now()
+			k.em.Emit(status.Event{Type: status.Retrying, Endpoint: "kafka", Addr: k.cfg.Conn.Brokers, Error: e.Error()})
+			k.log.Warn("broker unreachable; librdkafka keeps retrying", "error", e)
+		}
+	default:
+		k.log.Warn("kafka", "error", e, "code", e.Code())
+	}
+	return nil
+}
+
+// brokerBack reports the broker reachable again after Retrying.
+func (k *kafkaLoop) brokerBack() {
+	if k.brokerDown {
+		k.brokerDown = false
+		k.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: k.cfg.Conn.Brokers})
+		k.log.Info("broker reachable again")
+	}
+}
+
+// rebalance is called by librdkafka inside Poll (and Close). Not calling
+// Assign/Unassign lets the Go client apply the change after it returns.
+func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
+	switch e := ev.(type) {
+	case kafka.AssignedPartitions:
+		k.brokerBack()
+		parts := partitionIDs(e.Partitions)
+		k.em.Emit(status.Event{Type: status.Assigned, Partitions: parts})
+		k.log.Info("partitions assigned", "partitions", parts)
+		if k.guarded() {
+			// Another consumer may have owned these partitions and advanced
+			// their sensors' checkpoints: start from what is durable.
+			if err := k.proc.Load(k.ctx); err != nil {
+				k.log.Warn("reload checkpoints on assign", "error", err)
+			}
+		}
+		for p, off := range k.startPositions(e.Partitions) {
+			k.positions[p] = off
+		}
+	case kafka.RevokedPartitions:
+		parts := partitionIDs(e.Partitions)
+		k.em.Emit(status.Event{Type: status.Revoked, Partitions: parts})
+		k.log.Info("partitions revoked", "partitions", parts, "lost", c.AssignmentLost())
+		if k.guarded() && !c.AssignmentLost() {
+			// Hand over exactly what is durable to the next owner.
+			k.commitStored("revoke")
+		}
+		for _, p := range parts {
+			delete(k.positions, p)
+		}
+	}
+	return nil
+}
+
+// startPositions is where consumption of newly assigned partitions begins,
+// for Progress before the first message: the committed offset, else the
+// watermark auto.offset.reset points at, else -1 (unknown).
+func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) map[int32]int64 {
+	out := map[int32]int64{}
+	for _, tp := range tps {
+		out[tp.Partition] = -1
+	}
+	committed, err := k.consumer.Committed(tps, 2000)
+	if err != nil {
+		k.log.Debug("committed offsets", "error", err)
+	}
+	for _, tp := range committed {
+		if tp.Error == nil && tp.Offset >= 0 {
+			out[tp.Partition] = int64(tp.Offset)
+		}
+	}
+	for p, off := range out {
+		if off >= 0 {
+			continue
+		}
+		low, high, err := k.consumer.QueryWatermarkOffsets(k.cfg.Conn.Topic, p, 1000)
+		if err != nil {
+			continue
+		}
+		if k.cfg.Reset == "earliest" {
+			out[p] = low
+		} else {
+			out[p] = high
+		}
+	}
+	return out
+}
+
+// commitStored commits the offsets stored so far (guarded mode).
+func (k *kafkaLoop) commitStored(why string) {
+	_, err := k.consumer.Commit()
+	var kerr kafka.Error
+	if err != nil && !(errors.As(err, &kerr) && kerr.Code() == kafka.ErrNoOffset) {
+		k.log.Warn("commit stored offsets", "when", why, "error", err)
+	}
+}
+
+func (k *kafkaLoop) progress() {
+	if k.brokerDown && k.topicReachable(500) == nil {
+		k.brokerBack()
+	}
+	parts := make([]int32, 0, len(k.positions))
+	for p := range k.positions {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	positions := make([]status.Position, 0, len(parts))
+	for _, p := range parts {
+		hw := int64(-1)
+		if _, high, err := k.consumer.GetWatermarkOffsets(k.cfg.Conn.Topic, p); err == nil && high >= 0 {
+			hw = high
+		}
+		positions = append(positions, status.Position{Partition: p, Offset: k.positions[p], HighWatermark: hw})
+	}
+	s := k.proc.Stats()
+	k.em.Emit(status.Event{Type: status.Progress, Positions: positions, Processed: s.Processed, Invalid: s.Invalid})
+}
+
+func partitionIDs(tps []kafka.TopicPartition) []int32 {
+	out := make([]int32, 0, len(tps))
+	for _, tp := range tps {
+		out = append(out, tp.Partition)
+	}
+	slices.Sort(out)
+	return out
+}

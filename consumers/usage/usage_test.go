@@ -1,0 +1,150 @@
+package usage
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+)
+
+func TestParseFlags(t *testing.T) {
+	cfg, err := ParseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Mode != kafkacfg.Naive || cfg.Reset != "latest" || cfg.Group != kafkacfg.UsageGroupID ||
+		cfg.HTTP != "127.0.0.1:0" || cfg.CrashPoint != "" || cfg.CrashAfter != 1 {
+		t.Errorf("defaults %+v", cfg)
+	}
+	if g := cfg.ResolveGroup(); g != "demo-usage" {
+		t.Errorf("default group %q", g)
+	}
+
+	cfg, err = ParseFlags([]string{"--mode", "guarded", "--reset", "earliest", "--crash-at", "after-delta", "--crash-after", "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Mode != kafkacfg.Guarded || cfg.CrashPoint != PointAfterDelta || cfg.CrashAfter != 3 {
+		t.Errorf("parsed %+v", cfg)
+	}
+	g1, g2 := cfg.ResolveGroup(), cfg.ResolveGroup()
+	if !strings.HasPrefix(g1, "demo-usage-earliest-") || len(g1) != len("demo-usage-earliest-")+8 || g1 == g2 {
+		t.Errorf("earliest groups %q %q: want fresh demo-usage-earliest-<8 hex>", g1, g2)
+	}
+
+	cfg, err = ParseFlags([]string{"--reset", "earliest", "--group", "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := cfg.ResolveGroup(); g != "mine" {
+		t.Errorf("explicit group with earliest: %q, want mine", g)
+	}
+	// Naming the default group explicitly keeps it, too.
+	cfg, _ = ParseFlags([]string{"--reset", "earliest", "--group", "demo-usage"})
+	if g := cfg.ResolveGroup(); g != "demo-usage" {
+		t.Errorf("explicit demo-usage with earliest: %q", g)
+	}
+
+	for _, bad := range [][]string{
+		{"--mode", "careful"}, {"--reset", "middle"}, {"--crash-at", "before-delta"},
+		{"--crash-after", "0"}, {"--group", ""}, {"--nope"}, {"stray"},
+	} {
+		if _, err := ParseFlags(bad); !errors.Is(err, cli.ErrUsage) {
+			t.Errorf("%v: err %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestMainBadFlagsExit2(t *testing.T) {
+	if code := Main([]string{"--mode", "careful"}); code != cli.ExitUsage {
+		t.Errorf("exit code %d, want %d", code, cli.ExitUsage)
+	}
+}
+
+func TestHTTP(t *testing.T) {
+	arm := &CrashArm{}
+	stats := func() Stats { return Stats{Processed: 7, Invalid: 1} }
+	srv := httptest.NewServer(newHandler(kafkacfg.Guarded, "latest", "demo-usage", stats, arm,
+		slog.New(slog.NewTextHandler(io.Discard, nil))))
+	defer srv.Close()
+
+	get := func() health {
+		t.Helper()
+		resp, err := http.Get(srv.URL + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("healthz %d", resp.StatusCode)
+		}
+		var h health
+		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if h := get(); h.Status != "ok" || h.Mode != kafkacfg.Guarded || h.GroupID != "demo-usage" || h.Stats.Processed != 7 || h.CrashAt != nil {
+		t.Errorf("healthz %+v", h)
+	}
+
+	for _, tc := range []struct {
+		query string
+		code  int
+	}{
+		{"point=after-delta", http.StatusOK},
+		{"point=after-checkpoint&after=4", http.StatusOK},
+		{"point=after-lunch", http.StatusBadRequest},
+		{"", http.StatusBadRequest},
+		{"point=after-delta&after=0", http.StatusBadRequest},
+		{"point=after-delta&after=x", http.StatusBadRequest},
+	} {
+		resp, err := http.Post(srv.URL+"/crash-at?"+tc.query, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("POST /crash-at?%s: %d, want %d", tc.query, resp.StatusCode, tc.code)
+		}
+	}
+	// The last good request wins; bad ones change nothing.
+	if h := get(); h.CrashAt == nil || h.CrashAt.Point != PointAfterCheckpoint || h.CrashAt.After != 4 {
+		t.Errorf("armed %+v, want after-checkpoint after 4", h.CrashAt)
+	}
+	resp, err := http.Get(srv.URL + "/crash-at?point=after-delta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET /crash-at: %d, want 405", resp.StatusCode)
+	}
+}
+
+func TestCrashArmCounts(t *testing.T) {
+	arm := &CrashArm{}
+	if err := arm.Arm(PointAfterDelta, 3); err != nil {
+		t.Fatal(err)
+	}
+	var fired []bool
+	for range 2 {
+		fired = append(fired, arm.reach(PointAfterCheckpoint)) // another point: not counted
+	}
+	for range 4 {
+		fired = append(fired, arm.reach(PointAfterDelta))
+	}
+	want := []bool{false, false, false, false, true, false} // fires once, then disarmed
+	for i := range want {
+		if fired[i] != want[i] {
+			t.Fatalf("fired %v, want %v", fired, want)
+		}
+	}
+}
