@@ -477,3 +477,39 @@ func TestUnreachableDependenciesRetry(t *testing.T) {
 		})
 	}
 }
+
+// SIGTERM on the real process: a clean exit 0 that commits exactly what
+// was applied, so the same group resumes with nothing to redo.
+func TestKafkaSIGTERMCommitsAndExits(t *testing.T) {
+	brokers := brokerAddr(t)
+	topic := createTopic(t, brokers)
+	uri, st := freshDB(t)
+	b1 := newSensorData(3).next(t, 4, 6)
+	produce(t, brokers, topic, b1)
+	group := "usage-term-" + randHex(4)
+	conn := []string{"--brokers", brokers, "--mongo", uri, "--topic", topic, "--mode", "guarded",
+		"--reset", "earliest", "--group", group}
+	a := startChild(t, conn...)
+	caughtUp(t, a.sink, int64(len(b1.recs)), 60*time.Second)
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no exit within 30s of SIGTERM; stderr:\n%s", a.stderr)
+	}
+	if code := a.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, a.stderr)
+	}
+	if _, ok := a.sink.first(status.Stopping); !ok {
+		t.Error("no stopping event")
+	}
+
+	c := startConsumer(t, Config{Conn: cli.Conn{Brokers: brokers, Mongo: uri, Topic: topic}, HTTP: "127.0.0.1:0",
+		Mode: kafkacfg.Guarded, Reset: "earliest", Group: group, GroupExplicit: true, CrashAfter: 1})
+	if ev := caughtUp(t, c.sink, 0, 60*time.Second); ev.Processed != 0 || ev.Invalid != 0 {
+		t.Errorf("after a clean stop the same group redid %d messages (%d invalid), want 0", ev.Processed, ev.Invalid)
+	}
+	sameTotals(t, "totals", totalsOf(t, st), truth(t, b1))
+}
