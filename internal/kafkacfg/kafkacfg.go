@@ -135,3 +135,18 @@ func LogsToChannel(c *kafka.ConfigMap) *kafka.ConfigMap {
 	(*c)["go.logs.channel.enable"] = true
 	return c
 }
+
+// CommittedReader is a consumer handle used only to read groupID's committed
+// offsets (Consumer.Committed): it never subscribes, assigns or commits, so
+// it neither joins nor changes the group. AdminClient.ListConsumerGroupOffsets
+// is avoided on purpose: librdkafka 2.11 dereferences a NULL group handle
+// (SIGSEGV, librdkafka#5040) when an admin client's offset fetch is answered
+// with a group-level NOT_COORDINATOR, which a fresh Apache Kafka does; a
+// consumer handle has a group handle and just reports the error.
+func CommittedReader(brokers, groupID string) *kafka.ConfigMap {
+	c := base(brokers, "krl-offsets")
+	c["group.id"] = groupID
+	c["enable.auto.commit"] = false
+	c["enable.auto.offset.store"] = false
+	return &c
+}
