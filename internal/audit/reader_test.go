@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,32 @@ import (
 )
 
 const topic = telemetry.DefaultTopic
+
+// testBroker gives a broker with a fresh topic of 3 partitions: the
+// embedded kfake broker, or with KRL_TEST_KAFKA=host:port a real Apache
+// Kafka (scripts/real-kafka.sh start DIR) on which a uniquely named topic
+// is created.
+func testBroker(t *testing.T) (addr, topicName string) {
+	t.Helper()
+	addr = os.Getenv("KRL_TEST_KAFKA")
+	if addr == "" {
+		return startBroker(t, 3), topic
+	}
+	topicName = fmt.Sprintf("krl-test-%d", time.Now().UnixNano())
+	a, err := kafka.NewAdminClient(kafkacfg.Admin(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := a.CreateTopics(ctx, []kafka.TopicSpecification{{Topic: topicName, NumPartitions: 3, ReplicationFactor: 1}})
+	if err != nil || res[0].Error.Code() != kafka.ErrNoError {
+		t.Fatalf("create topic %s: %v %v", topicName, err, res)
+	}
+	t.Logf("real Kafka at %s, topic %s", addr, topicName)
+	return addr, topicName
+}
 
 // addrSink captures the broker's Listening event.
 type addrSink struct{ addr chan string }
@@ -94,25 +121,30 @@ func testLogger(t *testing.T) *slog.Logger {
 // producer sends records and returns them as they were stored (partition
 // and offset from the delivery reports).
 type producer struct {
-	t  *testing.T
-	p  *kafka.Producer
-	dr chan kafka.Event
+	t     *testing.T
+	p     *kafka.Producer
+	dr    chan kafka.Event
+	topic string
 }
 
 func newProducer(t *testing.T, addr string) *producer {
+	return newProducerTo(t, addr, topic)
+}
+
+func newProducerTo(t *testing.T, addr, topicName string) *producer {
 	p, err := kafka.NewProducer(kafkacfg.Producer(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	return &producer{t: t, p: p, dr: make(chan kafka.Event, 4096)}
+	return &producer{t: t, p: p, dr: make(chan kafka.Event, 4096), topic: topicName}
 }
 
 // send produces every key/value pair (nil key allowed) and waits for all of
 // them, returning the stored records in delivery order.
 func (pr *producer) send(kvs [][2][]byte) []record {
 	pr.t.Helper()
-	tp := topic
+	tp := pr.topic
 	out := make([]record, 0, len(kvs))
 	pending := 0
 	flush := func(all bool) {
@@ -164,7 +196,12 @@ func awaitSnapshot(t *testing.T, r *Reader, d time.Duration, what string, cond f
 
 func runReader(t *testing.T, addr string) (*Reader, func()) {
 	t.Helper()
-	r, err := NewReader(addr, topic, testLogger(t))
+	return runReaderOf(t, addr, topic)
+}
+
+func runReaderOf(t *testing.T, addr, topicName string) (*Reader, func()) {
+	t.Helper()
+	r, err := NewReader(addr, topicName, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,8 +274,8 @@ func checkAgainst(t *testing.T, truth Truth, recs []record, sensors []string) {
 }
 
 func TestReaderAgainstBroker(t *testing.T) {
-	addr := startBroker(t, 3)
-	pr := newProducer(t, addr)
+	addr, topicName := testBroker(t)
+	pr := newProducerTo(t, addr, topicName)
 
 	sensors := []string{"sensor-01", "sensor-02", "sensor-03", "sensor-04", "sensor-05"}
 	hours := map[string]float64{}
@@ -265,7 +302,7 @@ func TestReaderAgainstBroker(t *testing.T) {
 	}
 
 	recs := pr.send(batch(40, true))
-	r, stop := runReader(t, addr)
+	r, stop := runReaderOf(t, addr, topicName)
 	truth := awaitSnapshot(t, r, 20*time.Second, "the first batch", func(tr Truth) bool {
 		return tr.CaughtUp() && tr.Read() == int64(len(recs))
 	})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -125,9 +126,34 @@ func commit(t *testing.T, addr, group, topic string, offsets map[int32]int64) {
 	}
 }
 
+// testBroker gives a broker with a fresh topic of 3 partitions: the
+// embedded kfake broker, or with KRL_TEST_KAFKA=host:port a real Apache
+// Kafka (scripts/real-kafka.sh start DIR) on which a uniquely named topic
+// is created.
+func testBroker(t *testing.T) (addr, topic string) {
+	t.Helper()
+	addr = os.Getenv("KRL_TEST_KAFKA")
+	if addr == "" {
+		return startBroker(t, "sensor-data", 3), "sensor-data"
+	}
+	topic = fmt.Sprintf("krl-test-%d", time.Now().UnixNano())
+	a, err := kafka.NewAdminClient(kafkacfg.Admin(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := a.CreateTopics(ctx, []kafka.TopicSpecification{{Topic: topic, NumPartitions: 3, ReplicationFactor: 1}})
+	if err != nil || res[0].Error.Code() != kafka.ErrNoError {
+		t.Fatalf("create topic %s: %v %v", topic, err, res)
+	}
+	t.Logf("real Kafka at %s, topic %s", addr, topic)
+	return addr, topic
+}
+
 func TestOffsetsAgainstBroker(t *testing.T) {
-	const topic = "sensor-data"
-	addr := startBroker(t, topic, 3)
+	addr, topic := testBroker(t)
 	o, err := NewOffsets(addr, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +162,15 @@ func TestOffsetsAgainstBroker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	hwm, err := o.HighWatermarks(ctx, topic)
+	var hwm map[int32]int64
+	// A just-created topic may need a moment for its leaders (real Kafka).
+	for {
+		hwm, err = o.HighWatermarks(ctx, topic)
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // retry interval, not synchronisation
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +188,7 @@ func TestOffsetsAgainstBroker(t *testing.T) {
 	}
 
 	t.Run("never committed group", func(t *testing.T) {
-		got, err := o.Committed(ctx, "never-committed", topic)
+		got, err := o.Committed(ctx, topic+"-never-committed", topic)
 		if err != nil {
 			t.Fatalf("want no error, got %v", err)
 		}
@@ -164,8 +198,8 @@ func TestOffsetsAgainstBroker(t *testing.T) {
 	})
 
 	t.Run("partial commits", func(t *testing.T) {
-		commit(t, addr, "some-commits", topic, map[int32]int64{0: 3, 1: 7})
-		got, err := o.Committed(ctx, "some-commits", topic)
+		commit(t, addr, topic+"-some-commits", topic, map[int32]int64{0: 3, 1: 7})
+		got, err := o.Committed(ctx, topic+"-some-commits", topic)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,4 +287,19 @@ func testLogger(t *testing.T) *slog.Logger {
 		}
 	})
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func TestOffsetsAfterClose(t *testing.T) {
+	o, err := NewOffsets(unusedAddr(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	o.Close() // idempotent
+	if _, err := o.HighWatermarks(context.Background(), "sensor-data"); err == nil {
+		t.Fatal("no error after Close")
+	}
+	if _, err := o.Committed(context.Background(), "g", "sensor-data"); err == nil {
+		t.Fatal("no error after Close")
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -44,16 +45,27 @@ func remaining(ctx context.Context) time.Duration {
 	return max(time.Until(d), time.Millisecond)
 }
 
-// Offsets reads log-end and committed offsets with one AdminClient. It is
-// safe for concurrent use (librdkafka admin calls are).
+// Offsets reads log-end offsets with one AdminClient and committed offsets
+// with one never-joining consumer handle per group asked about (see
+// kafkacfg.CommittedReader for why not the AdminClient). Safe for
+// concurrent use.
 type Offsets struct {
-	handle *kafka.Producer // owns the connections; never produces
-	admin  *kafka.AdminClient
+	brokers string
+	log     *slog.Logger
+	handle  *kafka.Producer // owns the admin connections; never produces
+	admin   *kafka.AdminClient
+
+	// Every call holds mu for reading and Close for writing, so no handle
+	// is destroyed while in use; readersMu guards readers.
+	mu        sync.RWMutex
+	closed    bool
+	readersMu sync.Mutex
+	readers   map[string]*kafka.Consumer
 }
 
-// NewOffsets creates the AdminClient for brokers; librdkafka's own log lines
-// go to log (nil: discarded), never to stderr, which is the dashboard's
-// terminal. It does not connect yet: an unreachable broker shows up as an
+// NewOffsets creates the clients for brokers; librdkafka's own log lines go
+// to log (nil: discarded), never to stderr, which is the dashboard's
+// terminal. Nothing connects yet: an unreachable broker shows up as an
 // error from the first call.
 func NewOffsets(brokers string, log *slog.Logger) (*Offsets, error) {
 	// A plain AdminClient cannot redirect librdkafka's logs; one derived
@@ -68,11 +80,20 @@ func NewOffsets(brokers string, log *slog.Logger) (*Offsets, error) {
 		p.Close()
 		return nil, fmt.Errorf("observe: admin client: %w", err)
 	}
-	return &Offsets{handle: p, admin: admin}, nil
+	return &Offsets{brokers: brokers, log: log, handle: p, admin: admin, readers: map[string]*kafka.Consumer{}}, nil
 }
 
-// Close releases the client.
+// Close releases every client; calls in flight finish first.
 func (o *Offsets) Close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	o.closed = true
+	for _, c := range o.readers {
+		c.Close()
+	}
 	o.admin.Close()
 	o.handle.Close()
 }
@@ -81,9 +102,27 @@ func (o *Offsets) Close() {
 // rather than a metadata request because it honours ctx and never
 // auto-creates a mistyped topic on a broker that allows auto-creation.
 func (o *Offsets) Partitions(ctx context.Context, topic string) ([]int32, error) {
+	release, err := o.use()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ctx, cancel, left := bounded(ctx)
 	defer cancel()
 	return o.partitions(ctx, topic, left)
+}
+
+// errClosed is returned by calls after Close.
+var errClosed = errors.New("observe: offsets reader is closed")
+
+// use marks a call in flight; the caller must call release.
+func (o *Offsets) use() (release func(), err error) {
+	o.mu.RLock()
+	if o.closed {
+		o.mu.RUnlock()
+		return nil, errClosed
+	}
+	return o.mu.RUnlock, nil
 }
 
 func (o *Offsets) partitions(ctx context.Context, topic string, left time.Duration) ([]int32, error) {
@@ -114,6 +153,11 @@ func (o *Offsets) partitions(ctx context.Context, topic string, left time.Durati
 // "latest", which both kfake and Apache Kafka answer with the high
 // watermark.
 func (o *Offsets) HighWatermarks(ctx context.Context, topic string) (map[int32]int64, error) {
+	release, err := o.use()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ctx, cancel, left := bounded(ctx)
 	defer cancel()
 	parts, err := o.partitions(ctx, topic, left)
@@ -146,9 +190,15 @@ func (o *Offsets) HighWatermarks(ctx context.Context, topic string) (map[int32]i
 // Committed returns group's committed offset for every partition of topic;
 // NoCommit (-1) where the group has none. A group that never committed
 // anything gives all NoCommit and no error, whichever way the broker says
-// it (kfake: GROUP_ID_NOT_FOUND; Apache Kafka: offsets of -1, which
-// librdkafka reports as OffsetInvalid, -1001).
+// it (kfake: GROUP_ID_NOT_FOUND; Apache Kafka: no offset, which librdkafka
+// reports as OffsetInvalid, -1001). A NOT_COORDINATOR answer (a broker
+// still loading its group coordinator) is retried until the deadline.
 func (o *Offsets) Committed(ctx context.Context, group, topic string) (map[int32]int64, error) {
+	release, err := o.use()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ctx, cancel, left := bounded(ctx)
 	defer cancel()
 	parts, err := o.partitions(ctx, topic, left)
@@ -161,17 +211,29 @@ func (o *Offsets) Committed(ctx context.Context, group, topic string) (map[int32
 		out[p] = NoCommit
 		tps[i] = kafka.TopicPartition{Topic: &topic, Partition: p}
 	}
-	res, err := o.admin.ListConsumerGroupOffsets(ctx,
-		[]kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: tps}},
-		kafka.SetAdminRequestTimeout(remaining(ctx)))
-	if kafkacfg.IsNoCommits(err) {
-		return out, nil
-	}
+
+	c, err := o.reader(group)
 	if err != nil {
-		return nil, fmt.Errorf("observe: committed offsets of %s: %w", group, err)
+		return nil, err
 	}
-	for _, g := range res.ConsumerGroupsTopicPartitions {
-		for _, tp := range g.Partitions {
+	for {
+		// Consumer.Committed does not take a context; it is bounded by the
+		// time left instead.
+		res, err := c.Committed(tps, int(remaining(ctx)/time.Millisecond))
+		if kafkacfg.IsNoCommits(err) {
+			return out, nil
+		}
+		if retriable(err) && ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("observe: committed offsets of %s: %w", group, err)
+		}
+		for _, tp := range res {
 			if tp.Topic == nil || *tp.Topic != topic {
 				continue
 			}
@@ -186,8 +248,38 @@ func (o *Offsets) Committed(ctx context.Context, group, topic string) (map[int32
 				out[tp.Partition] = int64(tp.Offset)
 			}
 		}
+		return out, nil
 	}
-	return out, nil
+}
+
+// reader returns the committed-offsets handle of group, creating it on
+// first use. Callers hold o.mu for reading.
+func (o *Offsets) reader(group string) (*kafka.Consumer, error) {
+	o.readersMu.Lock()
+	defer o.readersMu.Unlock()
+	if c, ok := o.readers[group]; ok {
+		return c, nil
+	}
+	c, err := kafka.NewConsumer(kafkacfg.LogsToChannel(kafkacfg.CommittedReader(o.brokers, group)))
+	if err != nil {
+		return nil, fmt.Errorf("observe: offsets reader for %s: %w", group, err)
+	}
+	go ForwardLogs(c.Logs(), o.log)
+	o.readers[group] = c
+	return c, nil
+}
+
+// retriable reports the broker answers that mean "ask again shortly".
+func retriable(err error) bool {
+	var kerr kafka.Error
+	if !errors.As(err, &kerr) {
+		return false
+	}
+	switch kerr.Code() {
+	case kafka.ErrNotCoordinator, kafka.ErrCoordinatorLoadInProgress, kafka.ErrCoordinatorNotAvailable:
+		return true
+	}
+	return false
 }
 
 // IsTimeout reports whether err is a probe giving up at its deadline (the
