@@ -28,6 +28,8 @@ func base(brokers, clientID string) kafka.ConfigMap {
 		"reconnect.backoff.max.ms":           2000,
 		// Errors come through the events channel / logs, not to stderr in C.
 		"log.connection.close": false,
+		// KIP-714 client metrics only add "telemetry" log noise here.
+		"enable.metrics.push": false,
 	}
 }
 
@@ -87,6 +89,12 @@ func Usage(brokers, groupID string, mode UsageMode, reset string) *kafka.ConfigM
 	c["auto.offset.reset"] = reset
 	c["enable.auto.commit"] = true
 	c["auto.commit.interval.ms"] = 1000
+	// Static membership: after a kill -9 the restarted consumer takes its
+	// partitions back at once instead of waiting for the dead member's
+	// session to expire (45 s by default), so a crash demo shows recovery,
+	// not a rebalance timeout. One consumer-usage runs at a time.
+	c["group.instance.id"] = "consumer-usage"
+	c["session.timeout.ms"] = 6000
 	if mode == Guarded {
 		// Close() would otherwise store and commit prefetched, unprocessed
 		// offsets (FIELD-NOTES): store only after the effect is durable.

@@ -175,7 +175,7 @@ func (s *Store) AdvanceCheckpoint(ctx context.Context, cp Checkpoint) (advanced 
 type UsageRecord struct {
 	// ID is empty in naive mode (the driver assigns an ObjectID, as the
 	// seed's insert_one does) and the effect identity in guarded mode.
-	ID string `bson:"_id,omitempty"`
+	ID              string `bson:"_id,omitempty"`
 	telemetry.Usage `bson:",inline"`
 	Partition       int32     `bson:"partition"`
 	Offset          int64     `bson:"offset"`
