@@ -1,0 +1,383 @@
+// Package script is the action language of --script files, workshop
+// scenarios and tests: one action per line, run in order against the
+// dashboard (a Target).
+//
+//	# comments and blank lines are ignored; so is anything after '#'
+//	wait 5s                               pause the script
+//	crash NAME                            SIGKILL the process group
+//	stop NAME                             SIGTERM, then SIGKILL after the timeout
+//	start NAME
+//	restart NAME
+//	pause producer                        SIGUSR1: stop publishing
+//	resume producer                       SIGUSR2
+//	wait-caught-up 30s                    wait until the consumers caught up; fail after 30s
+//	crash-at consumer-usage after-delta   arm a crash point (or after-checkpoint)
+//	mode consumer-usage guarded           naive|guarded, from the next start
+//	reset consumer-usage earliest         latest|earliest, from the next start
+//	quit                                  end the dashboard
+//
+// NAME is one of producer, consumer-current, consumer-usage, consumer-query,
+// broker, store.
+package script
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Process names.
+const (
+	Producer        = "producer"
+	ConsumerCurrent = "consumer-current"
+	ConsumerUsage   = "consumer-usage"
+	ConsumerQuery   = "consumer-query"
+	Broker          = "broker"
+	Store           = "store"
+)
+
+// Processes lists every process name a script may use.
+var Processes = []string{Producer, ConsumerCurrent, ConsumerUsage, ConsumerQuery, Broker, Store}
+
+// Values of crash-at, mode and reset.
+var (
+	CrashPoints = []string{"after-delta", "after-checkpoint"}
+	Modes       = []string{"naive", "guarded"}
+	Resets      = []string{"latest", "earliest"}
+)
+
+// Kind is an action's verb, exactly as written in a script.
+type Kind string
+
+const (
+	Wait         Kind = "wait"
+	Crash        Kind = "crash"
+	Stop         Kind = "stop"
+	Start        Kind = "start"
+	Restart      Kind = "restart"
+	Pause        Kind = "pause"
+	Resume       Kind = "resume"
+	WaitCaughtUp Kind = "wait-caught-up"
+	CrashAt      Kind = "crash-at"
+	Mode         Kind = "mode"
+	Reset        Kind = "reset"
+	Quit         Kind = "quit"
+)
+
+// Action is one parsed line.
+type Action struct {
+	Kind Kind
+	// Name is the process (every kind but wait, wait-caught-up and quit).
+	Name string
+	// Value is the crash point, mode or reset (crash-at, mode, reset).
+	Value string
+	// Duration of wait and wait-caught-up.
+	Duration time.Duration
+	// Line is the 1-based line in the source; 0 for actions built in code.
+	Line int
+}
+
+// String is the action in script syntax: Parse(a.String()) gives a back
+// (Line aside).
+func (a Action) String() string {
+	switch a.Kind {
+	case Wait, WaitCaughtUp:
+		return string(a.Kind) + " " + a.Duration.String()
+	case Quit:
+		return string(a.Kind)
+	case CrashAt, Mode, Reset:
+		return string(a.Kind) + " " + a.Name + " " + a.Value
+	default:
+		return string(a.Kind) + " " + a.Name
+	}
+}
+
+// Validate checks an action built in code against the same rules as Parse.
+func (a Action) Validate() error {
+	b, msg := parseLine(strings.Fields(a.String()))
+	if msg == "" && (b.Kind != a.Kind || b.Name != a.Name || b.Value != a.Value || b.Duration != a.Duration) {
+		msg = "not a well-formed action"
+	}
+	if msg != "" {
+		return fmt.Errorf("invalid action %q: %s", a.String(), msg)
+	}
+	return nil
+}
+
+// grammar says what follows each verb.
+type grammar struct {
+	duration bool     // one duration
+	names    []string // one process name among these (nil: none)
+	values   []string // then one value among these (nil: none)
+	what     string   // "crash point", "mode", "reset" for messages
+}
+
+var grammars = map[Kind]grammar{
+	Wait:         {duration: true},
+	WaitCaughtUp: {duration: true},
+	Crash:        {names: Processes},
+	Stop:         {names: Processes},
+	Start:        {names: Processes},
+	Restart:      {names: Processes},
+	Pause:        {names: []string{Producer}},
+	Resume:       {names: []string{Producer}},
+	CrashAt:      {names: []string{ConsumerUsage}, values: CrashPoints, what: "crash point"},
+	Mode:         {names: []string{ConsumerUsage}, values: Modes, what: "mode"},
+	Reset:        {names: []string{ConsumerUsage}, values: Resets, what: "reset"},
+	Quit:         {},
+}
+
+var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, Quit}
+
+// LineError is a mistake on one line of a script.
+type LineError struct {
+	Line int
+	Text string // the line as written, trimmed
+	Msg  string
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// Parse reads a script. On mistakes it returns every bad line's *LineError
+// (errors.Join), in line order, and no actions.
+func Parse(r io.Reader) ([]Action, error) {
+	var actions []Action
+	var errs []error
+	sc := bufio.NewScanner(r)
+	n := 0
+	for sc.Scan() {
+		n++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		text = strings.TrimSpace(text)
+		if text == "" {
+			continue
+		}
+		a, msg := parseLine(strings.Fields(text))
+		if msg != "" {
+			errs = append(errs, &LineError{Line: n, Text: text, Msg: msg})
+			continue
+		}
+		a.Line = n
+		actions = append(actions, a)
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("line %d: %w", n+1, err))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return actions, nil
+}
+
+// ParseString is Parse of a string (scenarios and tests).
+func ParseString(s string) ([]Action, error) { return Parse(strings.NewReader(s)) }
+
+// parseLine returns the action, or a message saying what is wrong.
+func parseLine(f []string) (Action, string) {
+	if len(f) == 0 {
+		return Action{}, "empty action"
+	}
+	kind := Kind(f[0])
+	g, ok := grammars[kind]
+	if !ok {
+		return Action{}, fmt.Sprintf("unknown action %q (want one of %s)", f[0], join(kinds))
+	}
+	a := Action{Kind: kind}
+	args := f[1:]
+	want := 0
+	switch {
+	case g.duration:
+		want = 1
+		if len(args) == 0 {
+			return a, fmt.Sprintf("%s: missing duration (like 5s or 1m30s)", kind)
+		}
+		d, err := time.ParseDuration(args[0])
+		if err != nil || d <= 0 {
+			return a, fmt.Sprintf("%s: bad duration %q (want a positive duration like 5s or 1m30s)", kind, args[0])
+		}
+		a.Duration = d
+	case g.names != nil:
+		want = 1
+		if len(args) == 0 {
+			return a, fmt.Sprintf("%s: missing process name (want %s)", kind, join(g.names))
+		}
+		if !slices.Contains(Processes, args[0]) {
+			return a, fmt.Sprintf("%s: unknown process %q (want %s)", kind, args[0], join(g.names))
+		}
+		if !slices.Contains(g.names, args[0]) {
+			return a, fmt.Sprintf("%s: not possible for %s (only %s)", kind, args[0], join(g.names))
+		}
+		a.Name = args[0]
+		if g.values != nil {
+			want = 2
+			if len(args) < 2 {
+				return a, fmt.Sprintf("%s %s: missing %s (want %s)", kind, a.Name, g.what, join(g.values))
+			}
+			if !slices.Contains(g.values, args[1]) {
+				return a, fmt.Sprintf("%s %s: unknown %s %q (want %s)", kind, a.Name, g.what, args[1], join(g.values))
+			}
+			a.Value = args[1]
+		}
+	}
+	if len(args) > want {
+		return a, fmt.Sprintf("%s: unexpected %q (usage: %s)", kind, strings.Join(args[want:], " "), usage(kind))
+	}
+	return a, ""
+}
+
+func usage(k Kind) string {
+	g := grammars[k]
+	switch {
+	case g.duration:
+		return string(k) + " DURATION"
+	case g.values != nil:
+		return string(k) + " " + strings.Join(g.names, "|") + " " + strings.Join(g.values, "|")
+	case g.names != nil && len(g.names) == 1:
+		return string(k) + " " + g.names[0]
+	case g.names != nil:
+		return string(k) + " NAME"
+	}
+	return string(k)
+}
+
+func join[S ~string](xs []S) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = string(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Target is what a script drives: the dashboard, or a fake in tests.
+type Target interface {
+	Crash(name string) error
+	Stop(name string) error
+	Start(name string) error
+	Restart(name string) error
+	// Pause and Resume the producer (SIGUSR1 / SIGUSR2).
+	Pause() error
+	Resume() error
+	// ArmCrash arms a crash point in a running process.
+	ArmCrash(name, point string) error
+	// SetMode and SetReset change how name starts next time.
+	SetMode(name, mode string) error
+	SetReset(name, reset string) error
+	// WaitCaughtUp returns once the consumers have caught up, or ctx's
+	// error when ctx ends first.
+	WaitCaughtUp(ctx context.Context) error
+	// Quit ends the dashboard; the script stops after it.
+	Quit()
+}
+
+// ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.
+var ErrNotCaughtUp = errors.New("not caught up")
+
+// Runner runs actions against a Target.
+type Runner struct {
+	Target Target
+	// After is the clock of wait and of wait-caught-up's timeout; nil
+	// means time.After. Tests inject one they control.
+	After func(time.Duration) <-chan time.Time
+	// OnAction, if set, is called before each action (the event log).
+	OnAction func(Action)
+}
+
+// Run runs actions in order with time.After as the clock.
+func Run(ctx context.Context, actions []Action, t Target) error {
+	return Runner{Target: t}.Run(ctx, actions)
+}
+
+// Run runs actions in order. It stops at the first failing action with an
+// error naming its line, at quit (returning nil), or when ctx ends
+// (returning ctx's error).
+func (r Runner) Run(ctx context.Context, actions []Action) error {
+	after := r.After
+	if after == nil {
+		after = time.After
+	}
+	for i, a := range actions {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := a.Validate(); err != nil {
+			return fmt.Errorf("action %d: %w", i+1, err)
+		}
+		if r.OnAction != nil {
+			r.OnAction(a)
+		}
+		if a.Kind == Quit {
+			r.Target.Quit()
+			return nil
+		}
+		if err := r.do(ctx, a, after); err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+				return ctxErr
+			}
+			where := fmt.Sprintf("line %d", a.Line)
+			if a.Line == 0 {
+				where = fmt.Sprintf("action %d", i+1)
+			}
+			return fmt.Errorf("%s: %s: %w", where, a, err)
+		}
+	}
+	return nil
+}
+
+func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-chan time.Time) error {
+	t := r.Target
+	switch a.Kind {
+	case Wait:
+		select {
+		case <-after(a.Duration):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	case WaitCaughtUp:
+		waitCtx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		timedOut := fmt.Errorf("%w after %v", ErrNotCaughtUp, a.Duration)
+		stopTimer := make(chan struct{})
+		defer close(stopTimer)
+		go func() {
+			select {
+			case <-after(a.Duration):
+				cancel(timedOut)
+			case <-stopTimer:
+			case <-waitCtx.Done():
+			}
+		}()
+		err := t.WaitCaughtUp(waitCtx)
+		if err != nil && context.Cause(waitCtx) == timedOut {
+			return timedOut
+		}
+		return err
+	case Crash:
+		return t.Crash(a.Name)
+	case Stop:
+		return t.Stop(a.Name)
+	case Start:
+		return t.Start(a.Name)
+	case Restart:
+		return t.Restart(a.Name)
+	case Pause:
+		return t.Pause()
+	case Resume:
+		return t.Resume()
+	case CrashAt:
+		return t.ArmCrash(a.Name, a.Value)
+	case Mode:
+		return t.SetMode(a.Name, a.Value)
+	case Reset:
+		return t.SetReset(a.Name, a.Value)
+	}
+	return fmt.Errorf("unknown action kind %q", a.Kind)
+}

@@ -1,0 +1,384 @@
+package script
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestParseValid(t *testing.T) {
+	src := `# a scenario
+wait 5s
+crash consumer-usage   # the crash
+stop producer
+start broker
+restart store
+pause producer
+resume producer
+
+wait-caught-up 30s
+crash-at consumer-usage after-delta
+crash-at consumer-usage after-checkpoint
+mode consumer-usage guarded
+mode consumer-usage naive
+reset consumer-usage earliest
+reset consumer-usage latest
+	wait   1m30s
+start consumer-current
+start consumer-query
+quit
+`
+	got, err := ParseString(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Action{
+		{Kind: Wait, Duration: 5 * time.Second, Line: 2},
+		{Kind: Crash, Name: ConsumerUsage, Line: 3},
+		{Kind: Stop, Name: Producer, Line: 4},
+		{Kind: Start, Name: Broker, Line: 5},
+		{Kind: Restart, Name: Store, Line: 6},
+		{Kind: Pause, Name: Producer, Line: 7},
+		{Kind: Resume, Name: Producer, Line: 8},
+		{Kind: WaitCaughtUp, Duration: 30 * time.Second, Line: 10},
+		{Kind: CrashAt, Name: ConsumerUsage, Value: "after-delta", Line: 11},
+		{Kind: CrashAt, Name: ConsumerUsage, Value: "after-checkpoint", Line: 12},
+		{Kind: Mode, Name: ConsumerUsage, Value: "guarded", Line: 13},
+		{Kind: Mode, Name: ConsumerUsage, Value: "naive", Line: 14},
+		{Kind: Reset, Name: ConsumerUsage, Value: "earliest", Line: 15},
+		{Kind: Reset, Name: ConsumerUsage, Value: "latest", Line: 16},
+		{Kind: Wait, Duration: 90 * time.Second, Line: 17},
+		{Kind: Start, Name: ConsumerCurrent, Line: 18},
+		{Kind: Start, Name: ConsumerQuery, Line: 19},
+		{Kind: Quit, Line: 20},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
+	}
+
+	// Round trip: String gives a line Parse turns back into the same action.
+	for _, a := range got {
+		again, err := ParseString(a.String())
+		if err != nil {
+			t.Fatalf("%q: %v", a, err)
+		}
+		a.Line = 1
+		if len(again) != 1 || again[0] != a {
+			t.Fatalf("%q parsed back as %+v", a, again)
+		}
+	}
+	if s := (Action{Kind: Wait, Duration: 1500 * time.Millisecond}).String(); s != "wait 1.5s" {
+		t.Errorf("String = %q", s)
+	}
+	if s := (Action{Kind: CrashAt, Name: ConsumerUsage, Value: "after-delta"}).String(); s != "crash-at consumer-usage after-delta" {
+		t.Errorf("String = %q", s)
+	}
+}
+
+func TestParseEmpty(t *testing.T) {
+	got, err := ParseString("\n# nothing\n   \n")
+	if err != nil || len(got) != 0 {
+		t.Fatalf("got %v, %v", got, err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want string // the whole message after "line 1: "
+	}{
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, quit)`},
+		{"Crash producer", `unknown action "Crash"`},
+		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
+		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
+		{"stop", `stop: missing process name`},
+		{"start nope", `start: unknown process "nope"`},
+		{"restart", `restart: missing process name`},
+		{"crash producer now", `crash: unexpected "now" (usage: crash NAME)`},
+		{"pause", `pause: missing process name (want producer)`},
+		{"pause consumer-usage", `pause: not possible for consumer-usage (only producer)`},
+		{"resume store", `resume: not possible for store (only producer)`},
+		{"resume producer please", `resume: unexpected "please" (usage: resume producer)`},
+		{"wait", `wait: missing duration (like 5s or 1m30s)`},
+		{"wait 5", `wait: bad duration "5" (want a positive duration like 5s or 1m30s)`},
+		{"wait five", `wait: bad duration "five"`},
+		{"wait -1s", `wait: bad duration "-1s"`},
+		{"wait 0s", `wait: bad duration "0s"`},
+		{"wait 5s 6s", `wait: unexpected "6s" (usage: wait DURATION)`},
+		{"wait-caught-up", `wait-caught-up: missing duration`},
+		{"wait-caught-up soon", `wait-caught-up: bad duration "soon"`},
+		{"crash-at", `crash-at: missing process name (want consumer-usage)`},
+		{"crash-at producer after-delta", `crash-at: not possible for producer (only consumer-usage)`},
+		{"crash-at consumer-usage", `crash-at consumer-usage: missing crash point (want after-delta, after-checkpoint)`},
+		{"crash-at consumer-usage before-delta", `crash-at consumer-usage: unknown crash point "before-delta" (want after-delta, after-checkpoint)`},
+		{"crash-at consumer-usage after-delta twice", `crash-at: unexpected "twice" (usage: crash-at consumer-usage after-delta|after-checkpoint)`},
+		{"mode consumer-usage", `mode consumer-usage: missing mode (want naive, guarded)`},
+		{"mode consumer-usage safe", `mode consumer-usage: unknown mode "safe" (want naive, guarded)`},
+		{"mode consumer-current guarded", `mode: not possible for consumer-current (only consumer-usage)`},
+		{"reset consumer-usage", `reset consumer-usage: missing reset (want latest, earliest)`},
+		{"reset consumer-usage none", `reset consumer-usage: unknown reset "none" (want latest, earliest)`},
+		{"reset", `reset: missing process name (want consumer-usage)`},
+		{"quit now", `quit: unexpected "now" (usage: quit)`},
+	} {
+		t.Run(tc.line, func(t *testing.T) {
+			got, err := ParseString(tc.line)
+			if err == nil {
+				t.Fatalf("parsed as %+v", got)
+			}
+			var le *LineError
+			if !errors.As(err, &le) || le.Line != 1 || le.Text != tc.line {
+				t.Fatalf("error %v (%T), want a *LineError for line 1", err, err)
+			}
+			if !strings.HasPrefix(err.Error(), "line 1: "+tc.want) {
+				t.Fatalf("error\n %q\nwant it to start with\n %q", err, "line 1: "+tc.want)
+			}
+		})
+	}
+}
+
+func TestParseReportsEveryBadLine(t *testing.T) {
+	_, err := ParseString("wait 5s\ncrash nobody\n# fine\nstart producer\nwait soon\n")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := "line 2: crash: unknown process \"nobody\" (want producer, consumer-current, consumer-usage, consumer-query, broker, store)\n" +
+		"line 5: wait: bad duration \"soon\" (want a positive duration like 5s or 1m30s)"
+	if err.Error() != want {
+		t.Fatalf("error\n%s\nwant\n%s", err, want)
+	}
+}
+
+func TestParseReaderError(t *testing.T) {
+	_, err := Parse(strings.NewReader(strings.Repeat("x", 70*1024)))
+	if err == nil || !strings.Contains(err.Error(), "line 1:") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, a := range []Action{
+		{},
+		{Kind: "fly"},
+		{Kind: Crash},
+		{Kind: Crash, Name: "nobody"},
+		{Kind: Crash, Name: "producer extra"},
+		{Kind: Wait},
+		{Kind: Mode, Name: ConsumerUsage, Value: "safe"},
+	} {
+		if err := a.Validate(); err == nil {
+			t.Errorf("%+v validated", a)
+		}
+	}
+	if err := (Action{Kind: Pause, Name: Producer}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+// fakeTarget records calls; failOn makes one call fail.
+type fakeTarget struct {
+	mu      sync.Mutex
+	calls   []string
+	failOn  string
+	caughtC chan struct{} // WaitCaughtUp returns when it is closed
+}
+
+func (f *fakeTarget) record(call string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+	if call == f.failOn {
+		return errors.New("boom")
+	}
+	return nil
+}
+
+func (f *fakeTarget) Crash(n string) error       { return f.record("crash " + n) }
+func (f *fakeTarget) Stop(n string) error        { return f.record("stop " + n) }
+func (f *fakeTarget) Start(n string) error       { return f.record("start " + n) }
+func (f *fakeTarget) Restart(n string) error     { return f.record("restart " + n) }
+func (f *fakeTarget) Pause() error               { return f.record("pause") }
+func (f *fakeTarget) Resume() error              { return f.record("resume") }
+func (f *fakeTarget) ArmCrash(n, p string) error { return f.record("arm " + n + " " + p) }
+func (f *fakeTarget) SetMode(n, m string) error  { return f.record("mode " + n + " " + m) }
+func (f *fakeTarget) SetReset(n, r string) error { return f.record("reset " + n + " " + r) }
+func (f *fakeTarget) Quit()                      { _ = f.record("quit") }
+func (f *fakeTarget) WaitCaughtUp(ctx context.Context) error {
+	if err := f.record("wait-caught-up"); err != nil {
+		return err
+	}
+	select {
+	case <-f.caughtC:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *fakeTarget) log() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// fakeClock hands out channels the test fires by hand, and tells it what
+// durations were asked for.
+type fakeClock struct {
+	asked chan time.Duration
+	fire  chan chan time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{asked: make(chan time.Duration, 16), fire: make(chan chan time.Time, 16)}
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	c.fire <- ch
+	c.asked <- d
+	return ch
+}
+
+// next waits for the runner to ask for a timer, checks its duration and
+// returns the function that fires it.
+func (c *fakeClock) next(t *testing.T, want time.Duration) func() {
+	t.Helper()
+	select {
+	case d := <-c.asked:
+		if d != want {
+			t.Fatalf("timer of %v, want %v", d, want)
+		}
+		ch := <-c.fire
+		return func() { ch <- time.Now() }
+	case <-time.After(10 * time.Second):
+		t.Fatalf("runner never asked for a %v timer", want)
+		return nil
+	}
+}
+
+func mustParse(t *testing.T, src string) []Action {
+	t.Helper()
+	a, err := ParseString(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestRunnerCallsTargetInOrder(t *testing.T) {
+	target := &fakeTarget{caughtC: make(chan struct{})}
+	close(target.caughtC)
+	clock := newFakeClock()
+	var logged []string
+	r := Runner{Target: target, After: clock.After, OnAction: func(a Action) { logged = append(logged, a.String()) }}
+	src := `crash consumer-usage
+wait 5s
+start consumer-usage
+pause producer
+resume producer
+crash-at consumer-usage after-checkpoint
+mode consumer-usage guarded
+reset consumer-usage earliest
+restart consumer-usage
+stop broker
+wait-caught-up 30s
+quit
+start producer`
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background(), mustParse(t, src)) }()
+
+	clock.next(t, 5*time.Second)() // the wait blocks until the clock fires
+	if calls := target.log(); !reflect.DeepEqual(calls, []string{"crash consumer-usage"}) {
+		t.Fatalf("calls during the wait: %v", calls)
+	}
+	clock.next(t, 30*time.Second) // wait-caught-up's timeout: never fires, target answers first
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"crash consumer-usage", "start consumer-usage", "pause", "resume",
+		"arm consumer-usage after-checkpoint", "mode consumer-usage guarded",
+		"reset consumer-usage earliest", "restart consumer-usage", "stop broker",
+		"wait-caught-up", "quit",
+	}
+	if calls := target.log(); !reflect.DeepEqual(calls, want) {
+		t.Fatalf("calls\n%v\nwant\n%v", calls, want)
+	}
+	if len(logged) != 12 || logged[1] != "wait 5s" || logged[11] != "quit" {
+		t.Fatalf("OnAction saw %v", logged)
+	}
+}
+
+func TestRunnerStopsAtFirstError(t *testing.T) {
+	target := &fakeTarget{failOn: "start consumer-usage"}
+	err := Runner{Target: target, After: newFakeClock().After}.Run(context.Background(),
+		mustParse(t, "crash consumer-usage\n\nstart consumer-usage\nstop producer"))
+	if err == nil || err.Error() != "line 3: start consumer-usage: boom" {
+		t.Fatalf("error %v", err)
+	}
+	if calls := target.log(); len(calls) != 2 {
+		t.Fatalf("ran past the error: %v", calls)
+	}
+
+	// Actions built in code have no line: the error counts them instead.
+	err = Runner{Target: target}.Run(context.Background(), []Action{{Kind: Start, Name: ConsumerUsage}})
+	if err == nil || err.Error() != "action 1: start consumer-usage: boom" {
+		t.Fatalf("error %v", err)
+	}
+	err = Run(context.Background(), []Action{{Kind: Crash, Name: "nobody"}}, target)
+	if err == nil || !strings.Contains(err.Error(), `action 1: invalid action "crash nobody"`) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestWaitCaughtUpTimeout(t *testing.T) {
+	target := &fakeTarget{caughtC: make(chan struct{})} // never caught up
+	clock := newFakeClock()
+	done := make(chan error, 1)
+	go func() {
+		done <- Runner{Target: target, After: clock.After}.Run(context.Background(),
+			mustParse(t, "wait-caught-up 30s\nquit"))
+	}()
+	clock.next(t, 30*time.Second)()
+	err := <-done
+	if !errors.Is(err, ErrNotCaughtUp) || err.Error() != "line 1: wait-caught-up 30s: not caught up after 30s" {
+		t.Fatalf("error %v", err)
+	}
+	if calls := target.log(); !reflect.DeepEqual(calls, []string{"wait-caught-up"}) {
+		t.Fatalf("calls %v (quit must not run after a failure)", calls)
+	}
+}
+
+func TestRunnerCancel(t *testing.T) {
+	for _, src := range []string{"wait 1h\nquit", "wait-caught-up 1h\nquit"} {
+		t.Run(src, func(t *testing.T) {
+			target := &fakeTarget{caughtC: make(chan struct{})}
+			clock := newFakeClock()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- Runner{Target: target, After: clock.After}.Run(ctx, mustParse(t, src)) }()
+			clock.next(t, time.Hour)
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) || err != context.Canceled {
+				t.Fatalf("error %v, want exactly context.Canceled", err)
+			}
+			if calls := target.log(); fmt.Sprint(calls) == "[quit]" || len(calls) > 1 {
+				t.Fatalf("calls %v", calls)
+			}
+		})
+	}
+}
+
+func TestRunWithRealClock(t *testing.T) {
+	target := &fakeTarget{}
+	if err := Run(context.Background(), mustParse(t, "wait 1ms\nstop producer"), target); err != nil {
+		t.Fatal(err)
+	}
+	if calls := target.log(); !reflect.DeepEqual(calls, []string{"stop producer"}) {
+		t.Fatalf("calls %v", calls)
+	}
+}
