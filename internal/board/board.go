@@ -1,0 +1,236 @@
+// Package board is the dashboard's state: a pure data structure fed with
+// input values (process lifecycle, status events, polls of offsets and HTTP
+// endpoints, the audit's truth, clock ticks) and read through derived views
+// (process rows, lag, sensors, usage with drift, the timeline, the JSON
+// report). It does no I/O, starts no goroutines and never reads a clock, so
+// the TUI and the headless mode share it and tests drive it directly.
+//
+// A Board is not safe for concurrent use: one goroutine (bubbletea's Update
+// loop, or the headless event loop) owns it.
+package board
+
+import (
+	"sort"
+	"time"
+)
+
+// Process names, as the supervisor and the script language use them.
+const (
+	Producer = "producer"
+	Current  = "consumer-current"
+	Usage    = "consumer-usage"
+	Query    = "consumer-query"
+	Broker   = "broker"
+	Store    = "store"
+)
+
+// Canonical is the display order; its index+1 is the dashboard's jump key.
+var Canonical = []string{Producer, Current, Usage, Query, Broker, Store}
+
+// Tunables with the reasons behind them.
+const (
+	// HistoryLen is how many lag samples a sparkline keeps.
+	HistoryLen = 60
+	// SampleEvery is the lag sampling interval (on Tick): HistoryLen of them
+	// make the last minute.
+	SampleEvery = time.Second
+	// SettleAfter: a drift must keep its sign this long before the usage
+	// panel calls it over-counted or lost. The usage answer and the audit are
+	// read at slightly different moments, so a message processed in between
+	// shows as a drift for one poll; a real drift stays.
+	SettleAfter = 3 * time.Second
+	// PairWindow: how close in time a usage answer and an audit snapshot
+	// must be to be compared for SettleAfter.
+	PairWindow = 500 * time.Millisecond
+	// TimelineLen bounds the events timeline.
+	TimelineLen = 200
+	// StaleAfter: a successful poll older than this no longer counts as live
+	// (pollers run about every second, so this is several missed polls).
+	StaleAfter = 5 * time.Second
+	// logKeep is how many stderr lines per process the board keeps.
+	logKeep = 100
+	// crashLogLines is how many stderr lines a crash copies into the timeline.
+	crashLogLines = 3
+)
+
+// Config is what the dashboard knows before anything runs.
+type Config struct {
+	Brokers string // bootstrap servers in use ("" until the embedded broker listens)
+	Mongo   string // MongoDB URI in use
+	RunDir  string // where logs and data of this run live
+	Topic   string
+	// UsageMode and UsageReset: how consumer-usage is started ("naive"/"guarded",
+	// "latest"/"earliest"). Empty means the seed's defaults, naive + latest.
+	UsageMode  string
+	UsageReset string
+}
+
+// Board is the whole dashboard state.
+type Board struct {
+	cfg   Config
+	now   time.Time
+	order []string
+	procs map[string]*proc
+
+	mode, reset string // how consumer-usage is (re)started from now on
+
+	hwm         map[int32]int64
+	hwmAt       time.Time
+	hwmErr      error
+	hwmHistory  []hwmSample
+	committed   map[int32]int64
+	commitGroup string
+	commitAt    time.Time
+	commitSeen  bool
+	commitErr   error
+
+	lagHist   map[string][]int64
+	sampledAt time.Time
+	// driftSince: since when each sensor's drift has had its current sign.
+	driftSince map[string]driftMark
+
+	sensors     []SensorState
+	sensorsAt   time.Time
+	sensorsSeen bool
+	sensorsCU   bool
+	sensorsErr  error
+	sensorsErAt time.Time
+
+	usage     map[string]UsageTotals
+	usageAt   time.Time
+	usageSeen bool
+	usageErr  error
+	usageErAt time.Time
+
+	truth      map[string]Truth
+	truthAt    time.Time
+	truthSeen  bool
+	truthErr   error
+	auditCount int64
+
+	events  []Event
+	nextSeq uint64
+}
+
+type hwmSample struct {
+	at  time.Time
+	hwm map[int32]int64
+}
+
+// New returns a board for the given processes (any order; shown in the
+// Canonical order, unknown names after it).
+func New(processes []string, cfg Config) *Board {
+	b := &Board{
+		cfg:        cfg,
+		procs:      map[string]*proc{},
+		lagHist:    map[string][]int64{},
+		driftSince: map[string]driftMark{},
+		usage:      map[string]UsageTotals{},
+		truth:      map[string]Truth{},
+		mode:       orDefault(cfg.UsageMode, "naive"),
+		reset:      orDefault(cfg.UsageReset, "latest"),
+	}
+	rank := func(n string) int {
+		for i, c := range Canonical {
+			if c == n {
+				return i
+			}
+		}
+		return len(Canonical)
+	}
+	seen := map[string]bool{}
+	for _, n := range processes {
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		b.order = append(b.order, n)
+		b.procs[n] = &proc{name: n, state: Starting}
+	}
+	sort.SliceStable(b.order, func(i, j int) bool { return rank(b.order[i]) < rank(b.order[j]) })
+	return b
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Apply feeds one input to the board. It reports whether the value was a
+// board input; anything else is ignored, so a UI can forward every message.
+func (b *Board) Apply(in any) bool {
+	switch v := in.(type) {
+	case Tick:
+		if v.Now.After(b.now) {
+			b.now = v.Now
+		}
+		b.sampleLag()
+	case ProcStarted:
+		b.procStarted(v)
+	case ProcExited:
+		b.procExited(v)
+	case ProcStatus:
+		b.procStatus(v)
+	case ProcLog:
+		if p := b.procs[v.Name]; p != nil {
+			p.addLog(v.Line)
+		}
+	case Offsets:
+		b.offsets(v)
+	case Committed:
+		b.committedOffsets(v)
+	case SensorsSnapshot:
+		b.sensorsSnapshot(v)
+	case UsageSnapshot:
+		b.usageSnapshot(v)
+	case TruthSnapshot:
+		b.truthSnapshot(v)
+	case Action:
+		b.event(v.At, "", LevelAction, v.Text)
+	case Mode:
+		b.setMode(v)
+	case Request:
+		b.request(v)
+	case RequestDone:
+		b.requestDone(v)
+	case Armed:
+		if p := b.procs[v.Name]; p != nil {
+			p.armed = v.Point
+			b.event(v.At, v.Name, LevelWarn, "crash point armed: "+v.Point)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// Now is the latest time the board has seen in a Tick.
+func (b *Board) Now() time.Time { return b.now }
+
+// Config returns the configuration, with the broker and store addresses
+// filled in from the embedded roles' Listening events once they are known.
+func (b *Board) Config() Config { return b.cfg }
+
+// Names lists the processes in display order.
+func (b *Board) Names() []string { return append([]string(nil), b.order...) }
+
+// Has reports whether the board supervises the named process.
+func (b *Board) Has(name string) bool { return b.procs[name] != nil }
+
+// UsageConfig is how consumer-usage is (re)started from now on.
+func (b *Board) UsageConfig() (mode, reset string) { return b.mode, b.reset }
+
+func (b *Board) setMode(m Mode) {
+	changed := false
+	if m.UsageMode != "" && m.UsageMode != b.mode {
+		b.mode, changed = m.UsageMode, true
+	}
+	if m.UsageReset != "" && m.UsageReset != b.reset {
+		b.reset, changed = m.UsageReset, true
+	}
+	if changed {
+		b.event(b.now, Usage, LevelAction, "consumer-usage will run "+b.mode+" with reset "+b.reset)
+	}
+}

@@ -1,0 +1,170 @@
+package board
+
+import (
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
+)
+
+// The inputs below are everything the board learns. The dashboard (TUI or
+// headless) converts what the supervisor, the pollers and the audit report
+// into these values and hands them to Board.Apply, in arrival order. Each
+// carries its own time: the board never reads a clock.
+
+// ProcStarted: the supervisor spawned a child.
+type ProcStarted struct {
+	Name string
+	PID  int
+	At   time.Time
+}
+
+// ProcExited: a child ended. Deliberate is true when the supervisor stopped
+// it on purpose (s, restart, quit); a SIGKILL from the x key is a crash and
+// is NOT deliberate. Signal is the terminating signal name ("SIGKILL"), empty
+// when the process exited by itself with ExitCode.
+type ProcExited struct {
+	Name       string
+	PID        int
+	At         time.Time
+	ExitCode   int
+	Signal     string
+	Deliberate bool
+}
+
+// ProcStatus: one status event a child wrote on stdout.
+type ProcStatus struct {
+	Name  string
+	At    time.Time
+	Event status.Event
+}
+
+// ProcLog: one line a child wrote on stderr (or a non-event stdout line).
+type ProcLog struct {
+	Name string
+	At   time.Time
+	Line string
+}
+
+// Offsets: the topic's log-end offsets (high watermarks) per partition.
+type Offsets struct {
+	At             time.Time
+	HighWatermarks map[int32]int64
+	Err            error
+}
+
+// Committed: the committed offsets of consumer-usage's group. A partition
+// without a commit is -1 or absent; a group the broker does not know
+// (kfake's GROUP_ID_NOT_FOUND, see kafkacfg.IsNoCommits) is an empty map
+// with a nil Err.
+type Committed struct {
+	At      time.Time
+	Group   string
+	Offsets map[int32]int64
+	Err     error
+}
+
+// SensorState is one sensor's state as consumer-current (or the audit) holds it.
+type SensorState struct {
+	SensorID  string
+	Timestamp int64 // epoch milliseconds of the message
+	HoursTot  float64
+	KmTot     float64
+	Lat       float64
+	Lon       float64
+	Partition int32
+	Offset    int64
+}
+
+// SensorsSnapshot: one poll of consumer-current's GET /state.
+type SensorsSnapshot struct {
+	At       time.Time
+	Sensors  []SensorState
+	CaughtUp bool
+	Invalid  int64
+	Err      error
+}
+
+// UsageTotals: one sensor's accumulated usage as consumer-query answers it.
+type UsageTotals struct {
+	SensorID string
+	Hours    float64
+	Km       float64
+	Records  int64
+}
+
+// UsageSnapshot: one poll of consumer-query's GET /usage.
+type UsageSnapshot struct {
+	At      time.Time
+	Sensors []UsageTotals
+	Err     error
+}
+
+// Truth: what the independent audit of the topic says about one sensor.
+// Window is false while consumer-usage has no checkpoint for the sensor yet,
+// so no usage is expected from it.
+type Truth struct {
+	SensorID      string
+	Last          *SensorState
+	ExpectedHours float64
+	ExpectedKm    float64
+	Window        bool
+}
+
+// TruthSnapshot: the audit's state after reading the topic up to AuditOffset
+// messages.
+type TruthSnapshot struct {
+	At          time.Time
+	Sensors     []Truth
+	AuditOffset int64
+	Err         error
+}
+
+// Tick moves the board's clock (uptimes, ages, staleness).
+type Tick struct{ Now time.Time }
+
+// Action is something the user or a script did, for the timeline.
+type Action struct {
+	At   time.Time
+	Text string
+}
+
+// Mode is how the dashboard (re)starts consumer-usage from now on.
+type Mode struct {
+	UsageMode  string // "naive" or "guarded"
+	UsageReset string // "latest" or "earliest"
+}
+
+// Operations a Request names.
+const (
+	OpCrash   = "crash"
+	OpStop    = "stop"
+	OpStart   = "start"
+	OpRestart = "restart"
+)
+
+// Request: the user or a script asked the supervisor to act on a process.
+// The board shows it at once (for example "crashing…") until the
+// supervisor's ProcExited/ProcStarted confirms it, or a RequestDone with an
+// error reverts it.
+type Request struct {
+	At   time.Time
+	Name string
+	Op   string // OpCrash, OpStop, OpStart, OpRestart
+}
+
+// RequestDone: the supervisor answered a Request. A nil Err changes nothing
+// (the exit or start event does); an error reverts the pending state.
+type RequestDone struct {
+	At   time.Time
+	Name string
+	Op   string
+	Err  error
+}
+
+// Armed: a crash point was armed on a process (consumer-usage's
+// POST /crash-at). It is shown until the process reaches it or exits.
+type Armed struct {
+	At    time.Time
+	Name  string
+	Point string // "after-delta" or "after-checkpoint"
+}

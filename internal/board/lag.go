@@ -1,0 +1,250 @@
+package board
+
+import (
+	"maps"
+	"slices"
+)
+
+// Lag is a consumer's distance from the end of the topic, in messages.
+//
+// consumer-usage's lag is the broker's view: per partition the latest high
+// watermark minus the committed offset, summed. It is recomputed from the
+// latest watermarks every time, so it keeps growing while the consumer is
+// dead. consumer-current never commits: its lag comes from the positions it
+// reports itself, so while it is down there is none to show.
+type Lag struct {
+	// Applies is false for processes without Kafka lag (producer, query,
+	// broker, store).
+	Applies bool
+	// Messages sums the partitions whose position is known.
+	Messages int64
+	// Unknown lists partitions that hold messages but have no known position
+	// (no commit yet): their lag is unknown, not 0.
+	Unknown []int32
+	// Down: consumer-current is not running, so it has no position.
+	Down bool
+	// NoData: no usable sample yet (no watermarks, no commits of the
+	// consumer's group, no position report).
+	NoData bool
+	// Stale: the latest poll failed; the numbers come from older samples.
+	Stale bool
+}
+
+// Known reports whether Messages is the whole lag.
+func (l Lag) Known() bool {
+	return l.Applies && !l.Down && !l.NoData && len(l.Unknown) == 0
+}
+
+func (b *Board) offsets(v Offsets) {
+	if v.Err != nil {
+		if b.hwmErr == nil {
+			b.event(v.At, "", LevelWarn, "reading the topic's offsets failed: "+v.Err.Error())
+		}
+		b.hwmErr = v.Err
+		return
+	}
+	if b.hwmErr != nil {
+		b.event(v.At, "", LevelInfo, "reading the topic's offsets works again")
+	}
+	b.hwmErr = nil
+	b.hwm = maps.Clone(v.HighWatermarks)
+	if b.hwm == nil {
+		b.hwm = map[int32]int64{}
+	}
+	b.hwmAt = v.At
+	b.hwmHistory = append(b.hwmHistory, hwmSample{at: v.At, hwm: b.hwm})
+	if over := len(b.hwmHistory) - HistoryLen; over > 0 {
+		b.hwmHistory = append([]hwmSample(nil), b.hwmHistory[over:]...)
+	}
+}
+
+// sampleLag records one lag sample per consumer for the sparklines. It runs
+// on Tick, at most once per SampleEvery of board time, so every sample sees
+// all the inputs of its interval whatever order the pollers deliver them in.
+func (b *Board) sampleLag() {
+	if b.hwm == nil || (!b.sampledAt.IsZero() && b.now.Sub(b.sampledAt) < SampleEvery) {
+		return
+	}
+	b.sampledAt = b.now
+	for _, name := range []string{Usage, Current} {
+		if b.procs[name] == nil {
+			continue
+		}
+		l := b.lagOf(name)
+		s := int64(-1)
+		if l.Known() {
+			s = l.Messages
+		}
+		h := append(b.lagHist[name], s)
+		if over := len(h) - HistoryLen; over > 0 {
+			h = append([]int64(nil), h[over:]...)
+		}
+		b.lagHist[name] = h
+	}
+}
+
+func (b *Board) committedOffsets(v Committed) {
+	if v.Err != nil {
+		if b.commitErr == nil {
+			b.event(v.At, Usage, LevelWarn, "reading committed offsets failed: "+v.Err.Error())
+		}
+		b.commitErr = v.Err
+		return
+	}
+	b.commitErr = nil
+	b.committed = maps.Clone(v.Offsets)
+	b.commitGroup = v.Group
+	b.commitAt = v.At
+	b.commitSeen = true
+}
+
+func (b *Board) lagOf(name string) Lag {
+	switch name {
+	case Usage:
+		return b.usageLag()
+	case Current:
+		return b.currentLag()
+	}
+	return Lag{}
+}
+
+// commitsApply reports whether the latest committed offsets belong to the
+// group consumer-usage runs with (a reset to earliest uses a fresh group).
+func (b *Board) commitsApply() bool {
+	if !b.commitSeen {
+		return false
+	}
+	p := b.procs[Usage]
+	return p == nil || p.groupID == "" || b.commitGroup == "" || p.groupID == b.commitGroup
+}
+
+func (b *Board) usageLag() Lag {
+	l := Lag{Applies: true, Stale: b.hwmErr != nil || b.commitErr != nil}
+	if b.hwm == nil || !b.commitsApply() {
+		l.NoData = true
+		return l
+	}
+	for _, part := range slices.Sorted(maps.Keys(b.hwm)) {
+		hwm := b.hwm[part]
+		c, ok := b.committed[part]
+		if !ok || c < 0 {
+			if hwm > 0 {
+				l.Unknown = append(l.Unknown, part)
+			}
+			continue
+		}
+		// A watermark older than the commit would give a negative lag.
+		l.Messages += max(0, hwm-c)
+	}
+	return l
+}
+
+func (b *Board) currentLag() Lag {
+	p := b.procs[Current]
+	l := Lag{Applies: true, Stale: b.hwmErr != nil}
+	switch {
+	case !p.alive():
+		l.Down = true
+		return l
+	case len(p.positions) == 0:
+		l.NoData = true
+		return l
+	}
+	seen := map[int32]bool{}
+	for _, pos := range p.positions {
+		seen[pos.Partition] = true
+		hwm := pos.HighWatermark
+		if h, ok := b.hwm[pos.Partition]; ok && h > hwm {
+			hwm = h
+		}
+		// Before its first fetch a partition's position is invalid (<0):
+		// consumer-current reads from earliest, so that is the start.
+		l.Messages += max(0, hwm-max(0, pos.Offset))
+	}
+	for _, part := range slices.Sorted(maps.Keys(b.hwm)) {
+		if !seen[part] && b.hwm[part] > 0 {
+			l.Unknown = append(l.Unknown, part)
+		}
+	}
+	return l
+}
+
+// ReplayProgress is consumer-current's rebuild progress: the sum of its
+// positions over the sum of the high watermarks it is reading up to. frac
+// is 1 once it reported CaughtUp.
+func (b *Board) ReplayProgress() (done, total int64, frac float64) {
+	p := b.procs[Current]
+	if p == nil {
+		return 0, 0, 0
+	}
+	for _, pos := range p.positions {
+		hwm := pos.HighWatermark
+		if hwm <= 0 {
+			hwm = b.hwm[pos.Partition]
+		}
+		done += min(max(0, pos.Offset), max(0, hwm))
+		total += max(0, hwm)
+	}
+	switch {
+	case p.caughtUp:
+		return done, total, 1
+	case total > 0:
+		return done, total, float64(done) / float64(total)
+	}
+	return done, total, 0
+}
+
+// CaughtUp reports whether both consumers are done catching up, as of the
+// latest samples: consumer-current reported CaughtUp since it last started,
+// and consumer-usage is running with a known lag of 0. While the producer
+// publishes, a lag of exactly 0 is rare (commits are periodic), so
+// consumer-usage also counts as caught up when its committed offsets have
+// reached every high watermark seen in one sample taken after it started.
+// A process the board does not supervise is not waited for.
+func (b *Board) CaughtUp() bool {
+	if p := b.procs[Current]; p != nil && !(p.alive() && p.pending == "" && p.caughtUp) {
+		return false
+	}
+	p := b.procs[Usage]
+	if p == nil {
+		return true
+	}
+	if !p.alive() || p.pending != "" {
+		return false
+	}
+	l := b.usageLag()
+	if l.NoData || l.Stale || len(l.Unknown) > 0 {
+		return false
+	}
+	if l.Messages == 0 {
+		return true
+	}
+	for i := len(b.hwmHistory) - 1; i >= 0; i-- {
+		s := b.hwmHistory[i]
+		if s.at.Before(p.startedAt) {
+			break
+		}
+		if b.commitsReach(s.hwm) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Board) commitsReach(hwm map[int32]int64) bool {
+	for part, h := range hwm {
+		if h <= 0 {
+			continue
+		}
+		if c, ok := b.committed[part]; !ok || c < h {
+			return false
+		}
+	}
+	return true
+}
+
+// HighWatermarks returns the latest successful watermarks sample (nil before
+// the first) and whether the latest poll failed since.
+func (b *Board) HighWatermarks() (hwm map[int32]int64, stale bool) {
+	return maps.Clone(b.hwm), b.hwmErr != nil
+}

@@ -1,0 +1,520 @@
+package board
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
+)
+
+// State is a process's lifecycle state as the board shows it.
+type State string
+
+const (
+	Starting   State = "starting"   // spawned (or about to be), not yet doing its job
+	Replaying  State = "replaying"  // consumer-current rebuilding its state from earliest
+	Running    State = "running"    // doing its job
+	Retrying   State = "retrying"   // alive but a dependency is unreachable
+	Stopping   State = "stopping"   // graceful stop requested or begun
+	Stopped    State = "stopped"    // ended deliberately
+	Crashing   State = "crashing"   // a crash was requested, the exit is not seen yet
+	Crashed    State = "crashed"    // ended without being asked to (signal or exit code)
+	Restarting State = "restarting" // a restart was requested and is in progress
+)
+
+// Level tells a view how good or bad something is; views pick colours from
+// it and always print a word too.
+type Level int
+
+const (
+	LevelInfo Level = iota
+	LevelGood
+	LevelWarn
+	LevelBad
+	LevelAction // something a person or script did
+	LevelMuted  // secondary detail (stderr lines)
+)
+
+// Exit describes how a process ended.
+type Exit struct {
+	At         time.Time
+	PID        int
+	Code       int
+	Signal     string
+	Deliberate bool
+}
+
+// Label is "SIGKILL" or "exit 1".
+func (e Exit) Label() string {
+	if e.Signal != "" {
+		return e.Signal
+	}
+	return fmt.Sprintf("exit %d", e.Code)
+}
+
+type proc struct {
+	name      string
+	state     State
+	prevState State // state before a pending request, restored if it fails
+	pending   string
+	pid       int
+	startedAt time.Time
+	starts    int
+	crashes   int
+	lastExit  *Exit
+	detail    string
+
+	// From the Started event.
+	mode, reset, groupID string
+	httpAddr             string
+
+	// From Progress/CaughtUp events of the current incarnation.
+	positions    []status.Position
+	processed    int64
+	invalid      int64
+	produced     int64
+	paused       bool
+	caughtUp     bool
+	caughtUpMsgs int64
+	caughtUpMs   int64
+
+	armed string
+
+	logs     []string
+	logSince int // index in logs where the current incarnation's lines start
+}
+
+func (p *proc) alive() bool { return p.pid != 0 }
+
+func (p *proc) addLog(line string) {
+	p.logs = append(p.logs, line)
+	if over := len(p.logs) - logKeep; over > 0 {
+		p.logs = append([]string(nil), p.logs[over:]...)
+		p.logSince = max(0, p.logSince-over)
+	}
+}
+
+// upState is the state of a live process that is doing its job as far as
+// the board knows.
+func (p *proc) upState() State {
+	if p.name == Current && !p.caughtUp {
+		if len(p.positions) > 0 {
+			return Replaying
+		}
+		return Starting
+	}
+	return Running
+}
+
+func (b *Board) procStarted(v ProcStarted) {
+	p := b.procs[v.Name]
+	if p == nil {
+		return
+	}
+	p.pid = v.PID
+	p.startedAt = v.At
+	p.starts++
+	p.state = Starting
+	p.pending = ""
+	p.detail = ""
+	p.mode, p.reset, p.groupID, p.httpAddr = "", "", "", ""
+	p.positions = nil
+	p.processed, p.invalid, p.produced = 0, 0, 0
+	p.paused = false
+	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
+	p.logSince = len(p.logs)
+	verb := "started"
+	if p.starts > 1 {
+		verb = fmt.Sprintf("restarted (start #%d)", p.starts)
+	}
+	b.event(v.At, v.Name, LevelGood, fmt.Sprintf("%s, pid %d", verb, v.PID))
+}
+
+func (b *Board) procExited(v ProcExited) {
+	p := b.procs[v.Name]
+	if p == nil {
+		return
+	}
+	if v.PID != 0 && p.pid != 0 && v.PID != p.pid {
+		// A late exit of an earlier incarnation: history only.
+		b.event(v.At, v.Name, LevelMuted, fmt.Sprintf("earlier pid %d ended (%s)", v.PID, Exit{Code: v.ExitCode, Signal: v.Signal}.Label()))
+		return
+	}
+	ex := Exit{At: v.At, PID: v.PID, Code: v.ExitCode, Signal: v.Signal, Deliberate: v.Deliberate}
+	p.lastExit = &ex
+	p.pid = 0
+	p.armed = ""
+	p.caughtUp = false
+	restarting := p.pending == OpRestart
+	// A SIGKILL the user asked for with x is a crash even if the supervisor
+	// counts it as its own doing.
+	switch {
+	case v.Deliberate && p.pending != OpCrash:
+		p.state = Stopped
+		b.event(v.At, v.Name, LevelInfo, fmt.Sprintf("stopped (%s)", ex.Label()))
+	default:
+		p.crashes++
+		p.state = Crashed
+		how := "crashed: " + crashCause(ex)
+		if p.pending == OpCrash {
+			how = "crashed on request: " + crashCause(ex)
+		}
+		b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s (pid %d)", how, v.PID))
+		for _, l := range p.recentLogs(crashLogLines) {
+			b.event(v.At, v.Name, LevelMuted, "stderr: "+l)
+		}
+	}
+	if restarting {
+		p.state = Restarting
+	} else {
+		p.pending = ""
+	}
+	p.detail = ""
+}
+
+func crashCause(e Exit) string {
+	if e.Signal != "" {
+		return "killed by " + e.Signal
+	}
+	return fmt.Sprintf("exited with code %d", e.Code)
+}
+
+// recentLogs returns up to n stderr lines of the latest incarnation.
+func (p *proc) recentLogs(n int) []string {
+	l := p.logs[min(p.logSince, len(p.logs)):]
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return l
+}
+
+func (b *Board) procStatus(v ProcStatus) {
+	p := b.procs[v.Name]
+	if p == nil {
+		return
+	}
+	e := v.Event
+	at := v.At
+	if at.IsZero() {
+		at = e.Time
+	}
+	// Events of a process the board believes dead come from its last
+	// moments (a CrashPoint before the SIGKILL, say): history, no state.
+	settled := p.alive() && p.pending == ""
+	switch e.Type {
+	case status.Started:
+		p.mode, p.reset, p.groupID = e.Mode, e.Reset, e.GroupID
+		var parts []string
+		if e.Mode != "" {
+			parts = append(parts, "mode "+e.Mode)
+		}
+		if e.Reset != "" {
+			parts = append(parts, "reset "+e.Reset)
+		}
+		if e.GroupID != "" {
+			parts = append(parts, "group "+e.GroupID)
+		}
+		if len(parts) > 0 {
+			b.event(at, v.Name, LevelInfo, "running with "+strings.Join(parts, ", "))
+		}
+	case status.Listening:
+		switch {
+		case e.Endpoint == "http":
+			p.httpAddr = e.Addr
+		case e.Endpoint == "kafka" && v.Name == Broker:
+			b.cfg.Brokers = e.Addr
+		case e.Endpoint == "mongo" && v.Name == Store:
+			b.cfg.Mongo = "mongodb://" + e.Addr
+		}
+		if settled && (v.Name == Broker || v.Name == Store || v.Name == Query) && p.state != Retrying {
+			p.state = Running
+		}
+		b.event(at, v.Name, LevelInfo, fmt.Sprintf("listening (%s) on %s", e.Endpoint, e.Addr))
+	case status.Connected:
+		if settled && (p.state == Starting || p.state == Retrying) {
+			p.state = p.upState()
+			p.detail = ""
+		}
+		b.event(at, v.Name, LevelInfo, strings.TrimSpace(fmt.Sprintf("connected to %s %s", e.Endpoint, e.Addr)))
+	case status.Retrying:
+		p.detail = e.Endpoint
+		if settled && p.state != Retrying {
+			p.state = Retrying
+			b.event(at, v.Name, LevelWarn, fmt.Sprintf("retrying %s %s: %s", e.Endpoint, e.Addr, e.Error))
+		}
+	case status.Assigned, status.Revoked:
+		b.event(at, v.Name, LevelInfo, fmt.Sprintf("rebalance: %s partitions %s", e.Type, partitionList(e.Partitions)))
+		if settled && e.Type == status.Assigned && (p.state == Starting || p.state == Retrying) {
+			p.state = p.upState()
+		}
+	case status.Progress:
+		if len(e.Positions) > 0 {
+			p.positions = append(p.positions[:0:0], e.Positions...)
+		}
+		p.processed, p.invalid = e.Processed, e.Invalid
+		if v.Name == Producer {
+			p.produced = e.Produced
+		}
+		if settled && (p.state == Starting || p.state == Retrying || p.state == Replaying) {
+			p.state = p.upState()
+			p.detail = ""
+		}
+	case status.CaughtUp:
+		p.caughtUp = true
+		p.caughtUpMsgs, p.caughtUpMs = e.Processed, e.Millis
+		if settled {
+			p.state = Running
+		}
+		b.event(at, v.Name, LevelGood, fmt.Sprintf("caught up after %d messages in %.1f s", e.Processed, float64(e.Millis)/1000))
+	case status.InvalidMessage:
+		b.invalidEvent(at, v.Name, e)
+	case status.CrashPoint:
+		p.armed = ""
+		b.event(at, v.Name, LevelBad, fmt.Sprintf("crash point %s reached at partition %d offset %d: killing itself (SIGKILL)", e.Point, e.Partition, e.Offset))
+	case status.Paused:
+		p.paused = true
+		b.event(at, v.Name, LevelWarn, "paused publishing")
+	case status.Resumed:
+		p.paused = false
+		b.event(at, v.Name, LevelGood, "resumed publishing")
+	case status.Error:
+		p.detail = e.Error
+		b.event(at, v.Name, LevelBad, "error: "+e.Error)
+	case status.Stopping:
+		if p.alive() && p.state != Restarting {
+			p.state = Stopping
+		}
+		msg := "stopping"
+		if e.Reason != "" {
+			msg += " (" + e.Reason + ")"
+		}
+		b.event(at, v.Name, LevelInfo, msg)
+	}
+}
+
+// invalidEvent folds a run of invalid-message events of one process into
+// one timeline entry so a burst of bad records does not flush the timeline.
+func (b *Board) invalidEvent(at time.Time, name string, e status.Event) {
+	detail := fmt.Sprintf("partition %d offset %d: %s", e.Partition, e.Offset, e.Error)
+	if n := len(b.events); n > 0 {
+		last := &b.events[n-1]
+		if last.Proc == name && last.invalidRun > 0 {
+			last.invalidRun++
+			last.At = at
+			last.Text = fmt.Sprintf("%d invalid messages skipped (last: %s)", last.invalidRun, detail)
+			return
+		}
+	}
+	b.event(at, name, LevelWarn, "invalid message skipped: "+detail)
+	b.events[len(b.events)-1].invalidRun = 1
+}
+
+func partitionList(ps []int32) string {
+	if len(ps) == 0 {
+		return "[]"
+	}
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = fmt.Sprint(p)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func (b *Board) request(v Request) {
+	p := b.procs[v.Name]
+	if p == nil {
+		return
+	}
+	if p.pending == "" {
+		p.prevState = p.state
+	}
+	p.pending = v.Op
+	switch v.Op {
+	case OpCrash:
+		p.state = Crashing
+		b.event(v.At, v.Name, LevelAction, "crash requested (SIGKILL to its process group)")
+	case OpStop:
+		p.state = Stopping
+		b.event(v.At, v.Name, LevelAction, "stop requested (SIGTERM)")
+	case OpRestart:
+		p.state = Restarting
+		b.event(v.At, v.Name, LevelAction, "restart requested")
+	case OpStart:
+		p.state = Starting
+		b.event(v.At, v.Name, LevelAction, "start requested")
+	}
+}
+
+func (b *Board) requestDone(v RequestDone) {
+	p := b.procs[v.Name]
+	if p == nil || v.Err == nil {
+		return
+	}
+	b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s failed: %v", v.Op, v.Err))
+	if p.pending == v.Op {
+		p.pending = ""
+		p.state = p.prevState
+	}
+}
+
+// ProcView is one process row, everything a view needs, already in words.
+type ProcView struct {
+	Name     string
+	Key      int    // jump key 1–6, 0 when the name is not canonical
+	Strategy string // recovery strategy in words
+	State    State
+	// StateLabel is the state as shown: "replaying 40%", "crashed (SIGKILL)", "crashing…".
+	StateLabel string
+	Level      Level
+	Detail     string // the endpoint it is retrying, or its last error
+	PID        int
+	Alive      bool
+	Uptime     time.Duration
+	Starts     int
+	Crashes    int
+	LastExit   *Exit
+	Pending    string
+
+	// consumer-usage: the mode and reset it runs with (or will run with) and
+	// an armed crash point.
+	Mode, Reset, GroupID string
+	Armed                string
+
+	// producer
+	Produced int64
+	Paused   bool
+
+	Lag     Lag
+	History []int64 // lag samples, oldest first; -1 = unknown
+}
+
+// Processes returns the process rows in display order.
+func (b *Board) Processes() []ProcView {
+	out := make([]ProcView, 0, len(b.order))
+	for _, n := range b.order {
+		out = append(out, b.Process(n))
+	}
+	return out
+}
+
+// Process returns one process row (zero value if unknown).
+func (b *Board) Process(name string) ProcView {
+	p := b.procs[name]
+	if p == nil {
+		return ProcView{}
+	}
+	v := ProcView{
+		Name:     name,
+		Strategy: b.strategy(p),
+		State:    p.state,
+		Detail:   p.detail,
+		PID:      p.pid,
+		Alive:    p.alive(),
+		Starts:   p.starts,
+		Crashes:  p.crashes,
+		LastExit: p.lastExit,
+		Pending:  p.pending,
+		GroupID:  p.groupID,
+		Armed:    p.armed,
+		Produced: p.produced,
+		Paused:   p.paused,
+		Lag:      b.lagOf(name),
+		History:  append([]int64(nil), b.lagHist[name]...),
+	}
+	for i, c := range Canonical {
+		if c == name {
+			v.Key = i + 1
+		}
+	}
+	if name == Usage {
+		v.Mode, v.Reset = b.mode, b.reset
+		if p.alive() && p.mode != "" {
+			v.Mode = p.mode
+		}
+		if p.alive() && p.reset != "" {
+			v.Reset = p.reset
+		}
+	}
+	if p.alive() && !p.startedAt.IsZero() && b.now.After(p.startedAt) {
+		v.Uptime = b.now.Sub(p.startedAt)
+	}
+	v.StateLabel, v.Level = b.stateLabel(p)
+	return v
+}
+
+func (b *Board) strategy(p *proc) string {
+	switch p.name {
+	case Producer:
+		return "publishes telemetry"
+	case Current:
+		return "replay from earliest"
+	case Usage:
+		reset := b.reset
+		if p.alive() && p.reset != "" {
+			reset = p.reset
+		}
+		return "checkpoint + " + reset
+	case Query:
+		return "stateless"
+	case Broker:
+		return "embedded kfake"
+	case Store:
+		return "embedded FerretDB"
+	}
+	return ""
+}
+
+func (b *Board) stateLabel(p *proc) (string, Level) {
+	switch p.state {
+	case Running:
+		if p.name == Producer && p.paused {
+			return "running (paused)", LevelWarn
+		}
+		return "running", LevelGood
+	case Replaying:
+		_, _, frac := b.ReplayProgress()
+		return fmt.Sprintf("replaying %d%%", percent(frac)), LevelWarn
+	case Starting:
+		return "starting", LevelWarn
+	case Retrying:
+		if p.detail != "" {
+			return "retrying " + p.detail, LevelWarn
+		}
+		return "retrying", LevelWarn
+	case Stopping:
+		return "stopping", LevelWarn
+	case Stopped:
+		return "stopped", LevelInfo
+	case Crashing:
+		return "crashing…", LevelBad
+	case Crashed:
+		if p.lastExit != nil {
+			return "crashed (" + p.lastExit.Label() + ")", LevelBad
+		}
+		return "crashed", LevelBad
+	case Restarting:
+		return "restarting", LevelWarn
+	}
+	return string(p.state), LevelInfo
+}
+
+// percent shows progress without claiming 100% before it is done.
+func percent(frac float64) int {
+	p := int(frac * 100)
+	return max(0, min(p, 99))
+}
+
+// Tail returns up to n stderr lines the board kept for a process (oldest
+// first), across incarnations.
+func (b *Board) Tail(name string, n int) []string {
+	p := b.procs[name]
+	if p == nil {
+		return nil
+	}
+	l := p.logs
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return append([]string(nil), l...)
+}

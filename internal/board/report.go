@@ -1,0 +1,145 @@
+package board
+
+import (
+	"maps"
+	"math"
+	"slices"
+)
+
+// Report is the JSON snapshot written by --report. A caller that adds fields
+// (a scenario result) embeds it: encoding/json flattens embedded structs.
+type Report struct {
+	Brokers   string          `json:"brokers"`
+	Mongo     string          `json:"mongo"`
+	Processes []ReportProcess `json:"processes"`
+	Sensors   []ReportSensor  `json:"sensors"`
+}
+
+// ReportProcess is one supervised process.
+type ReportProcess struct {
+	Name    string `json:"name"`
+	State   string `json:"state"` // a State word: running, crashed, stopped, ...
+	PID     int    `json:"pid"`
+	Starts  int    `json:"starts"`
+	Crashes int    `json:"crashes"`
+	// Lag in messages; null when it does not apply or is not fully known.
+	Lag *int64 `json:"lag"`
+	// Mode and Reset: consumer-usage only.
+	Mode  string `json:"mode,omitempty"`
+	Reset string `json:"reset,omitempty"`
+	// LastExit: "SIGKILL", "exit 1", ... of the latest exit, if any.
+	LastExit string `json:"last_exit,omitempty"`
+}
+
+// ReportSensor is one sensor: what each side says about it.
+type ReportSensor struct {
+	SensorID string         `json:"sensor_id"`
+	Current  *ReportCurrent `json:"current"`
+	Usage    *ReportUsage   `json:"usage"`
+	Truth    *ReportTruth   `json:"truth"`
+	Drift    *ReportDrift   `json:"drift"`
+}
+
+// ReportCurrent is consumer-current's state of the sensor.
+type ReportCurrent struct {
+	Timestamp int64   `json:"timestamp"`
+	HoursTot  float64 `json:"hours_tot"`
+	KmTot     float64 `json:"km_tot"`
+	Lat       float64 `json:"lat"`
+	Lon       float64 `json:"lon"`
+}
+
+// ReportUsage is consumer-query's answer for the sensor.
+type ReportUsage struct {
+	Hours   float64 `json:"hours"`
+	Km      float64 `json:"km"`
+	Records int64   `json:"records"`
+}
+
+// ReportTruth is the audit's view: the latest message and the usage
+// expected over consumer-usage's window (0 before it has one).
+type ReportTruth struct {
+	Timestamp  int64   `json:"timestamp"`
+	HoursTot   float64 `json:"hours_tot"`
+	KmTot      float64 `json:"km_tot"`
+	UsageHours float64 `json:"usage_hours"`
+	UsageKm    float64 `json:"usage_km"`
+}
+
+// ReportDrift is recorded − expected usage.
+type ReportDrift struct {
+	Hours float64 `json:"hours"`
+	Km    float64 `json:"km"`
+}
+
+// Report returns the snapshot with the same rules as the panels: current is
+// null unless consumer-current's state is live (or rebuilding/old by less
+// than a few polls), usage is null while consumer-query cannot answer, drift
+// is null unless both usage and an expected window exist. Take it while the
+// children still run (before stopping them on quit).
+func (b *Board) Report() Report {
+	r := Report{Brokers: b.cfg.Brokers, Mongo: b.cfg.Mongo, Processes: []ReportProcess{}, Sensors: []ReportSensor{}}
+	for _, pv := range b.Processes() {
+		rp := ReportProcess{
+			Name: pv.Name, State: string(pv.State), PID: pv.PID,
+			Starts: pv.Starts, Crashes: pv.Crashes,
+		}
+		if pv.Lag.Known() {
+			n := pv.Lag.Messages
+			rp.Lag = &n
+		}
+		if pv.Name == Usage {
+			rp.Mode, rp.Reset = pv.Mode, pv.Reset
+		}
+		if pv.LastExit != nil {
+			rp.LastExit = pv.LastExit.Label()
+		}
+		r.Processes = append(r.Processes, rp)
+	}
+
+	sensors := map[string]*ReportSensor{}
+	get := func(id string) *ReportSensor {
+		if s := sensors[id]; s != nil {
+			return s
+		}
+		s := &ReportSensor{SensorID: id}
+		sensors[id] = s
+		return s
+	}
+	if sv := b.Sensors(); sv.Status == Live || sv.Status == Rebuilding || sv.Status == Stale {
+		for _, row := range sv.Rows {
+			if row.Stale && sv.Status != Stale {
+				continue
+			}
+			get(row.SensorID).Current = &ReportCurrent{
+				Timestamp: row.Timestamp, HoursTot: row.HoursTot, KmTot: row.KmTot, Lat: row.Lat, Lon: row.Lon,
+			}
+		}
+	}
+	uv := b.Usage()
+	for _, row := range uv.Rows {
+		s := get(row.SensorID)
+		if row.Recorded != nil {
+			s.Usage = &ReportUsage{Hours: round2(row.Recorded.Hours), Km: round2(row.Recorded.Km), Records: row.Recorded.Records}
+		}
+		if row.Drift != nil {
+			s.Drift = &ReportDrift{Hours: row.Drift.Hours(), Km: row.Drift.Km()}
+		}
+	}
+	for id, t := range b.truth {
+		if t.Last == nil {
+			continue
+		}
+		rt := &ReportTruth{Timestamp: t.Last.Timestamp, HoursTot: t.Last.HoursTot, KmTot: t.Last.KmTot}
+		if t.Window {
+			rt.UsageHours, rt.UsageKm = round2(t.ExpectedHours), round2(t.ExpectedKm)
+		}
+		get(id).Truth = rt
+	}
+	for _, id := range slices.Sorted(maps.Keys(sensors)) {
+		r.Sensors = append(r.Sensors, *sensors[id])
+	}
+	return r
+}
+
+func round2(f float64) float64 { return math.Round(f*100) / 100 }

@@ -1,0 +1,152 @@
+package board
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Freshness says whether numbers a panel would show are live.
+type Freshness int
+
+const (
+	// Live: the latest poll succeeded recently against the running process.
+	Live Freshness = iota
+	// Rebuilding: consumer-current is replaying; rows are its partial state.
+	Rebuilding
+	// Waiting: the process runs but has not answered yet since it started.
+	Waiting
+	// Down: the process is not running; any rows are last known values.
+	Down
+	// Failing: the latest poll failed; any rows are last known values.
+	Failing
+	// Stale: the last good poll is older than StaleAfter.
+	Stale
+)
+
+func (f Freshness) String() string {
+	switch f {
+	case Live:
+		return "live"
+	case Rebuilding:
+		return "rebuilding"
+	case Waiting:
+		return "waiting"
+	case Down:
+		return "down"
+	case Failing:
+		return "failing"
+	case Stale:
+		return "stale"
+	}
+	return "?"
+}
+
+func (b *Board) sensorsSnapshot(v SensorsSnapshot) {
+	if v.Err != nil {
+		if b.sensorsErr == nil || b.sensorsErAt.Before(b.sensorsAt) {
+			if p := b.procs[Current]; p != nil && p.alive() && p.pending == "" {
+				b.event(v.At, Current, LevelWarn, "GET /state failed: "+v.Err.Error())
+			}
+		}
+		b.sensorsErr, b.sensorsErAt = v.Err, v.At
+		return
+	}
+	b.sensorsErr = nil
+	b.sensors = append([]SensorState(nil), v.Sensors...)
+	sort.Slice(b.sensors, func(i, j int) bool { return b.sensors[i].SensorID < b.sensors[j].SensorID })
+	b.sensorsAt = v.At
+	b.sensorsSeen = true
+	b.sensorsCU = v.CaughtUp
+}
+
+// TruthCheck compares consumer-current's state of a sensor with the audit.
+type TruthCheck string
+
+const (
+	TruthUnknown TruthCheck = ""        // no audit state for the sensor
+	TruthMatch   TruthCheck = "match"   // same message: same timestamp and counters
+	TruthBehind  TruthCheck = "behind"  // an older message than the audit's latest
+	TruthDiffers TruthCheck = "differs" // anything else: the state is wrong
+)
+
+// SensorRow is one sensor as consumer-current holds it.
+type SensorRow struct {
+	SensorState
+	Age      time.Duration // board clock minus the message timestamp
+	AgeKnown bool
+	Stale    bool // not live: last known values of a process that is down, failing or restarted
+	Truth    TruthCheck
+}
+
+// SensorsView is the sensors panel: consumer-current's state and whether it
+// can be trusted right now.
+type SensorsView struct {
+	Status Freshness
+	Reason string    // why, in words, when not live ("consumer-current is crashed (SIGKILL)")
+	AsOf   time.Time // when the rows were read (zero if never)
+	// StaleRows: the rows are last known values, not live state.
+	StaleRows bool
+	// Replay progress while rebuilding.
+	Done, Total int64
+	Progress    float64
+	Rows        []SensorRow
+}
+
+// Sensors returns the sensors panel state.
+func (b *Board) Sensors() SensorsView {
+	v := SensorsView{AsOf: b.sensorsAt}
+	v.Done, v.Total, v.Progress = b.ReplayProgress()
+	p := b.procs[Current]
+	thisRun := p != nil && b.sensorsSeen && p.alive() && !b.sensorsAt.Before(p.startedAt)
+	switch {
+	case p == nil:
+		v.Status, v.Reason = Down, "consumer-current is not supervised"
+	case !p.alive() || p.state == Crashing || p.state == Stopping || p.state == Restarting:
+		label, _ := b.stateLabel(p)
+		v.Status, v.Reason = Down, "consumer-current is "+label
+	case b.sensorsErr != nil && !b.sensorsErAt.Before(b.sensorsAt):
+		v.Status, v.Reason = Failing, "GET /state failed: "+b.sensorsErr.Error()
+	case !thisRun:
+		v.Status, v.Reason = Waiting, "waiting for consumer-current's state"
+		if p.state == Replaying {
+			v.Status, v.Reason = Rebuilding, "rebuilding from earliest"
+		}
+	case !b.now.IsZero() && b.now.Sub(b.sensorsAt) > StaleAfter:
+		v.Status, v.Reason = Stale, fmt.Sprintf("no answer from consumer-current for %s", roundSecs(b.now.Sub(b.sensorsAt)))
+	case !p.caughtUp && !b.sensorsCU:
+		v.Status, v.Reason = Rebuilding, "rebuilding from earliest"
+	default:
+		v.Status, v.Reason = Live, "live"
+	}
+	stale := !(v.Status == Live || (v.Status == Rebuilding && thisRun))
+	v.StaleRows = stale && len(b.sensors) > 0
+	for _, s := range b.sensors {
+		r := SensorRow{SensorState: s, Stale: stale}
+		if s.Timestamp > 0 && !b.now.IsZero() {
+			r.Age = max(0, b.now.Sub(time.UnixMilli(s.Timestamp)))
+			r.AgeKnown = true
+		}
+		if t, ok := b.truth[s.SensorID]; ok && t.Last != nil {
+			r.Truth = compareTruth(s, *t.Last)
+		}
+		v.Rows = append(v.Rows, r)
+	}
+	return v
+}
+
+func compareTruth(cur, truth SensorState) TruthCheck {
+	switch {
+	case cur.Timestamp == truth.Timestamp && cents(cur.HoursTot) == cents(truth.HoursTot) && cents(cur.KmTot) == cents(truth.KmTot):
+		return TruthMatch
+	case cur.Timestamp < truth.Timestamp:
+		return TruthBehind
+	}
+	return TruthDiffers
+}
+
+// cents is the unit drift is decided in: usage is recorded rounded to 2 decimals.
+func cents(f float64) int64 { return int64(math.Round(f * 100)) }
+
+func roundSecs(d time.Duration) string { return d.Round(time.Second).String() }

@@ -1,0 +1,325 @@
+package board
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+func (b *Board) usageSnapshot(v UsageSnapshot) {
+	if v.Err != nil {
+		if b.usageErr == nil || b.usageErAt.Before(b.usageAt) {
+			if p := b.procs[Query]; p != nil && p.alive() && p.pending == "" {
+				b.event(v.At, Query, LevelWarn, "GET /usage failed: "+v.Err.Error())
+			}
+		}
+		b.usageErr, b.usageErAt = v.Err, v.At
+		return
+	}
+	if b.usageErr != nil && b.usageSeen {
+		b.event(v.At, Query, LevelGood, "usage answers again")
+	}
+	b.usageErr = nil
+	b.usage = map[string]UsageTotals{}
+	for _, u := range v.Sensors {
+		b.usage[u.SensorID] = u
+	}
+	b.usageAt = v.At
+	b.usageSeen = true
+	b.trackDrift()
+}
+
+func (b *Board) truthSnapshot(v TruthSnapshot) {
+	if v.Err != nil {
+		if b.truthErr == nil {
+			b.event(v.At, "", LevelWarn, "audit reader failed: "+v.Err.Error())
+		}
+		b.truthErr = v.Err
+		return
+	}
+	b.truthErr = nil
+	b.truth = map[string]Truth{}
+	for _, t := range v.Sensors {
+		if t.Last != nil {
+			last := *t.Last
+			t.Last = &last
+		}
+		b.truth[t.SensorID] = t
+	}
+	b.truthAt = v.At
+	b.truthSeen = true
+	b.auditCount = v.AuditOffset
+	b.trackDrift()
+}
+
+type driftMark struct {
+	sign  Verdict
+	since time.Time
+}
+
+// trackDrift notes, per sensor, since when its drift has had its current
+// sign (see SettleAfter). It only compares a usage answer and an audit
+// snapshot taken within PairWindow of each other: the pair from one poll
+// cycle, not the new half of one cycle against the old half of the last.
+func (b *Board) trackDrift() {
+	if !b.usageSeen || !b.truthSeen {
+		return
+	}
+	at, other := b.usageAt, b.truthAt
+	if other.After(at) {
+		at, other = other, at
+	}
+	if at.Sub(other) > PairWindow {
+		return
+	}
+	for id, t := range b.truth {
+		if !t.Window {
+			delete(b.driftSince, id)
+			continue
+		}
+		u := b.usage[id]
+		sign := Drift{HoursCents: cents(u.Hours) - cents(t.ExpectedHours), KmCents: cents(u.Km) - cents(t.ExpectedKm)}.Verdict()
+		if sign == VerdictExact {
+			delete(b.driftSince, id)
+		} else if m, ok := b.driftSince[id]; !ok || m.sign != sign {
+			b.driftSince[id] = driftMark{sign: sign, since: at}
+		}
+	}
+}
+
+// shownVerdict is what the panel says about a drift: a drift younger than
+// SettleAfter is "settling", and usage missing while consumer-usage is not
+// running is "behind" (it may still come), not "lost".
+func (b *Board) shownVerdict(id string, d Drift) Verdict {
+	raw := d.Verdict()
+	if raw == VerdictExact {
+		return raw
+	}
+	if p := b.procs[Usage]; raw == VerdictLost && p != nil && (!p.alive() || p.pending != "") {
+		return VerdictBehind
+	}
+	ref := b.now
+	for _, t := range []time.Time{b.usageAt, b.truthAt} {
+		if t.After(ref) {
+			ref = t
+		}
+	}
+	if m, ok := b.driftSince[id]; !ok || m.sign != raw || ref.Sub(m.since) < SettleAfter {
+		return VerdictSettling
+	}
+	return raw
+}
+
+// Verdict classifies a drift.
+type Verdict string
+
+const (
+	VerdictNone  Verdict = ""             // no drift to judge (no answer or no window)
+	VerdictExact Verdict = "exact"        // recorded equals expected, to the cent
+	VerdictOver  Verdict = "over-counted" // recorded more than happened (duplicated effects)
+	VerdictLost  Verdict = "lost"         // recorded less than happened (skipped effects)
+	VerdictMixed Verdict = "mixed"        // one counter over, the other under
+	// VerdictSettling: a drift seen for less than SettleAfter (it may be two
+	// reads taken a message apart).
+	VerdictSettling Verdict = "settling"
+	// VerdictBehind: less recorded than expected while consumer-usage is not
+	// running; it is owed, not lost yet.
+	VerdictBehind Verdict = "behind"
+)
+
+// Level is how a view should colour the verdict.
+func (v Verdict) Level() Level {
+	switch v {
+	case VerdictExact:
+		return LevelGood
+	case VerdictOver, VerdictBehind:
+		return LevelWarn
+	case VerdictLost, VerdictMixed:
+		return LevelBad
+	}
+	return LevelInfo
+}
+
+// Amount is hours and km of usage.
+type Amount struct {
+	Hours float64
+	Km    float64
+}
+
+// Drift is recorded − expected, exact to the cent.
+type Drift struct {
+	HoursCents int64
+	KmCents    int64
+}
+
+// Hours and Km return the drift in units.
+func (d Drift) Hours() float64 { return float64(d.HoursCents) / 100 }
+func (d Drift) Km() float64    { return float64(d.KmCents) / 100 }
+
+// Verdict classifies the drift by its sign alone (exact, over-counted,
+// lost, mixed); the usage panel adds settling and behind on top.
+func (d Drift) Verdict() Verdict {
+	over := d.HoursCents > 0 || d.KmCents > 0
+	under := d.HoursCents < 0 || d.KmCents < 0
+	switch {
+	case over && under:
+		return VerdictMixed
+	case over:
+		return VerdictOver
+	case under:
+		return VerdictLost
+	}
+	return VerdictExact
+}
+
+// UsageRow is one sensor in the usage panel.
+type UsageRow struct {
+	SensorID string
+	// Recorded: what consumer-query answers (nil while it cannot answer).
+	Recorded *UsageTotals
+	// Expected: the audit's usage over consumer-usage's window (nil without
+	// audit data or when NoWindow).
+	Expected *Amount
+	// NoWindow: the audit knows the sensor but consumer-usage has no
+	// checkpoint for it yet, so no usage is expected.
+	NoWindow bool
+	Drift    *Drift
+	// Verdict is what the panel shows: Drift.Verdict() once the drift has
+	// lasted SettleAfter, VerdictSettling before, VerdictBehind for missing
+	// usage while consumer-usage is down.
+	Verdict Verdict
+}
+
+// UsageView is the usage panel: recorded vs expected per sensor and in total.
+type UsageView struct {
+	Status Freshness // of consumer-query's answers
+	Reason string
+	AsOf   time.Time
+	// Truth is Waiting until the audit's first snapshot, Failing when its
+	// latest read failed (its last values are still shown).
+	Truth       Freshness
+	TruthReason string
+	AuditCount  int64 // messages the audit has read
+	Rows        []UsageRow
+	Total       UsageRow
+}
+
+// UsageView returns the usage panel state.
+func (b *Board) Usage() UsageView {
+	v := UsageView{AsOf: b.usageAt, AuditCount: b.auditCount}
+	p := b.procs[Query]
+	switch {
+	case p == nil:
+		v.Status, v.Reason = Down, "consumer-query is not supervised"
+	case !p.alive() || p.state == Crashing || p.state == Stopping || p.state == Restarting:
+		label, _ := b.stateLabel(p)
+		v.Status, v.Reason = Down, "consumer-query is "+label+": no answers until it is back"
+	case b.usageErr != nil && !b.usageErAt.Before(b.usageAt):
+		v.Status, v.Reason = Failing, "consumer-query answers an error: "+b.usageErr.Error()
+	case !b.usageSeen || b.usageAt.Before(p.startedAt):
+		v.Status, v.Reason = Waiting, "waiting for consumer-query's first answer"
+	case !b.now.IsZero() && b.now.Sub(b.usageAt) > StaleAfter:
+		v.Status, v.Reason = Stale, fmt.Sprintf("no answer from consumer-query for %s", roundSecs(b.now.Sub(b.usageAt)))
+	default:
+		v.Status, v.Reason = Live, "live"
+	}
+	switch {
+	case !b.truthSeen && b.truthErr != nil:
+		v.Truth, v.TruthReason = Failing, "audit failed: "+b.truthErr.Error()
+	case !b.truthSeen:
+		v.Truth, v.TruthReason = Waiting, "audit reading the topic"
+	case b.truthErr != nil:
+		v.Truth, v.TruthReason = Failing, "audit failed, showing its last read: "+b.truthErr.Error()
+	default:
+		v.Truth, v.TruthReason = Live, fmt.Sprintf("audit read %d messages", b.auditCount)
+	}
+	recorded := v.Status == Live || v.Status == Stale
+
+	ids := map[string]bool{}
+	for id := range b.truth {
+		ids[id] = true
+	}
+	if recorded {
+		for id := range b.usage {
+			ids[id] = true
+		}
+	}
+	var verdicts []Verdict
+	var tot UsageRow
+	tot.SensorID = "total"
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		r := UsageRow{SensorID: id}
+		if recorded {
+			u, ok := b.usage[id]
+			if !ok {
+				u = UsageTotals{SensorID: id} // no records yet: zero, not unknown
+			}
+			r.Recorded = &u
+			if tot.Recorded == nil {
+				tot.Recorded = &UsageTotals{SensorID: "total"}
+			}
+			tot.Recorded.Hours += u.Hours
+			tot.Recorded.Km += u.Km
+			tot.Recorded.Records += u.Records
+		}
+		if t, ok := b.truth[id]; ok {
+			if t.Window {
+				r.Expected = &Amount{Hours: t.ExpectedHours, Km: t.ExpectedKm}
+				if tot.Expected == nil {
+					tot.Expected = &Amount{}
+				}
+				tot.Expected.Hours += t.ExpectedHours
+				tot.Expected.Km += t.ExpectedKm
+			} else {
+				r.NoWindow = true
+			}
+		}
+		if r.Recorded != nil && r.Expected != nil {
+			d := Drift{
+				HoursCents: cents(r.Recorded.Hours) - cents(r.Expected.Hours),
+				KmCents:    cents(r.Recorded.Km) - cents(r.Expected.Km),
+			}
+			r.Drift = &d
+			r.Verdict = b.shownVerdict(id, d)
+			verdicts = append(verdicts, r.Verdict)
+			if tot.Drift == nil {
+				tot.Drift = &Drift{}
+			}
+			tot.Drift.HoursCents += d.HoursCents
+			tot.Drift.KmCents += d.KmCents
+		}
+		v.Rows = append(v.Rows, r)
+	}
+	tot.Verdict = combine(verdicts)
+	v.Total = tot
+	return v
+}
+
+// combine is the total's verdict: exact only if every sensor is exact, and
+// a total that hides an over-count in one sensor and a loss in another is
+// "mixed", not "exact".
+func combine(vs []Verdict) Verdict {
+	if len(vs) == 0 {
+		return VerdictNone
+	}
+	has := map[Verdict]bool{}
+	for _, v := range vs {
+		has[v] = true
+	}
+	over := has[VerdictOver] || has[VerdictMixed]
+	lost := has[VerdictLost] || has[VerdictMixed]
+	switch {
+	case over && lost:
+		return VerdictMixed
+	case over:
+		return VerdictOver
+	case lost:
+		return VerdictLost
+	case has[VerdictBehind]:
+		return VerdictBehind
+	case has[VerdictSettling]:
+		return VerdictSettling
+	}
+	return VerdictExact
+}

@@ -1,0 +1,117 @@
+// Package common holds what the dashboard's components share: the
+// Component contract, boxes, a column-dropping table, number formats and
+// sparklines. Everything here is a pure function of its arguments.
+package common
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
+)
+
+// Component renders itself into exactly width×height cells (or fewer lines
+// when it has less to say); it is a value built from state for each frame.
+type Component interface {
+	View(width, height int) string
+}
+
+// Fit truncates s to width cells (with an ellipsis) and pads it with spaces
+// to exactly width.
+func Fit(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if lipgloss.Width(s) > width {
+		s = ansi.Truncate(s, width, "…")
+	}
+	if w := lipgloss.Width(s); w < width {
+		s += strings.Repeat(" ", width-w)
+	}
+	return s
+}
+
+// FitLines fits every line to width and returns exactly height lines.
+func FitLines(lines []string, width, height int) []string {
+	out := make([]string, 0, height)
+	for i := 0; i < height; i++ {
+		l := ""
+		if i < len(lines) {
+			l = lines[i]
+		}
+		out = append(out, Fit(l, width))
+	}
+	return out
+}
+
+// Lines splits a rendered block into lines ("" gives none).
+func Lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// Box draws a rounded box of exactly width×height with the title set in
+// its top border and the body lines inside (cut or padded to fit).
+func Box(st *theme.Styles, title string, body []string, width, height int) string {
+	if width < 4 || height < 2 {
+		return strings.Join(FitLines(body, max(0, width), max(0, height)), "\n")
+	}
+	inner := width - 2
+	b := st.Border
+	top := b.Render("╭")
+	if title != "" && inner > 4 {
+		t := ansi.Truncate(title, inner-4, "…")
+		top += b.Render("─ ") + t + b.Render(" "+strings.Repeat("─", max(0, inner-3-lipgloss.Width(t))))
+	} else {
+		top += b.Render(strings.Repeat("─", inner))
+	}
+	top += b.Render("╮")
+	lines := []string{top}
+	for _, l := range FitLines(body, inner, height-2) {
+		lines = append(lines, b.Render("│")+l+b.Render("│"))
+	}
+	lines = append(lines, b.Render("╰"+strings.Repeat("─", inner)+"╯"))
+	return strings.Join(lines, "\n")
+}
+
+// Section is the borderless variant for small terminals: a title line, then
+// the body, exactly width×height.
+func Section(title string, body []string, width, height int) string {
+	lines := append([]string{title}, body...)
+	return strings.Join(FitLines(lines, width, height), "\n")
+}
+
+// Center places msg in the middle of a width×height area.
+func Center(msg string, width, height int) string {
+	return lipgloss.Place(width, height, lipgloss.Center, lipgloss.Center, msg)
+}
+
+// Elide keeps the last lines that fit in height, replacing the first of
+// them with a note of how many were left out when it must cut. It is for
+// rows where the end matters (a timeline).
+func Elide(lines []string, height int) []string {
+	if height <= 0 {
+		return nil
+	}
+	if len(lines) <= height {
+		return lines
+	}
+	return lines[len(lines)-height:]
+}
+
+// Clip keeps the first lines that fit in height; when it must cut, the last
+// kept line says how many more there are.
+func Clip(lines []string, height int, more func(n int) string) []string {
+	if height <= 0 {
+		return nil
+	}
+	if len(lines) <= height {
+		return lines
+	}
+	kept := append([]string(nil), lines[:height-1]...)
+	return append(kept, more(len(lines)-height+1))
+}

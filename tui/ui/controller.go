@@ -1,0 +1,75 @@
+package ui
+
+import (
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// Controller is everything the dashboard can ask of the supervisor. The
+// model never calls it from Update: every call runs inside a tea.Cmd (off
+// the Update goroutine) and comes back as an ActionResultMsg or a
+// LogTailMsg. Calls may block for as long as the action takes (a stop
+// waits for the exit), so implementations need no goroutines of their own.
+type Controller interface {
+	// Crash sends SIGKILL to the process group of the named process.
+	Crash(name string) error
+	// Stop stops it gracefully (SIGTERM, SIGKILL after a timeout).
+	Stop(name string) error
+	// Start starts a process that is not running.
+	Start(name string) error
+	// Restart stops (if running) and starts it again.
+	Restart(name string) error
+	// TogglePause pauses or resumes the producer (SIGUSR1/SIGUSR2).
+	TogglePause() error
+	// ArmCrash arms a crash point ("after-delta", "after-checkpoint") on the
+	// named process (consumer-usage's POST /crash-at).
+	ArmCrash(name, point string) error
+	// SetUsageMode switches consumer-usage to "naive" or "guarded" and
+	// restarts it.
+	SetUsageMode(mode string) error
+	// SetUsageReset switches consumer-usage's reset to "latest" or
+	// "earliest" (a fresh group) and restarts it.
+	SetUsageReset(reset string) error
+	// Tail returns up to n of the latest stderr lines of the named process.
+	Tail(name string, n int) []string
+}
+
+// Operations an ActionResultMsg reports (besides board.OpCrash, OpStop,
+// OpStart and OpRestart).
+const (
+	OpPause = "pause" // TogglePause
+	OpArm   = "arm"   // ArmCrash
+	OpMode  = "mode"  // SetUsageMode
+	OpReset = "reset" // SetUsageReset
+)
+
+// ActionResultMsg is the answer of one Controller call.
+type ActionResultMsg struct {
+	Op    string // board.OpCrash, ... or OpPause, OpArm, OpMode, OpReset
+	Name  string // process acted on
+	Value string // point, mode or reset for OpArm, OpMode, OpReset
+	Err   error
+}
+
+// LogTailMsg carries the lines Controller.Tail returned.
+type LogTailMsg struct {
+	Name  string
+	Lines []string
+}
+
+func call(op, name, value string, f func() error) tea.Cmd {
+	return func() tea.Msg {
+		return ActionResultMsg{Op: op, Name: name, Value: value, Err: f()}
+	}
+}
+
+func tail(ctl Controller, name string, n int) tea.Cmd {
+	return func() tea.Msg {
+		lines := ctl.Tail(name, n)
+		for i, l := range lines {
+			lines[i] = strings.ReplaceAll(l, "\t", "    ")
+		}
+		return LogTailMsg{Name: name, Lines: lines}
+	}
+}

@@ -1,0 +1,72 @@
+package ui
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+)
+
+// KeyMap is the dashboard's keys. They are a fixed contract: demo tapes and
+// workshop notes depend on them.
+type KeyMap struct {
+	Up, Down, Next, Prev key.Binding
+	Jump                 key.Binding // 1–6
+	Crash                key.Binding // x
+	Stop                 key.Binding // s
+	Restart              key.Binding // r
+	Pause                key.Binding // p
+	Mode                 key.Binding // m
+	Reset                key.Binding // e
+	CrashPoint           key.Binding // c
+	Logs                 key.Binding // l
+	Scenarios            key.Binding // g (reserved)
+	Help                 key.Binding // ?
+	Close                key.Binding // esc
+	Quit                 key.Binding // q, ctrl+c
+}
+
+// DefaultKeyMap returns the key contract.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/↓", "select")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next process")),
+		Next:       key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next process")),
+		Prev:       key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous process")),
+		Jump:       key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6"), key.WithHelp("1-6", "jump")),
+		Crash:      key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "crash (SIGKILL)")),
+		Stop:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "stop")),
+		Restart:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "start/restart")),
+		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause producer")),
+		Mode:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "usage naive/guarded")),
+		Reset:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "usage latest/earliest")),
+		CrashPoint: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "arm crash point")),
+		Logs:       key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs")),
+		Scenarios:  key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "scenarios"), key.WithDisabled()),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+}
+
+// ShortHelp is the footer line (help.KeyMap), with terse descriptions.
+func (k KeyMap) ShortHelp() []key.Binding {
+	short := func(b key.Binding, desc string) key.Binding {
+		b.SetHelp(b.Help().Key, desc)
+		return b
+	}
+	return []key.Binding{
+		k.Up, k.Jump, short(k.Crash, "crash"), k.Stop, short(k.Restart, "restart"), short(k.Pause, "pause"),
+		short(k.Mode, "mode"), short(k.Reset, "reset"), short(k.CrashPoint, "crash point"), k.Logs,
+		k.Scenarios, k.Help, k.Quit,
+	}
+}
+
+// FullHelp is the '?' view (help.KeyMap).
+func (k KeyMap) FullHelp() [][]key.Binding {
+	up := k.Up
+	up.SetHelp("↑/k", "previous process")
+	return [][]key.Binding{
+		{up, k.Down, k.Next, k.Jump},
+		{k.Crash, k.Stop, k.Restart, k.Pause},
+		{k.Mode, k.Reset, k.CrashPoint, k.Scenarios},
+		{k.Logs, k.Help, k.Close, k.Quit},
+	}
+}

@@ -1,0 +1,378 @@
+// Package ui is the dashboard's bubbletea model. It wraps a board.Board:
+// board inputs sent to the program (board.ProcStarted, board.Offsets, ...)
+// go straight into the board, keys become Controller calls run as tea.Cmds,
+// and the view is a pure function of the board and a little UI state
+// (selection, overlays, the last action's result).
+//
+// Wiring, for the program that owns the processes:
+//
+//	b := board.New(names, board.Config{Brokers: ..., Mongo: ..., RunDir: ...})
+//	p := tea.NewProgram(ui.New(b, ctl, ui.Options{TickEvery: time.Second}), tea.WithAltScreen())
+//	// from the supervisor, pollers and audit goroutines:
+//	p.Send(board.ProcStarted{...}); p.Send(board.ProcStatus{...}); p.Send(board.Offsets{...}) ...
+//	// a script runner acting while the UI runs: show it, then do it
+//	p.Send(board.Request{At: now, Name: "consumer-usage", Op: board.OpCrash}); err := sup.Crash(...)
+//	p.Send(board.RequestDone{At: now, Name: ..., Op: ..., Err: err})
+//	// and reading the board from another goroutine: ui.InspectMsg
+//
+// After p.Run returns (q, ctrl+c) the board is the caller's again:
+// b.Report() before stopping the children.
+package ui
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
+)
+
+// Minimum terminal size the layout supports.
+const (
+	MinWidth  = 80
+	MinHeight = 24
+)
+
+// Options tune the model.
+type Options struct {
+	// TickEvery makes the model schedule its own clock ticks (board.Tick
+	// with the wall-clock time) at this interval; 0 leaves ticking to the
+	// caller, which then sends board.Tick messages itself (tests do).
+	TickEvery time.Duration
+	// LogLines is how many lines the log overlay asks Controller.Tail for
+	// (default 200).
+	LogLines int
+	// Scenarios, when set, is what the g key does (the scenario picker);
+	// without it g only says scenarios are not available.
+	Scenarios func() tea.Cmd
+}
+
+// Model is the dashboard's tea.Model.
+type Model struct {
+	board  *board.Board
+	ctl    Controller
+	opts   Options
+	styles *theme.Styles
+	keys   KeyMap
+
+	width, height int
+	selected      string
+	showHelp      bool
+	showLogs      bool
+	logName       string
+	logLines      []string
+	logFetched    bool
+
+	status      string
+	statusLevel board.Level
+}
+
+// New returns the model. The board is owned by the model from now on: feed
+// it only through the program (p.Send(board.Offsets{...})).
+func New(b *board.Board, ctl Controller, opts Options) Model {
+	if opts.LogLines <= 0 {
+		opts.LogLines = 200
+	}
+	keys := DefaultKeyMap()
+	if opts.Scenarios != nil {
+		keys.Scenarios.SetEnabled(true)
+	}
+	m := Model{board: b, ctl: ctl, opts: opts, styles: theme.Default(), keys: keys}
+	if names := b.Names(); len(names) > 0 {
+		m.selected = names[0]
+	}
+	return m
+}
+
+// Board returns the board (for a caller that needs Report after the
+// program ended).
+func (m Model) Board() *board.Board { return m.board }
+
+// Selected is the name of the selected process.
+func (m Model) Selected() string { return m.selected }
+
+// InspectMsg runs Fn on the board inside Update, on the program's
+// goroutine: the race-free way for another goroutine (a script runner
+// waiting for CaughtUp) to read the board while the program runs. Fn must
+// return quickly (a send on a buffered channel) and must not keep the
+// pointer. Once the program has ended, Send drops the message: wait with a
+// timeout.
+type InspectMsg struct{ Fn func(*board.Board) }
+
+// tickMsg is the model's own clock tick.
+type tickMsg time.Time
+
+func (m Model) tick() tea.Cmd {
+	if m.opts.TickEvery <= 0 {
+		return nil
+	}
+	return tea.Tick(m.opts.TickEvery, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// Init starts the clock when the model ticks by itself.
+func (m Model) Init() tea.Cmd { return m.tick() }
+
+// Update is the state transition: no I/O here, only board updates and Cmds.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		return m, nil
+	case tea.KeyMsg:
+		return m.key(msg)
+	case tickMsg:
+		m.board.Apply(board.Tick{Now: time.Time(msg)})
+		cmds := []tea.Cmd{m.tick()}
+		if m.showLogs {
+			cmds = append(cmds, tail(m.ctl, m.logName, m.opts.LogLines))
+		}
+		return m, tea.Batch(cmds...)
+	case ActionResultMsg:
+		return m.result(msg), nil
+	case InspectMsg:
+		if msg.Fn != nil {
+			msg.Fn(m.board)
+		}
+		return m, nil
+	case LogTailMsg:
+		if msg.Name == m.logName {
+			m.logLines, m.logFetched = msg.Lines, true
+		}
+		return m, nil
+	}
+	m.board.Apply(msg)
+	return m, nil
+}
+
+func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m, tea.Quit
+	case key.Matches(msg, k.Help):
+		m.showHelp = !m.showHelp
+	case key.Matches(msg, k.Close):
+		m.showHelp, m.showLogs = false, false
+	case key.Matches(msg, k.Up, k.Prev):
+		return m.selectBy(-1)
+	case key.Matches(msg, k.Down, k.Next):
+		return m.selectBy(+1)
+	case key.Matches(msg, k.Jump):
+		return m.jump(msg.String())
+	case key.Matches(msg, k.Crash):
+		return m.lifecycle(board.OpCrash)
+	case key.Matches(msg, k.Stop):
+		return m.lifecycle(board.OpStop)
+	case key.Matches(msg, k.Restart):
+		return m.lifecycle(board.OpRestart)
+	case key.Matches(msg, k.Pause):
+		return m.pause()
+	case key.Matches(msg, k.Mode):
+		mode, _ := m.board.UsageConfig()
+		next := "guarded"
+		if mode == "guarded" {
+			next = "naive"
+		}
+		return m.usageSwitch(OpMode, next, func() error { return m.ctl.SetUsageMode(next) })
+	case key.Matches(msg, k.Reset):
+		_, reset := m.board.UsageConfig()
+		next := "earliest"
+		if reset == "earliest" {
+			next = "latest"
+		}
+		return m.usageSwitch(OpReset, next, func() error { return m.ctl.SetUsageReset(next) })
+	case key.Matches(msg, k.CrashPoint):
+		return m.armCrash()
+	case key.Matches(msg, k.Logs):
+		m.showLogs = !m.showLogs
+		if m.showLogs {
+			return m.openLogs()
+		}
+	case key.Matches(msg, k.Scenarios):
+		if m.opts.Scenarios != nil {
+			return m, m.opts.Scenarios()
+		}
+	case msg.String() == "g":
+		m.setStatus(board.LevelInfo, "scenarios are not available in this build (g is reserved for them)")
+	}
+	return m, nil
+}
+
+func (m Model) selectBy(delta int) (tea.Model, tea.Cmd) {
+	names := m.board.Names()
+	if len(names) == 0 {
+		return m, nil
+	}
+	i := 0
+	for j, n := range names {
+		if n == m.selected {
+			i = j
+		}
+	}
+	m.selected = names[(i+delta+len(names))%len(names)]
+	return m.followLogs()
+}
+
+func (m Model) jump(digit string) (tea.Model, tea.Cmd) {
+	i := int(digit[0] - '1')
+	if i < 0 || i >= len(board.Canonical) {
+		return m, nil
+	}
+	name := board.Canonical[i]
+	if !m.board.Has(name) {
+		m.setStatus(board.LevelWarn, fmt.Sprintf("%s: %s is not supervised here (not embedded in this run)", digit, name))
+		return m, nil
+	}
+	m.selected = name
+	return m.followLogs()
+}
+
+// followLogs re-targets the log overlay when the selection moves.
+func (m Model) followLogs() (tea.Model, tea.Cmd) {
+	if m.showLogs && m.logName != m.selected {
+		return m.openLogs()
+	}
+	return m, nil
+}
+
+func (m Model) openLogs() (tea.Model, tea.Cmd) {
+	m.logName, m.logLines, m.logFetched = m.selected, nil, false
+	return m, tail(m.ctl, m.logName, m.opts.LogLines)
+}
+
+// lifecycle handles x, s and r on the selected process. The board shows the
+// request at once ("crashing…"), before the supervisor confirms it.
+func (m Model) lifecycle(op string) (tea.Model, tea.Cmd) {
+	name := m.selected
+	if name == "" {
+		return m, nil
+	}
+	pv := m.board.Process(name)
+	if op == board.OpRestart && !pv.Alive {
+		op = board.OpStart
+	}
+	if (op == board.OpCrash || op == board.OpStop) && !pv.Alive {
+		m.setStatus(board.LevelWarn, fmt.Sprintf("%s is not running (%s): r starts it", name, pv.StateLabel))
+		return m, nil
+	}
+	var f func() error
+	switch op {
+	case board.OpCrash:
+		f = func() error { return m.ctl.Crash(name) }
+		m.setStatus(board.LevelAction, fmt.Sprintf("crash %s: SIGKILL to pid %d and its group…", name, pv.PID))
+	case board.OpStop:
+		f = func() error { return m.ctl.Stop(name) }
+		m.setStatus(board.LevelAction, fmt.Sprintf("stop %s: SIGTERM to pid %d…", name, pv.PID))
+	case board.OpRestart:
+		f = func() error { return m.ctl.Restart(name) }
+		m.setStatus(board.LevelAction, fmt.Sprintf("restart %s…", name))
+	case board.OpStart:
+		f = func() error { return m.ctl.Start(name) }
+		m.setStatus(board.LevelAction, fmt.Sprintf("start %s…", name))
+	}
+	m.board.Apply(board.Request{At: m.board.Now(), Name: name, Op: op})
+	return m, call(op, name, "", f)
+}
+
+func (m Model) pause() (tea.Model, tea.Cmd) {
+	if !m.board.Has(board.Producer) {
+		m.setStatus(board.LevelWarn, "p: no producer in this run")
+		return m, nil
+	}
+	verb := "pause"
+	if m.board.Process(board.Producer).Paused {
+		verb = "resume"
+	}
+	m.board.Apply(board.Action{At: m.board.Now(), Text: verb + " producer (p)"})
+	m.setStatus(board.LevelAction, verb+" producer…")
+	return m, call(OpPause, board.Producer, verb, m.ctl.TogglePause)
+}
+
+// usageSwitch handles m and e: switch how consumer-usage runs, which
+// restarts it.
+func (m Model) usageSwitch(op, value string, f func() error) (tea.Model, tea.Cmd) {
+	if !m.board.Has(board.Usage) {
+		m.setStatus(board.LevelWarn, "no consumer-usage in this run")
+		return m, nil
+	}
+	what := "mode"
+	if op == OpReset {
+		what = "reset"
+	}
+	m.board.Apply(board.Action{At: m.board.Now(), Text: fmt.Sprintf("switch consumer-usage %s to %s", what, value)})
+	if m.board.Process(board.Usage).Alive {
+		m.board.Apply(board.Request{At: m.board.Now(), Name: board.Usage, Op: board.OpRestart})
+	}
+	m.setStatus(board.LevelAction, fmt.Sprintf("consumer-usage %s → %s: restarting it…", what, value))
+	return m, call(op, board.Usage, value, f)
+}
+
+// Crash points the c key cycles through.
+var crashPoints = []string{"after-delta", "after-checkpoint"}
+
+func (m Model) armCrash() (tea.Model, tea.Cmd) {
+	pv := m.board.Process(board.Usage)
+	if !m.board.Has(board.Usage) || !pv.Alive {
+		m.setStatus(board.LevelWarn, "c: consumer-usage is not running, nothing to arm")
+		return m, nil
+	}
+	next := crashPoints[0]
+	for i, p := range crashPoints {
+		if p == pv.Armed {
+			next = crashPoints[(i+1)%len(crashPoints)]
+		}
+	}
+	m.setStatus(board.LevelAction, "arming crash point "+next+" on consumer-usage…")
+	return m, call(OpArm, board.Usage, next, func() error { return m.ctl.ArmCrash(board.Usage, next) })
+}
+
+// result shows a Controller answer and tells the board.
+func (m Model) result(r ActionResultMsg) Model {
+	now := m.board.Now()
+	switch r.Op {
+	case board.OpCrash, board.OpStop, board.OpStart, board.OpRestart:
+		m.board.Apply(board.RequestDone{At: now, Name: r.Name, Op: r.Op, Err: r.Err})
+	case OpMode, OpReset:
+		if r.Err != nil {
+			m.board.Apply(board.RequestDone{At: now, Name: board.Usage, Op: board.OpRestart, Err: r.Err})
+		} else if r.Op == OpMode {
+			m.board.Apply(board.Mode{UsageMode: r.Value})
+		} else {
+			m.board.Apply(board.Mode{UsageReset: r.Value})
+		}
+	case OpArm:
+		if r.Err == nil {
+			m.board.Apply(board.Armed{At: now, Name: r.Name, Point: r.Value})
+		}
+	}
+	if r.Err != nil {
+		m.setStatus(board.LevelBad, fmt.Sprintf("%s %s failed: %v", r.Op, r.Name, r.Err))
+		return m
+	}
+	switch r.Op {
+	case board.OpCrash:
+		m.setStatus(board.LevelGood, "SIGKILL sent to "+r.Name+": watch it recover (r restarts it)")
+	case board.OpStop:
+		m.setStatus(board.LevelGood, r.Name+" stopped gracefully")
+	case board.OpStart:
+		m.setStatus(board.LevelGood, r.Name+" started")
+	case board.OpRestart:
+		m.setStatus(board.LevelGood, r.Name+" restarted")
+	case OpPause:
+		m.setStatus(board.LevelGood, "producer: "+r.Value+" sent")
+	case OpMode:
+		m.setStatus(board.LevelGood, "consumer-usage now runs "+r.Value)
+	case OpReset:
+		m.setStatus(board.LevelGood, "consumer-usage now resets to "+r.Value)
+	case OpArm:
+		m.setStatus(board.LevelGood, "crash point "+r.Value+" armed: consumer-usage will SIGKILL itself there at the next message")
+	}
+	return m
+}
+
+func (m *Model) setStatus(level board.Level, text string) {
+	m.status, m.statusLevel = text, level
+}

@@ -1,0 +1,342 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/muesli/termenv"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+)
+
+func TestMain(m *testing.M) {
+	// Plain text goldens: no colour codes, so they are stable and readable,
+	// and they prove the views say everything in words too.
+	lipgloss.SetColorProfile(termenv.Ascii)
+	lipgloss.SetHasDarkBackground(true)
+	os.Exit(m.Run())
+}
+
+var sizes = []struct{ w, h int }{{120, 36}, {80, 24}, {60, 15}}
+
+// render builds a model over the scene's board, applies msgs and returns
+// its view at w×h.
+func render(t *testing.T, s *scene, w, h int, msgs ...tea.Msg) string {
+	t.Helper()
+	m := tea.Model(New(s.b, &fakeController{}, Options{}))
+	m, _ = m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	for _, msg := range msgs {
+		m, _ = m.Update(msg)
+	}
+	return m.View()
+}
+
+func TestGolden(t *testing.T) {
+	cases := []struct {
+		name  string
+		scene func() *scene
+		msgs  []tea.Msg
+	}{
+		{name: "startup", scene: sceneStartup},
+		{name: "running", scene: sceneRunning, msgs: []tea.Msg{keyMsg("3")}},
+		{name: "usage_crashed", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: board.OpCrash, Name: board.Usage}}},
+		{name: "current_replaying", scene: sceneReplaying, msgs: []tea.Msg{keyMsg("2")}},
+		{name: "usage_drift", scene: sceneDrift, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpReset, Name: board.Usage, Value: "earliest"}}},
+		{name: "current_and_query_down", scene: sceneDown, msgs: []tea.Msg{keyMsg("4"), ActionResultMsg{Op: board.OpCrash, Name: board.Query}}},
+		{name: "full_help", scene: sceneRunning, msgs: []tea.Msg{keyMsg("?")}},
+		{name: "logs", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), keyMsg("l"), LogTailMsg{Name: board.Usage, Lines: []string{
+			`time=10:00:01.200 level=INFO msg="consumer-usage starting" mode=naive reset=latest group=demo-usage`,
+			`time=10:00:01.700 level=INFO msg=assigned partitions="[0 1 2]"`,
+			`time=10:01:04.500 level=INFO msg="checkpoint saved" sensor=sensor-03 offset=211`,
+		}}}},
+	}
+	for _, tc := range cases {
+		for _, sz := range sizes {
+			t.Run(fmt.Sprintf("%s_%dx%d", tc.name, sz.w, sz.h), func(t *testing.T) {
+				out := render(t, tc.scene(), sz.w, sz.h, tc.msgs...)
+				checkFrame(t, out, sz.w, sz.h)
+				golden.RequireEqual(t, []byte(out))
+			})
+		}
+	}
+}
+
+// checkFrame: the view fills the terminal exactly, no line wider than it.
+func checkFrame(t *testing.T, out string, w, h int) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	if len(lines) != h {
+		t.Errorf("view has %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if lw := lipgloss.Width(l); lw != w {
+			t.Errorf("line %d is %d wide, want %d: %q", i+1, lw, w, l)
+		}
+	}
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	switch k {
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+// press sends a key and runs the commands it returns (as bubbletea would,
+// off Update) feeding their messages back, until none are left.
+func press(t *testing.T, m tea.Model, k string) tea.Model {
+	t.Helper()
+	m, cmd := m.Update(keyMsg(k))
+	return drain(m, cmd)
+}
+
+func drain(m tea.Model, cmd tea.Cmd) tea.Model {
+	queue := []tea.Cmd{cmd}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		msg := c()
+		if batch, ok := msg.(tea.BatchMsg); ok {
+			queue = append(queue, batch...)
+			continue
+		}
+		if _, ok := msg.(tea.QuitMsg); ok {
+			continue
+		}
+		var next tea.Cmd
+		m, next = m.Update(msg)
+		queue = append(queue, next)
+	}
+	return m
+}
+
+func newModel(s *scene, ctl Controller) tea.Model {
+	m, _ := New(s.b, ctl, Options{}).Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	return m
+}
+
+func TestKeysCallTheController(t *testing.T) {
+	tests := []struct {
+		name  string
+		keys  []string
+		calls []string
+	}{
+		{name: "x crashes the selected process", keys: []string{"3", "x"}, calls: []string{"crash consumer-usage"}},
+		{name: "arrows then x", keys: []string{"down", "down", "x"}, calls: []string{"crash consumer-usage"}},
+		{name: "tab wraps", keys: []string{"6", "tab", "x"}, calls: []string{"crash producer"}},
+		{name: "up wraps", keys: []string{"1", "up", "s"}, calls: []string{"stop store"}},
+		{name: "s stops", keys: []string{"4", "s"}, calls: []string{"stop consumer-query"}},
+		{name: "r restarts a running process", keys: []string{"2", "r"}, calls: []string{"restart consumer-current"}},
+		{name: "p pauses the producer whatever is selected", keys: []string{"5", "p"}, calls: []string{"pause"}},
+		{name: "m toggles usage mode", keys: []string{"m"}, calls: []string{"mode guarded"}},
+		{name: "e toggles usage reset", keys: []string{"e"}, calls: []string{"reset earliest"}},
+		{name: "c cycles crash points", keys: []string{"c", "c", "c"}, calls: []string{
+			"arm consumer-usage after-delta", "arm consumer-usage after-checkpoint", "arm consumer-usage after-delta"}},
+		{name: "l tails the selected process", keys: []string{"3", "l"}, calls: []string{"tail consumer-usage"}},
+		{name: "l follows the selection", keys: []string{"3", "l", "down"}, calls: []string{"tail consumer-usage", "tail consumer-query"}},
+		{name: "help and quit call nothing", keys: []string{"?", "g", "q"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctl := &fakeController{}
+			m := newModel(sceneRunning(), ctl)
+			for _, k := range tc.keys {
+				m = press(t, m, k)
+			}
+			if got := ctl.Calls(); !slices.Equal(got, tc.calls) {
+				t.Fatalf("calls %q, want %q", got, tc.calls)
+			}
+		})
+	}
+}
+
+func TestCrashIsVisibleBeforeTheExit(t *testing.T) {
+	ctl := &fakeController{}
+	s := sceneRunning()
+	m := newModel(s, ctl)
+	m = press(t, m, "3")
+	// Update alone, without running the command: the screen must already react.
+	m, cmd := m.Update(keyMsg("x"))
+	if cmd == nil {
+		t.Fatal("x returned no command")
+	}
+	if len(ctl.Calls()) != 0 {
+		t.Fatal("Update called the controller itself")
+	}
+	if !strings.Contains(m.View(), "crashing…") {
+		t.Fatalf("view does not show crashing…:\n%s", m.View())
+	}
+	m = drain(m, cmd)
+	if got := ctl.Calls(); !slices.Equal(got, []string{"crash consumer-usage"}) {
+		t.Fatalf("calls %q", got)
+	}
+	if !strings.Contains(m.View(), "SIGKILL sent to consumer-usage") {
+		t.Fatal("no confirmation in the status line")
+	}
+	// The supervisor reports the exit: crashed, with the signal in words.
+	m, _ = m.Update(board.ProcExited{Name: board.Usage, PID: 4111, At: at(65), Signal: "SIGKILL"})
+	if v := m.View(); !strings.Contains(v, "crashed (SIGKILL)") {
+		t.Fatalf("view after exit:\n%s", v)
+	}
+}
+
+func TestFailedActionRevertsAndSaysWhy(t *testing.T) {
+	ctl := &fakeController{fail: map[string]error{"crash": errNoSuchProcess}}
+	m := newModel(sceneRunning(), ctl)
+	m = press(t, m, "3")
+	m = press(t, m, "x")
+	v := m.View()
+	if strings.Contains(v, "crashing…") {
+		t.Fatal("still crashing after the controller failed")
+	}
+	if !strings.Contains(v, "crash consumer-usage failed: no such process") {
+		t.Fatalf("no error in the status line:\n%s", v)
+	}
+	if p := m.(Model).Board().Process(board.Usage); p.State != board.Running {
+		t.Fatalf("state %s", p.State)
+	}
+}
+
+func TestNotRunningIsNotCalled(t *testing.T) {
+	ctl := &fakeController{}
+	m := newModel(sceneUsageCrashed(), ctl)
+	m = press(t, m, "3")
+	m = press(t, m, "x")
+	m = press(t, m, "s")
+	if len(ctl.Calls()) != 0 {
+		t.Fatalf("calls on a dead process: %q", ctl.Calls())
+	}
+	if !strings.Contains(m.View(), "consumer-usage is not running") {
+		t.Fatal("no explanation")
+	}
+	m = press(t, m, "r")
+	if got := ctl.Calls(); !slices.Equal(got, []string{"start consumer-usage"}) {
+		t.Fatalf("r on a crashed process: %q", got)
+	}
+}
+
+func TestModeSwitchMarksRestartAndRecordsMode(t *testing.T) {
+	ctl := &fakeController{}
+	m := newModel(sceneRunning(), ctl)
+	m, cmd := m.Update(keyMsg("m"))
+	if p := m.(Model).Board().Process(board.Usage); p.State != board.Restarting {
+		t.Fatalf("state before the controller answers: %s", p.State)
+	}
+	m = drain(m, cmd)
+	if mode, _ := m.(Model).Board().UsageConfig(); mode != "guarded" {
+		t.Fatalf("mode %q", mode)
+	}
+	m = press(t, m, "m")
+	if got := ctl.Calls(); !slices.Equal(got, []string{"mode guarded", "mode naive"}) {
+		t.Fatalf("calls %q", got)
+	}
+}
+
+func TestJumpToMissingProcess(t *testing.T) {
+	s := newScene()
+	s.b = board.New([]string{board.Producer, board.Current, board.Usage, board.Query}, board.Config{})
+	ctl := &fakeController{}
+	m := newModel(s, ctl)
+	m = press(t, m, "5")
+	if sel := m.(Model).Selected(); sel != board.Producer {
+		t.Fatalf("selected %q", sel)
+	}
+	if !strings.Contains(m.View(), "broker is not supervised here") {
+		t.Fatal("no explanation for 5 without an embedded broker")
+	}
+}
+
+func TestLogsOverlay(t *testing.T) {
+	ctl := &fakeController{tail: []string{"level=INFO msg=hello", "level=ERROR msg=\"boom\"\tpartition=2"}}
+	m := newModel(sceneRunning(), ctl)
+	m = press(t, m, "3")
+	m = press(t, m, "l")
+	v := m.View()
+	if !strings.Contains(v, "Logs · consumer-usage") || !strings.Contains(v, `level=ERROR msg="boom"    partition=2`) {
+		t.Fatalf("overlay:\n%s", v)
+	}
+	m = press(t, m, "esc")
+	if strings.Contains(m.View(), "Logs · consumer-usage") {
+		t.Fatal("esc did not close the overlay")
+	}
+}
+
+func TestQuitKeys(t *testing.T) {
+	for _, k := range []string{"q", "ctrl+c"} {
+		m := newModel(sceneRunning(), &fakeController{})
+		_, cmd := m.Update(keyMsg(k))
+		if cmd == nil {
+			t.Fatalf("%s: no command", k)
+		}
+		if _, ok := cmd().(tea.QuitMsg); !ok {
+			t.Fatalf("%s did not quit", k)
+		}
+	}
+}
+
+func TestFullHelpFits(t *testing.T) {
+	for _, sz := range sizes[:2] {
+		m := newModel(sceneRunning(), &fakeController{})
+		m, _ = m.Update(tea.WindowSizeMsg{Width: sz.w, Height: sz.h})
+		m = press(t, m, "?")
+		out := m.View()
+		checkFrame(t, out, sz.w, sz.h)
+		if !strings.Contains(out, "crash (SIGKILL)") || !strings.Contains(out, "usage naive/guarded") {
+			t.Fatalf("%dx%d full help:\n%s", sz.w, sz.h, out)
+		}
+	}
+}
+
+func TestInspect(t *testing.T) {
+	m := newModel(sceneRunning(), &fakeController{})
+	got := make(chan bool, 1)
+	m.Update(InspectMsg{Fn: func(b *board.Board) { got <- b.CaughtUp() }})
+	if !<-got {
+		t.Fatal("running scene is not caught up")
+	}
+}
+
+func TestBoardInputsPassThrough(t *testing.T) {
+	m := newModel(sceneStartup(), &fakeController{})
+	m, cmd := m.Update(board.Action{At: at(2), Text: "script: crash consumer-usage"})
+	if cmd != nil {
+		t.Fatal("a board input produced a command")
+	}
+	if !strings.Contains(m.View(), "script: crash consumer-usage") {
+		t.Fatal("action not in the timeline")
+	}
+}
+
+// TestColourFrames renders with colours on: styles must not change the
+// frame (every line exactly the terminal width) and colour must be there.
+func TestColourFrames(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.ANSI)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	for _, sc := range []func() *scene{sceneRunning, sceneUsageCrashed, sceneReplaying, sceneDrift} {
+		for _, sz := range sizes[:2] {
+			out := render(t, sc(), sz.w, sz.h, keyMsg("3"))
+			checkFrame(t, out, sz.w, sz.h)
+			if !strings.Contains(out, "\x1b[") {
+				t.Fatal("no colour codes with a colour profile")
+			}
+		}
+	}
+}

@@ -1,0 +1,215 @@
+package ui
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/tui/ui/common"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/events"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/help"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/lag"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/logs"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/processes"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/sensors"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/usage"
+)
+
+// Layout thresholds: boxes, the lag panel and every column from here up;
+// below it a borderless layout with fewer columns.
+const (
+	fullWidth  = 100
+	fullHeight = 30
+	// lagPanelWidth is the lag panel's share of the process box.
+	lagPanelWidth = 30
+	// sensorRowsReserved keeps the layout still while sensors appear (the
+	// producer's default fleet is 10).
+	sensorRowsReserved = 10
+)
+
+// View renders the whole screen, exactly width×height.
+func (m Model) View() string {
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	if w < MinWidth || h < MinHeight {
+		return m.tooSmall()
+	}
+	full := w >= fullWidth && h >= fullHeight
+	st := m.styles
+
+	header := m.header(w)
+	statusLine := m.statusLine(w, !full)
+	footer := help.Footer{Styles: st, Keys: m.keys, ShowAll: m.showHelp}.View(w, h/3)
+	footerH := len(common.Lines(footer))
+
+	procs := m.board.Processes()
+	var top string
+	if full {
+		inner := w - 2
+		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(inner-lagPanelWidth-1, len(procs)+1)
+		lagCol := lag.Panel{Styles: st, Procs: procs}.View(lagPanelWidth, len(procs)+1)
+		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
+		if m.board.Has(board.Usage) {
+			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), inner))
+		}
+		top = common.Box(st, "Processes · lag", body, w, len(body)+2)
+	} else {
+		top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, ShowLag: true, Compact: true}.View(w, len(procs)+1)
+	}
+	topH := len(common.Lines(top))
+
+	rest := h - 1 - topH - 1 - footerH
+	sv, uv := m.board.Sensors(), m.board.Usage()
+	rows := max(len(sv.Rows), len(uv.Rows)+1, sensorRowsReserved)
+	var middleH, eventsH int
+	if full {
+		middleH = min(rows+2+2, rest-3)
+		eventsH = rest - middleH
+	} else {
+		middleH = min(rows+2, rest-1)
+		eventsH = rest - middleH
+	}
+
+	var lower string
+	if m.showLogs {
+		lower = m.logsView(w, middleH+eventsH, full)
+	} else {
+		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sv, uv, w, middleH, full), m.events(w, eventsH, full))
+	}
+	return strings.Join([]string{header, top, lower, statusLine, footer}, "\n")
+}
+
+func (m Model) middle(sv board.SensorsView, uv board.UsageView, w, h int, full bool) string {
+	st := m.styles
+	if full {
+		sw := w * 43 / 100
+		uw := w - sw
+		left := common.Box(st, sensors.Title(), common.Lines(sensors.New(st, sv, false).View(sw-2, h-2)), sw, h)
+		right := common.Box(st, usage.Title(), common.Lines(usage.New(st, uv, false).View(uw-2, h-2)), uw, h)
+		return lipgloss.JoinHorizontal(lipgloss.Top, left, right)
+	}
+	sw := w * 45 / 100
+	uw := w - sw - 1
+	left := sensors.New(st, sv, true).View(sw, h)
+	right := usage.New(st, uv, true).View(uw, h)
+	bar := strings.TrimSuffix(strings.Repeat(st.Border.Render("│")+"\n", h), "\n")
+	return lipgloss.JoinHorizontal(lipgloss.Top, left, bar, right)
+}
+
+func (m Model) events(w, h int, full bool) string {
+	st := m.styles
+	evs := m.board.Events()
+	if full {
+		body := events.Panel{Styles: st, Events: evs}.View(w-2, h-2)
+		return common.Box(st, events.Title(), common.Lines(body), w, h)
+	}
+	body := events.Panel{Styles: st, Events: evs}.View(w, h)
+	return strings.Join(common.FitLines(common.Lines(body), w, h), "\n")
+}
+
+func (m Model) logsView(w, h int, full bool) string {
+	st := m.styles
+	lines := m.logLines
+	if !m.logFetched || len(lines) == 0 {
+		lines = m.board.Tail(m.logName, m.opts.LogLines)
+	}
+	p := logs.Panel{Styles: st, Name: m.logName, Lines: lines}
+	if full {
+		return common.Box(st, p.Title(), common.Lines(p.View(w-2, h-2)), w, h)
+	}
+	return common.Section(st.Title.Render(p.Title()), common.Lines(p.View(w, h-1)), w, h)
+}
+
+func (m Model) header(w int) string {
+	st := m.styles
+	cfg := m.board.Config()
+	sep := st.Muted.Render(" │ ")
+	bold := lipgloss.NewStyle().Bold(true)
+	addrs := []string{"brokers " + bold.Render(orDash(cfg.Brokers)), "mongo " + bold.Render(orDash(mongoHost(cfg.Mongo)))}
+	if cfg.RunDir != "" {
+		addrs = append(addrs, "run "+cfg.RunDir)
+	}
+	left := strings.Join(append([]string{st.App.Render("Kafka Recovery Lab")}, addrs...), sep)
+	if lipgloss.Width(left) > w {
+		// The addresses matter more than the product name.
+		left = strings.Join(addrs, sep)
+	}
+	right := ""
+	if now := m.board.Now(); !now.IsZero() {
+		right = st.Muted.Render(now.Format("15:04:05"))
+	}
+	if gap := w - lipgloss.Width(left) - lipgloss.Width(right); gap >= 1 && right != "" {
+		return left + strings.Repeat(" ", gap) + right
+	}
+	return common.Fit(left, w)
+}
+
+// mongoHost shows a MongoDB URI by its hosts only: no scheme, and never
+// credentials on a projected screen.
+func mongoHost(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Host == "" {
+		return uri
+	}
+	return u.Host
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// statusLine shows the last action's result; the compact layout has no
+// usage line in the process box, so it carries consumer-usage's mode here.
+func (m Model) statusLine(w int, compact bool) string {
+	st := m.styles
+	text := m.status
+	if text == "" {
+		text = "select a process with ↑/↓ or 1-6 · x crash · s stop · r restart"
+	}
+	symbol := map[board.Level]string{board.LevelGood: "✓ ", board.LevelBad: "✗ ", board.LevelWarn: "! ", board.LevelAction: "› "}[m.statusLevel]
+	left := st.Level(m.statusLevel).Render(symbol + text)
+	if m.status == "" {
+		left = st.Muted.Render(text)
+	}
+	right := ""
+	if compact && m.board.Has(board.Usage) {
+		pv := m.board.Process(board.Usage)
+		right = fmt.Sprintf("usage %s/%s", pv.Mode, pv.Reset)
+		if pv.Armed != "" {
+			right += " crash@" + pv.Armed
+		}
+		right = st.Muted.Render(right)
+	}
+	if right != "" {
+		lw := w - lipgloss.Width(right) - 1
+		if lw > 20 {
+			return common.Fit(left, lw) + " " + right
+		}
+	}
+	return common.Fit(left, w)
+}
+
+func (m Model) tooSmall() string {
+	st := m.styles
+	msg := lipgloss.JoinVertical(lipgloss.Center,
+		st.App.Render("Kafka Recovery Lab"),
+		"",
+		"This terminal is too small for the dashboard.",
+		fmt.Sprintf("It needs at least %d×%d; it is %d×%d.", MinWidth, MinHeight, m.width, m.height),
+		"Enlarge the window or reduce the font size.",
+		"",
+		st.Muted.Render("q quits"),
+	)
+	// Wrap to the width first so even a very narrow terminal gets the message.
+	msg = lipgloss.NewStyle().Width(m.width).Align(lipgloss.Center).Render(msg)
+	lines := common.Lines(common.Center(msg, m.width, m.height))
+	return strings.Join(common.FitLines(lines, m.width, m.height), "\n")
+}
