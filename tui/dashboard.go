@@ -1,12 +1,263 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lab"
+	"github.com/kafka-recovery-lab/krl/internal/script"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+	"github.com/kafka-recovery-lab/krl/tui/ui"
 )
 
-// runDashboard is replaced by the real dashboard wiring.
+type dashboardFlags struct {
+	lab.Config
+	headless   bool
+	scriptPath string
+	reportPath string
+}
+
+func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error) {
+	var f dashboardFlags
+	fs := flag.NewFlagSet("tui", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText, "\ndashboard flags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.Brokers, "brokers", os.Getenv("KAFKA_BROKER"), "Kafka bootstrap servers; empty starts the embedded broker (env KAFKA_BROKER)")
+	fs.StringVar(&f.Mongo, "mongo", os.Getenv("MONGO_URI"), "MongoDB URI; empty starts the embedded store (env MONGO_URI)")
+	fs.StringVar(&f.Topic, "topic", telemetry.DefaultTopic, "topic name")
+	fs.StringVar(&f.RunDir, "data-dir", "", "run directory for embedded data and logs (default: a fresh one under the temp dir)")
+	fs.IntVar(&f.Sensors, "sensors", 10, "number of simulated sensors")
+	fs.DurationVar(&f.Interval, "interval", time.Second, "time between two messages of one sensor")
+	fs.Int64Var(&f.Seed, "seed", 0, "producer seed for reproducible data (0: time-based)")
+	fs.StringVar(&f.UsageMode, "usage-mode", string(kafkacfg.Naive), "consumer-usage mode: naive (the article) or guarded")
+	fs.StringVar(&f.UsageReset, "usage-reset", "latest", "consumer-usage offset reset: latest (fixed group) or earliest (fresh group)")
+	fs.BoolVar(&f.headless, "headless", false, "supervise without a terminal UI, logging events to stderr")
+	fs.StringVar(&f.scriptPath, "script", "", "play actions from FILE (see README)")
+	fs.StringVar(&f.reportPath, "report", "", "write a JSON snapshot to FILE on exit")
+	if err := cli.Parse(fs, args); err != nil {
+		return f, err
+	}
+	if f.Sensors < 1 || f.Sensors > 1000 {
+		return f, cli.Usagef("--sensors must be between 1 and 1000, got %d", f.Sensors)
+	}
+	if f.Interval < 10*time.Millisecond {
+		return f, cli.Usagef("--interval must be at least 10ms, got %s", f.Interval)
+	}
+	if _, err := kafkacfg.ParseUsageMode(f.UsageMode); err != nil {
+		return f, cli.Usagef("--usage-mode: %v", err)
+	}
+	if _, err := kafkacfg.ParseReset(f.UsageReset); err != nil {
+		return f, cli.Usagef("--usage-reset: %v", err)
+	}
+	return f, nil
+}
+
 func runDashboard(args []string) int {
-	fmt.Fprintln(os.Stderr, "error: the dashboard is not wired yet")
-	return 1
+	f, err := parseDashboardFlags(args, os.Stderr)
+	if err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	var actions []script.Action
+	if f.scriptPath != "" {
+		file, err := os.Open(f.scriptPath)
+		if err != nil {
+			return cli.Exit(os.Stderr, cli.Usagef("--script: %v", err))
+		}
+		actions, err = script.Parse(file)
+		file.Close()
+		if err != nil {
+			return cli.Exit(os.Stderr, cli.Usagef("--script %s: %v", f.scriptPath, err))
+		}
+	}
+	if f.RunDir == "" {
+		f.RunDir, err = os.MkdirTemp("", "krl-run-"+time.Now().Format("20060102-150405")+"-")
+		if err != nil {
+			return cli.Exit(os.Stderr, err)
+		}
+	}
+	if f.RunDir, err = filepath.Abs(f.RunDir); err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	if err := os.MkdirAll(filepath.Join(f.RunDir, "logs"), 0o755); err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	// The lab's own diagnostics go to a file: stderr is the terminal the
+	// dashboard draws on.
+	logFile, err := os.OpenFile(filepath.Join(f.RunDir, "logs", "dashboard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	defer logFile.Close()
+	f.Log = slog.New(slog.NewTextHandler(logFile, nil))
+
+	l, err := lab.New(f.Config)
+	if err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	// Children die with the dashboard even if it panics.
+	defer func() {
+		if r := recover(); r != nil {
+			l.KillAll()
+			panic(r)
+		}
+	}()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	if f.headless {
+		return runHeadless(l, f, actions, sigs)
+	}
+	return runTUI(l, f, actions, sigs)
+}
+
+// finish writes the report (before the children stop, so it shows the
+// run as it was) and shuts everything down.
+func finish(l *lab.Lab, f dashboardFlags, sigs <-chan os.Signal, rep board.Report, code int) int {
+	if f.reportPath != "" {
+		if err := writeReport(f.reportPath, rep); err != nil {
+			fmt.Fprintln(os.Stderr, "error: report:", err)
+			code = cli.ExitError
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() {
+		// A second signal while stopping: no more waiting.
+		if _, ok := <-sigs; ok {
+			l.KillAll()
+			cancel()
+		}
+	}()
+	if err := l.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "shutdown:", err)
+	}
+	return code
+}
+
+func writeReport(path string, rep board.Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// startScript plays the actions in the background; its result arrives on
+// the returned channel (nil when there is no script).
+func startScript(ctx context.Context, l *lab.Lab, actions []script.Action) <-chan error {
+	if actions == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- l.RunScript(ctx, actions) }()
+	return done
+}
+
+func runHeadless(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan os.Signal) int {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for range l.Inputs() { // the lab's own board is what headless reads
+		}
+	}()
+	code := cli.ExitOK
+	if err := l.Launch(ctx); err != nil {
+		logger.Error("start failed", "err", err, "run_dir", f.RunDir)
+		return finish(l, f, sigs, l.Report(), cli.ExitError)
+	}
+	brokers, mongo := l.Addresses()
+	logger.Info("running", "brokers", brokers, "mongo", mongo, "run_dir", f.RunDir)
+	scriptDone := startScript(ctx, l, actions)
+	var seq uint64
+	ticker := time.NewTicker(200 * time.Millisecond)
+	defer ticker.Stop()
+	printEvents := func() {
+		for _, e := range l.EventsSince(seq) {
+			fmt.Fprintln(os.Stderr, e.String())
+			seq = e.Seq
+		}
+	}
+loop:
+	for {
+		select {
+		case <-ticker.C:
+			printEvents()
+		case sig := <-sigs:
+			logger.Info("signal, stopping", "signal", sig.String())
+			break loop
+		case <-l.Done():
+			break loop
+		case err := <-scriptDone:
+			scriptDone = nil
+			if err != nil {
+				logger.Error("script failed", "err", err)
+				code = cli.ExitError
+				break loop
+			}
+		}
+	}
+	printEvents()
+	return finish(l, f, sigs, l.Report(), code)
+}
+
+func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan os.Signal) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	model := ui.New(l.NewBoard(), l, ui.Options{})
+	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithoutSignalHandler())
+	go func() {
+		for in := range l.Inputs() {
+			p.Send(in)
+		}
+	}()
+	code := cli.ExitOK
+	go func() {
+		if err := l.Launch(ctx); err != nil {
+			p.Send(board.Action{At: time.Now(), Text: "start failed: " + err.Error()})
+			return
+		}
+		if done := startScript(ctx, l, actions); done != nil {
+			if err := <-done; err != nil {
+				p.Send(board.Action{At: time.Now(), Text: "script failed: " + err.Error()})
+				code = cli.ExitError
+				l.RequestQuit()
+			}
+		}
+	}()
+	go func() {
+		select {
+		case <-sigs:
+		case <-l.Done():
+		}
+		p.Quit()
+	}()
+	if _, err := p.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "error: dashboard:", err)
+		code = cli.ExitError
+	}
+	return finish(l, f, sigs, l.Report(), code)
 }

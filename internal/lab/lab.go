@@ -1,0 +1,517 @@
+// Package lab is the dashboard's runtime: it starts the stack as supervised
+// child processes, polls what the consumers answer, runs the independent
+// audit, and turns all of it into board inputs. The TUI and the headless
+// mode both sit on top of it; neither does I/O of its own.
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/audit"
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/observe"
+	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/store"
+	"github.com/kafka-recovery-lab/krl/internal/supervisor"
+)
+
+// Process names are the board's.
+const (
+	Producer = board.Producer
+	Current  = board.Current
+	Usage    = board.Usage
+	Query    = board.Query
+	Broker   = board.Broker
+	Store    = board.Store
+)
+
+// Config is what the dashboard's flags decide.
+type Config struct {
+	// Exe is the binary whose subcommands are the roles ("" = this one).
+	Exe string
+	// RunDir holds the embedded data (broker/, store/) and logs/.
+	RunDir string
+	// Brokers and Mongo point at external infrastructure; "" starts the
+	// embedded broker or store.
+	Brokers string
+	Mongo   string
+	Topic   string
+	// Producer settings.
+	Sensors  int
+	Interval time.Duration
+	Seed     int64
+	// consumer-usage's starting strategy.
+	UsageMode  string
+	UsageReset string
+	// Log receives the lab's own diagnostics (never the terminal in TUI mode).
+	Log *slog.Logger
+}
+
+// Lab supervises one run.
+type Lab struct {
+	cfg     Config
+	log     *slog.Logger
+	sup     *supervisor.Supervisor
+	out     chan any
+	started time.Time
+
+	embeddedBroker, embeddedStore bool
+
+	mu         sync.Mutex
+	brokers    string
+	mongo      string
+	httpAddrs  map[string]string
+	usageGroup string
+	paused     bool
+	mode       string
+	reset      string
+	listening  map[string]chan string
+	mirror     *board.Board
+	maxCheckpt map[string]int64
+
+	offsets *observe.Offsets
+	auditor *audit.Reader
+	db      *store.Store
+
+	quitOnce sync.Once
+	quit     chan struct{}
+	cancel   context.CancelFunc
+	pollers  sync.WaitGroup // pollers and the audit: they emit, so they end before out closes
+	pumpDone chan struct{}
+}
+
+// Processes lists the names this configuration supervises, in key order.
+func (c Config) Processes() []string {
+	names := []string{Producer, Current, Usage, Query}
+	if c.Brokers == "" {
+		names = append(names, Broker)
+	}
+	if c.Mongo == "" {
+		names = append(names, Store)
+	}
+	return names
+}
+
+// New prepares a run; Launch starts it.
+func New(cfg Config) (*Lab, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RunDir == "" {
+		return nil, errors.New("lab: no run directory")
+	}
+	if err := os.MkdirAll(cfg.RunDir, 0o755); err != nil {
+		return nil, fmt.Errorf("lab: run directory: %w", err)
+	}
+	l := &Lab{
+		cfg:            cfg,
+		log:            cfg.Log,
+		out:            make(chan any, 4096),
+		embeddedBroker: cfg.Brokers == "",
+		embeddedStore:  cfg.Mongo == "",
+		brokers:        cfg.Brokers,
+		mongo:          cfg.Mongo,
+		httpAddrs:      map[string]string{},
+		mode:           cfg.UsageMode,
+		reset:          cfg.UsageReset,
+		listening:      map[string]chan string{},
+		maxCheckpt:     map[string]int64{},
+		quit:           make(chan struct{}),
+	}
+	l.sup = supervisor.New(supervisor.Config{Exe: cfg.Exe, RunDir: cfg.RunDir, StopTimeout: 6 * time.Second})
+	return l, nil
+}
+
+// NewBoard returns a board configured for this lab (the TUI's and the
+// mirror's are built the same way).
+func (l *Lab) NewBoard() *board.Board {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.newBoardLocked()
+}
+
+func (l *Lab) newBoardLocked() *board.Board {
+	return board.New(l.cfg.Processes(), board.Config{
+		Brokers:    l.brokers,
+		Mongo:      l.mongo,
+		RunDir:     l.cfg.RunDir,
+		Topic:      l.cfg.Topic,
+		UsageMode:  l.mode,
+		UsageReset: l.reset,
+	})
+}
+
+// Inputs delivers board inputs in order. It is closed after Shutdown.
+func (l *Lab) Inputs() <-chan any { return l.out }
+
+// Done is closed when a script or a signal asked the run to end.
+func (l *Lab) Done() <-chan struct{} { return l.quit }
+
+// RequestQuit asks the front end to end the run.
+func (l *Lab) RequestQuit() { l.quitOnce.Do(func() { close(l.quit) }) }
+
+// Addresses returns the Kafka bootstrap servers and MongoDB URI in use.
+func (l *Lab) Addresses() (brokers, mongo string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.brokers, l.mongo
+}
+
+// Report is the board's JSON snapshot as of now.
+func (l *Lab) Report() board.Report {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mirror.Report()
+}
+
+// EventsSince returns the timeline entries after seq (headless logging).
+func (l *Lab) EventsSince(seq uint64) []board.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mirror == nil {
+		return nil
+	}
+	return l.mirror.EventsSince(seq)
+}
+
+// emit applies an input to the mirror board and hands it to the front end.
+func (l *Lab) emit(in any) {
+	l.mu.Lock()
+	if l.mirror != nil {
+		l.mirror.Apply(in)
+	}
+	l.mu.Unlock()
+	l.out <- in
+}
+
+// Launch starts the infrastructure, then the consumers and the producer,
+// then the pollers. It returns once every process was started (or failed).
+func (l *Lab) Launch(ctx context.Context) error {
+	l.started = time.Now()
+	runCtx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+
+	l.mu.Lock()
+	l.mirror = l.newBoardLocked()
+	l.mu.Unlock()
+
+	l.pumpDone = make(chan struct{})
+	go func() { defer close(l.pumpDone); l.pump() }()
+
+	if l.embeddedBroker {
+		addr, err := l.startInfra(ctx, Broker, []string{"broker",
+			"--data-dir", filepath.Join(l.cfg.RunDir, "broker"), "--topic", l.cfg.Topic})
+		if err != nil {
+			return err
+		}
+		l.mu.Lock()
+		l.brokers = addr
+		l.mu.Unlock()
+	}
+	if l.embeddedStore {
+		addr, err := l.startInfra(ctx, Store, []string{"store",
+			"--data-dir", filepath.Join(l.cfg.RunDir, "store")})
+		if err != nil {
+			return err
+		}
+		l.mu.Lock()
+		l.mongo = "mongodb://" + addr + "/krl"
+		l.mu.Unlock()
+	}
+
+	for _, name := range []string{Current, Usage, Query, Producer} {
+		if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{Current, Usage, Query, Producer} {
+		if err := l.sup.Start(name); err != nil {
+			return fmt.Errorf("start %s: %w", name, err)
+		}
+	}
+
+	var err error
+	if l.offsets, err = observe.NewOffsets(l.brokers, l.log); err != nil {
+		return fmt.Errorf("lag reader: %w", err)
+	}
+	if l.auditor, err = audit.NewReader(l.brokers, l.cfg.Topic, l.log); err != nil {
+		return fmt.Errorf("audit reader: %w", err)
+	}
+	if l.db, err = store.Connect(ctx, l.mongo); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	l.pollers.Add(1)
+	go func() { defer l.pollers.Done(); _ = l.auditor.Run(runCtx) }()
+	l.poll(runCtx, 250*time.Millisecond, func(ctx context.Context) { l.emit(board.Tick{Now: time.Now()}) })
+	l.poll(runCtx, 500*time.Millisecond, l.pollOffsets)
+	l.poll(runCtx, 500*time.Millisecond, l.pollState)
+	// Usage and truth are polled together: the board compares only answers
+	// taken close together in time.
+	l.poll(runCtx, time.Second, func(ctx context.Context) { l.pollUsage(ctx); l.pollTruth(ctx) })
+	return nil
+}
+
+// startInfra starts an embedded broker or store on a free port, waits for
+// its address, and pins the address for later restarts.
+func (l *Lab) startInfra(ctx context.Context, name string, args []string) (string, error) {
+	ch := make(chan string, 1)
+	l.mu.Lock()
+	l.listening[name] = ch
+	l.mu.Unlock()
+	if err := l.sup.Define(supervisor.Spec{Name: name, Args: append(args, "--listen", "127.0.0.1:0"), Tier: 0}); err != nil {
+		return "", err
+	}
+	if err := l.sup.Start(name); err != nil {
+		return "", fmt.Errorf("start %s: %w", name, err)
+	}
+	select {
+	case addr := <-ch:
+		// Restarts reuse the port so clients reconnect to the same address.
+		if err := l.sup.SetArgs(name, append(args, "--listen", addr)); err != nil {
+			return "", err
+		}
+		return addr, nil
+	case <-time.After(60 * time.Second):
+		return "", fmt.Errorf("%s did not start listening within 60s; see %s", name,
+			filepath.Join(l.cfg.RunDir, "logs", name+".log"))
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func (l *Lab) roleArgs(name string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	conn := []string{"--brokers", l.brokers, "--mongo", l.mongo, "--topic", l.cfg.Topic}
+	switch name {
+	case Producer:
+		args := append([]string{"producer"}, conn...)
+		args = append(args, "--sensors", fmt.Sprint(l.cfg.Sensors), "--interval", l.cfg.Interval.String())
+		if l.cfg.Seed != 0 {
+			args = append(args, "--seed", fmt.Sprint(l.cfg.Seed))
+		}
+		return args
+	case Current:
+		return append([]string{"consumer", "current"}, conn...)
+	case Usage:
+		return append(append([]string{"consumer", "usage"}, conn...), "--mode", l.mode, "--reset", l.reset)
+	case Query:
+		return append([]string{"consumer", "query"}, conn...)
+	}
+	return nil
+}
+
+// pump turns supervisor events into board inputs and keeps the addresses
+// the pollers need.
+func (l *Lab) pump() {
+	for ev := range l.sup.Events() {
+		switch e := ev.(type) {
+		case supervisor.Started:
+			if e.Name == Producer {
+				l.mu.Lock()
+				l.paused = false
+				l.mu.Unlock()
+			}
+			l.emit(board.ProcStarted{Name: e.Name, PID: e.PID, At: e.At})
+		case supervisor.Exited:
+			l.mu.Lock()
+			delete(l.httpAddrs, e.Name)
+			l.mu.Unlock()
+			l.emit(board.ProcExited{Name: e.Name, PID: e.PID, At: e.At, ExitCode: e.ExitCode,
+				Signal: e.Signal, Deliberate: e.Deliberate})
+		case supervisor.Status:
+			l.noteStatus(e.Name, e.Event)
+			l.emit(board.ProcStatus{Name: e.Name, At: e.At, Event: e.Event})
+		case supervisor.Log:
+			l.emit(board.ProcLog{Name: e.Name, At: e.At, Line: e.Line})
+		}
+	}
+	close(l.out)
+}
+
+func (l *Lab) noteStatus(name string, ev status.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch ev.Type {
+	case status.Listening:
+		if ev.Endpoint == "http" {
+			l.httpAddrs[name] = ev.Addr
+		}
+		if ch, ok := l.listening[name]; ok && ev.Endpoint != "http" {
+			select {
+			case ch <- ev.Addr:
+			default:
+			}
+		}
+	case status.Started:
+		if name == Usage && ev.GroupID != "" {
+			l.usageGroup = ev.GroupID
+		}
+	}
+}
+
+func (l *Lab) poll(ctx context.Context, every time.Duration, f func(context.Context)) {
+	l.pollers.Add(1)
+	go func() {
+		defer l.pollers.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			f(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+func (l *Lab) httpAddr(name string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.httpAddrs[name]
+}
+
+func (l *Lab) pollOffsets(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	hwm, err := l.offsets.HighWatermarks(ctx, l.cfg.Topic)
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return
+	}
+	l.emit(board.Offsets{At: time.Now(), HighWatermarks: hwm, Err: err})
+	l.mu.Lock()
+	group := l.usageGroup
+	l.mu.Unlock()
+	if group == "" {
+		return
+	}
+	committed, err := l.offsets.Committed(ctx, group, l.cfg.Topic)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return
+	}
+	l.emit(board.Committed{At: time.Now(), Group: group, Offsets: committed, Err: err})
+}
+
+func (l *Lab) pollState(ctx context.Context) {
+	addr := l.httpAddr(Current)
+	if addr == "" {
+		return
+	}
+	st, err := observe.FetchState(ctx, addr)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return
+	}
+	snap := board.SensorsSnapshot{At: time.Now(), Err: err, CaughtUp: st.CaughtUp, Invalid: st.Invalid}
+	for _, s := range st.Sensors {
+		snap.Sensors = append(snap.Sensors, board.SensorState{SensorID: s.SensorID, Timestamp: s.Timestamp,
+			HoursTot: s.Odometry.HoursTot, KmTot: s.Odometry.KmTot, Lat: s.Position.Lat, Lon: s.Position.Lon,
+			Partition: s.Partition, Offset: s.Offset})
+	}
+	l.emit(snap)
+}
+
+func (l *Lab) pollUsage(ctx context.Context) {
+	addr := l.httpAddr(Query)
+	if addr == "" {
+		return
+	}
+	u, err := observe.FetchUsage(ctx, addr)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return
+	}
+	snap := board.UsageSnapshot{At: time.Now(), Err: err}
+	for _, s := range u.Sensors {
+		snap.Sensors = append(snap.Sensors, board.UsageTotals{SensorID: s.SensorID, Hours: s.TotalHours,
+			Km: s.TotalKm, Records: s.Records})
+	}
+	l.emit(snap)
+}
+
+// pollTruth combines the audit's view of the topic with consumer-usage's
+// checkpoints: expected usage is what the seed's rule yields over the
+// window the consumer is responsible for, from its first checkpointed
+// message through the furthest message it has checkpointed so far (a naive
+// replay moves the checkpoint back; the window does not shrink with it).
+func (l *Lab) pollTruth(ctx context.Context) {
+	truth := l.auditor.Snapshot()
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	cps, err := l.db.LoadCheckpoints(cctx)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return
+	}
+	snap := board.TruthSnapshot{At: time.Now(), AuditOffset: truth.Read()}
+	if truth.Err != "" {
+		snap.Err = errors.New(truth.Err)
+	} else if err != nil {
+		snap.Err = fmt.Errorf("checkpoints: %w", err)
+	}
+	l.mu.Lock()
+	for _, st := range truth.Sensors {
+		t := board.Truth{SensorID: st.SensorID}
+		if st.HasLast {
+			m := st.Last.Message
+			t.Last = &board.SensorState{SensorID: st.SensorID, Timestamp: m.Timestamp, HoursTot: m.Odometry.HoursTot,
+				KmTot: m.Odometry.KmTot, Lat: m.Position.Lat, Lon: m.Position.Lon,
+				Partition: st.Last.Partition, Offset: st.Last.Offset}
+		}
+		if cp, ok := cps[st.SensorID]; ok && cp.Partition == cp.FirstPartition {
+			through := max(cp.Offset, l.maxCheckpt[st.SensorID])
+			l.maxCheckpt[st.SensorID] = through
+			if exp, ok := truth.ExpectedUsageBetween(st.SensorID, cp.FirstPartition, cp.FirstOffset, through); ok {
+				t.Window = true
+				t.ExpectedHours, t.ExpectedKm = exp.Hours(), exp.Km()
+			}
+		}
+		snap.Sensors = append(snap.Sensors, t)
+	}
+	l.mu.Unlock()
+	l.emit(snap)
+}
+
+// Shutdown stops the pollers and the audit, then every child (producer and
+// consumers first), and closes Inputs. Nobody needs to read Inputs meanwhile.
+func (l *Lab) Shutdown(ctx context.Context) error {
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for range l.out {
+		}
+	}()
+	if l.cancel != nil {
+		l.cancel()
+	}
+	l.pollers.Wait()
+	err := l.sup.Shutdown(ctx)
+	if l.pumpDone != nil {
+		<-l.pumpDone
+	} else {
+		close(l.out)
+	}
+	<-drained
+	l.closeClients()
+	return err
+}
+
+func (l *Lab) closeClients() {
+	if l.offsets != nil {
+		l.offsets.Close()
+	}
+	if l.db != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = l.db.Close(ctx)
+	}
+}
+
+// KillAll SIGKILLs every child at once (signal and panic paths).
+func (l *Lab) KillAll() { l.sup.KillAll() }
