@@ -122,6 +122,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		return m, nil
 	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			return m.keys1by1(msg.Runes)
+		}
 		return m.key(msg)
 	case tickMsg:
 		m.board.Apply(board.Tick{Now: time.Time(msg)})
@@ -145,6 +148,20 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	m.board.Apply(msg)
 	return m, nil
+}
+
+// keys1by1 handles keys typed faster than the terminal is read (tmux
+// send-keys, a presenter's quick "3x"): bubbletea delivers them as one
+// multi-rune message, which must act like the keys in turn.
+func (m Model) keys1by1(runes []rune) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	var next tea.Model = m
+	for _, r := range runes {
+		var cmd tea.Cmd
+		next, cmd = next.(Model).key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		cmds = append(cmds, cmd)
+	}
+	return next, tea.Sequence(cmds...)
 }
 
 func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {

@@ -340,3 +340,16 @@ func TestColourFrames(t *testing.T) {
 		}
 	}
 }
+
+func TestRunesTypedTogetherActInTurn(t *testing.T) {
+	ctl := &fakeController{}
+	m := newModel(sceneRunning(), ctl)
+	m, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("3x")})
+	if got := m.(Model).Selected(); got != board.Usage {
+		t.Fatalf("selected %q after \"3x\", want %q", got, board.Usage)
+	}
+	drain(m, cmd)
+	if got := ctl.Calls(); !slices.Equal(got, []string{"crash consumer-usage"}) {
+		t.Fatalf("calls %q, want one crash of consumer-usage", got)
+	}
+}
