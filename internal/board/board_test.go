@@ -732,6 +732,7 @@ func TestSensorsAgainstTruth(t *testing.T) {
 
 func TestCaughtUp(t *testing.T) {
 	base := []any{
+		ProcStarted{Name: Producer, PID: 9, At: at(0)},
 		ProcStarted{Name: Current, PID: 1, At: at(0)},
 		ev(Current, 1, status.Event{Type: status.CaughtUp, Processed: 10}),
 		ProcStarted{Name: Usage, PID: 2, At: at(0)},
@@ -780,6 +781,30 @@ func TestCaughtUp(t *testing.T) {
 			inputs: []any{Offsets{At: at(2), HighWatermarks: map[int32]int64{0: 10}},
 				Committed{At: at(2), Group: "demo-usage", Offsets: map[int32]int64{0: 10}},
 				ProcExited{Name: Usage, PID: 2, At: at(3), Signal: "SIGKILL"}},
+			want: false,
+		},
+		{
+			name: "producer paused: a watermark sample from before the pause is not enough",
+			inputs: []any{Offsets{At: at(2), HighWatermarks: map[int32]int64{0: 10}},
+				Committed{At: at(2), Group: "demo-usage", Offsets: map[int32]int64{0: 10}},
+				ev(Current, 2, status.Event{Type: status.Progress, Positions: []status.Position{{Partition: 0, Offset: 10}}}),
+				ev(Producer, 3, status.Event{Type: status.Paused})},
+			want: false,
+		},
+		{
+			name: "producer paused: settled after the pause",
+			inputs: []any{ev(Producer, 1.5, status.Event{Type: status.Paused}),
+				Offsets{At: at(2), HighWatermarks: map[int32]int64{0: 10}},
+				Committed{At: at(2), Group: "demo-usage", Offsets: map[int32]int64{0: 10}},
+				ev(Current, 2, status.Event{Type: status.Progress, Positions: []status.Position{{Partition: 0, Offset: 10}}})},
+			want: true,
+		},
+		{
+			name: "producer paused: consumer-current still behind",
+			inputs: []any{ev(Producer, 1.5, status.Event{Type: status.Paused}),
+				Offsets{At: at(2), HighWatermarks: map[int32]int64{0: 10}},
+				Committed{At: at(2), Group: "demo-usage", Offsets: map[int32]int64{0: 10}},
+				ev(Current, 2, status.Event{Type: status.Progress, Positions: []status.Position{{Partition: 0, Offset: 7}}})},
 			want: false,
 		},
 		{

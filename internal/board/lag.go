@@ -3,6 +3,7 @@ package board
 import (
 	"maps"
 	"slices"
+	"time"
 )
 
 // Lag is a consumer's distance from the end of the topic, in messages.
@@ -216,6 +217,9 @@ func (b *Board) CaughtUp() bool {
 	if l.NoData || l.Stale || len(l.Unknown) > 0 {
 		return false
 	}
+	if prod := b.procs[Producer]; prod != nil && (prod.paused || !prod.alive()) {
+		return b.settled(prod.quietSince)
+	}
 	if l.Messages == 0 {
 		return true
 	}
@@ -229,6 +233,28 @@ func (b *Board) CaughtUp() bool {
 		}
 	}
 	return false
+}
+
+// settled is the strict form of CaughtUp once the producer is quiet: a
+// watermark sample taken after it stopped publishing, reached by
+// consumer-usage's commits and by consumer-current's reported positions.
+// Only then do the consumers' answers cover the whole topic.
+func (b *Board) settled(quietSince time.Time) bool {
+	if quietSince.IsZero() || !b.hwmAt.After(quietSince) || b.hwmErr != nil || !b.commitsReach(b.hwm) {
+		return false
+	}
+	if p := b.procs[Current]; p != nil {
+		reached := map[int32]int64{}
+		for _, pos := range p.positions {
+			reached[pos.Partition] = pos.Offset
+		}
+		for part, h := range b.hwm {
+			if h > 0 && reached[part] < h {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (b *Board) commitsReach(hwm map[int32]int64) bool {

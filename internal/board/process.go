@@ -75,6 +75,7 @@ type proc struct {
 	invalid      int64
 	produced     int64
 	paused       bool
+	quietSince   time.Time // producer: when it last stopped publishing (paused or exited)
 	caughtUp     bool
 	caughtUpMsgs int64
 	caughtUpMs   int64
@@ -135,6 +136,9 @@ func (b *Board) procExited(v ProcExited) {
 	p := b.procs[v.Name]
 	if p == nil {
 		return
+	}
+	if v.PID == p.pid {
+		p.quietSince = v.At
 	}
 	if v.PID != 0 && p.pid != 0 && v.PID != p.pid {
 		// A late exit of an earlier incarnation: history only.
@@ -274,6 +278,7 @@ func (b *Board) procStatus(v ProcStatus) {
 		b.event(at, v.Name, LevelBad, fmt.Sprintf("crash point %s reached at partition %d offset %d: killing itself (SIGKILL)", e.Point, e.Partition, e.Offset))
 	case status.Paused:
 		p.paused = true
+		p.quietSince = at
 		b.event(at, v.Name, LevelWarn, "paused publishing")
 	case status.Resumed:
 		p.paused = false

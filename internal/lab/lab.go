@@ -226,6 +226,22 @@ func (l *Lab) Launch(ctx context.Context) error {
 		l.mu.Unlock()
 	}
 
+	var err error
+	if l.offsets, err = observe.NewOffsets(l.brokers, l.log); err != nil {
+		return fmt.Errorf("lag reader: %w", err)
+	}
+	// An external broker may not have the topic yet; consumers subscribed
+	// to a missing topic would only wait for it.
+	tctx, tcancel := context.WithTimeout(ctx, 30*time.Second)
+	created, err := l.offsets.EnsureTopic(tctx, l.cfg.Topic, 3)
+	tcancel()
+	if err != nil {
+		return fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, l.brokers, err)
+	}
+	if created {
+		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created topic %s with 3 partitions", l.cfg.Topic)})
+	}
+
 	for _, name := range []string{Current, Usage, Query, Producer} {
 		if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
 			return err
@@ -237,10 +253,6 @@ func (l *Lab) Launch(ctx context.Context) error {
 		}
 	}
 
-	var err error
-	if l.offsets, err = observe.NewOffsets(l.brokers, l.log); err != nil {
-		return fmt.Errorf("lag reader: %w", err)
-	}
 	if l.auditor, err = audit.NewReader(l.brokers, l.cfg.Topic, l.log); err != nil {
 		return fmt.Errorf("audit reader: %w", err)
 	}

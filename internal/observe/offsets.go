@@ -291,3 +291,31 @@ func IsTimeout(err error) bool {
 	var kerr kafka.Error
 	return errors.As(err, &kerr) && kerr.Code() == kafka.ErrTimedOut
 }
+
+// EnsureTopic creates topic with the given partitions unless it exists, so
+// the dashboard works against a fresh external broker (the embedded one
+// creates it itself). An existing topic is left as it is.
+func (o *Offsets) EnsureTopic(ctx context.Context, topic string, partitions int) (created bool, err error) {
+	release, err := o.use()
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	ctx, cancel, left := bounded(ctx)
+	defer cancel()
+	res, err := o.admin.CreateTopics(ctx, []kafka.TopicSpecification{{Topic: topic, NumPartitions: partitions, ReplicationFactor: 1}},
+		kafka.SetAdminOperationTimeout(left))
+	if err != nil {
+		return false, fmt.Errorf("observe: create topic %s: %w", topic, err)
+	}
+	for _, r := range res {
+		switch r.Error.Code() {
+		case kafka.ErrNoError:
+			created = true
+		case kafka.ErrTopicAlreadyExists:
+		default:
+			return false, fmt.Errorf("observe: create topic %s: %w", topic, r.Error)
+		}
+	}
+	return created, nil
+}
