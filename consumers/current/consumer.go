@@ -1,0 +1,219 @@
+package current
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/status"
+)
+
+const (
+	// brokerTimeout bounds each blocking broker call, so SIGTERM is
+	// honoured within about that long even while the broker is away.
+	brokerTimeout    = 2 * time.Second
+	retryEvery       = time.Second
+	retryReportEvery = 5 * time.Second
+	// Progress is frequent while replaying (the dashboard animates it).
+	progressReplaying = 250 * time.Millisecond
+	progressCaughtUp  = time.Second
+)
+
+type consumer struct {
+	cfg   Config
+	em    *status.Emitter
+	log   *slog.Logger
+	st    *state
+	start time.Time
+
+	down      bool
+	lastRetry time.Time
+}
+
+func (c *consumer) run(ctx context.Context) error {
+	k, err := kafka.NewConsumer(kafkacfg.Current(c.cfg.Brokers, c.cfg.GroupID))
+	if err != nil {
+		return fmt.Errorf("consumer: %w", err)
+	}
+	defer func() {
+		t := time.Now()
+		if err := k.Close(); err != nil {
+			c.log.Warn("consumer close", "err", err)
+		}
+		c.log.Info("consumer closed", "took", time.Since(t).Round(time.Millisecond))
+	}()
+
+	if !c.awaitTopic(ctx, k) {
+		c.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
+		return nil
+	}
+	if err := k.Subscribe(c.cfg.Topic, c.rebalance); err != nil {
+		return fmt.Errorf("subscribe: %w", err)
+	}
+
+	nextProgress := time.Now()
+	for {
+		if ctx.Err() != nil {
+			c.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
+			return nil
+		}
+		switch e := k.Poll(100).(type) {
+		case *kafka.Message:
+			c.message(e)
+		case kafka.Error:
+			c.clientError(e)
+		}
+		if now := time.Now(); !now.Before(nextProgress) {
+			c.refreshWatermarks(k)
+			c.em.Emit(c.st.progress())
+			c.maybeCaughtUp()
+			if c.st.isCaughtUp() {
+				nextProgress = now.Add(progressCaughtUp)
+			} else {
+				nextProgress = now.Add(progressReplaying)
+			}
+		}
+	}
+}
+
+// awaitTopic waits until the broker answers with the topic's metadata,
+// reporting Retrying meanwhile; false means ctx ended first.
+func (c *consumer) awaitTopic(ctx context.Context, k *kafka.Consumer) bool {
+	topic := c.cfg.Topic
+	for {
+		md, err := k.GetMetadata(&topic, false, int(brokerTimeout/time.Millisecond))
+		if err == nil {
+			tm := md.Topics[topic]
+			switch {
+			case tm.Error.Code() != kafka.ErrNoError:
+				err = fmt.Errorf("topic %s: %w", topic, tm.Error)
+			case len(tm.Partitions) == 0:
+				err = fmt.Errorf("topic %s has no partitions", topic)
+			}
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if err == nil {
+			c.down = false
+			c.log.Info("broker reachable", "brokers", c.cfg.Brokers, "topic", topic, "partitions", len(md.Topics[topic].Partitions))
+			c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
+			return true
+		}
+		c.retrying(err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(retryEvery):
+		}
+	}
+}
+
+func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
+	switch e := ev.(type) {
+	case kafka.AssignedPartitions:
+		start, target := map[int32]int64{}, map[int32]int64{}
+		var ids []int32
+		for _, tp := range e.Partitions {
+			ids = append(ids, tp.Partition)
+			low, high, err := k.QueryWatermarkOffsets(c.cfg.Topic, tp.Partition, int(brokerTimeout/time.Millisecond))
+			if err != nil {
+				// Asked again at the next progress tick.
+				c.log.Warn("watermarks unknown at assignment", "partition", tp.Partition, "err", err)
+				start[tp.Partition], target[tp.Partition] = 0, -1
+				continue
+			}
+			// A fresh group with earliest starts at the low watermark.
+			start[tp.Partition], target[tp.Partition] = low, high
+		}
+		c.st.assign(start, target)
+		c.log.Info("partitions assigned", "partitions", ids, "targets", target)
+		c.em.Emit(status.Event{Type: status.Assigned, Partitions: ids})
+		c.maybeCaughtUp()
+	case kafka.RevokedPartitions:
+		var ids []int32
+		for _, tp := range e.Partitions {
+			ids = append(ids, tp.Partition)
+		}
+		c.st.revoke()
+		c.log.Info("partitions revoked", "partitions", ids)
+		c.em.Emit(status.Event{Type: status.Revoked, Partitions: ids})
+	}
+	return nil
+}
+
+func (c *consumer) message(m *kafka.Message) {
+	p, off := m.TopicPartition.Partition, int64(m.TopicPartition.Offset)
+	if err := m.TopicPartition.Error; err != nil {
+		c.clientError(err)
+		return
+	}
+	if c.down {
+		c.down = false
+		c.log.Info("broker reachable again", "brokers", c.cfg.Brokers)
+		c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
+	}
+	if err := c.st.apply(p, off, m.Key, m.Value); err != nil {
+		c.log.Warn("invalid message skipped", "partition", p, "offset", off, "key", string(m.Key), "err", err)
+		c.em.Emit(status.Event{Type: status.InvalidMessage, Partition: p, Offset: off, Error: err.Error()})
+	}
+	c.maybeCaughtUp()
+}
+
+func (c *consumer) maybeCaughtUp() {
+	if first, processed := c.st.checkCaughtUp(); first {
+		ms := time.Since(c.start).Milliseconds()
+		c.log.Info("caught up", "processed", processed, "millis", ms)
+		c.em.Emit(status.Event{Type: status.CaughtUp, Processed: processed, Millis: ms})
+	}
+}
+
+// refreshWatermarks learns targets that were unknown at assignment and the
+// newest high watermarks librdkafka has cached from fetch responses.
+func (c *consumer) refreshWatermarks(k *kafka.Consumer) {
+	for _, p := range c.st.unknownTargets() {
+		low, high, err := k.QueryWatermarkOffsets(c.cfg.Topic, p, int(brokerTimeout/time.Millisecond))
+		if err == nil {
+			c.st.setTarget(p, low, high)
+		}
+	}
+	for _, pos := range c.st.progress().Positions {
+		if _, high, err := k.GetWatermarkOffsets(c.cfg.Topic, pos.Partition); err == nil && high >= 0 {
+			c.st.seenHighWatermark(pos.Partition, high)
+		}
+	}
+}
+
+func (c *consumer) clientError(err error) {
+	kerr, ok := err.(kafka.Error)
+	if ok && kerr.IsFatal() {
+		c.log.Error("fatal kafka error", "err", err)
+		c.em.Emit(status.Event{Type: status.Error, Error: err.Error()})
+		return
+	}
+	if ok {
+		switch kerr.Code() {
+		case kafka.ErrAllBrokersDown, kafka.ErrTransport, kafka.ErrResolve, kafka.ErrTimedOut,
+			kafka.ErrUnknownTopicOrPart, kafka.ErrUnknownTopic, kafka.ErrUnknownPartition:
+			c.retrying(err)
+			return
+		}
+	}
+	c.log.Warn("kafka client error", "err", err)
+}
+
+// retrying reports an unreachable dependency at once and then every few
+// seconds while it lasts; librdkafka reconnects by itself.
+func (c *consumer) retrying(err error) {
+	if c.down && time.Since(c.lastRetry) < retryReportEvery {
+		return
+	}
+	c.down = true
+	c.lastRetry = time.Now()
+	c.log.Warn("broker unreachable; retrying", "brokers", c.cfg.Brokers, "err", err)
+	c.em.Emit(status.Event{Type: status.Retrying, Endpoint: "kafka", Addr: c.cfg.Brokers, Error: err.Error()})
+}

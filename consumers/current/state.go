@@ -1,0 +1,202 @@
+package current
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"sync"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+// SensorState is one sensor's last valid message and where it was read.
+type SensorState struct {
+	telemetry.Message
+	Partition int32 `json:"partition"`
+	Offset    int64 `json:"offset"`
+}
+
+// StateView is the body of GET /state.
+type StateView struct {
+	GroupID  string `json:"group_id"`
+	CaughtUp bool   `json:"caught_up"`
+	// Processed counts every record read, valid or not; Invalid the ones skipped.
+	Processed int64             `json:"processed"`
+	Invalid   int64             `json:"invalid"`
+	Positions []status.Position `json:"positions"`
+	Sensors   []SensorState     `json:"sensors"`
+}
+
+// partition is what the consumer knows of one assigned partition.
+type partition struct {
+	next int64 // next offset to process
+	// target is the high watermark seen at assignment (-1 until known):
+	// reaching it on every partition means the replay is complete.
+	target int64
+	hwm    int64 // newest high watermark known
+}
+
+// state is the in-memory dictionary of the seed (state[key] = message),
+// plus the counters the dashboard shows. The Kafka loop writes it, the
+// HTTP handlers read it.
+type state struct {
+	mu        sync.Mutex
+	groupID   string
+	caughtUp  bool
+	processed int64
+	invalid   int64
+	parts     map[int32]*partition
+	sensors   map[string]SensorState
+}
+
+func newState(groupID string) *state {
+	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]SensorState{}}
+}
+
+// apply processes one record: a valid message overwrites its sensor's
+// state; an invalid one (undecodable, or odometers below the sensor's
+// current state) is counted and returned as an error, never stored.
+func (s *state) apply(p int32, offset int64, key, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.processed++
+	if ps := s.parts[p]; ps != nil && offset+1 > ps.next {
+		ps.next = offset + 1
+		ps.hwm = max(ps.hwm, ps.next)
+	}
+	m, err := telemetry.Decode(key, value)
+	if err == nil {
+		if prev, ok := s.sensors[m.SensorID]; ok {
+			err = telemetry.CheckSuccessor(prev.Message, m)
+		}
+	}
+	if err != nil {
+		s.invalid++
+		return err
+	}
+	s.sensors[m.SensorID] = SensorState{Message: m, Partition: p, Offset: offset}
+	return nil
+}
+
+// assign starts tracking partitions; start and target are per partition
+// (target -1 = not known yet).
+func (s *state) assign(start, target map[int32]int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.parts = map[int32]*partition{}
+	for p, off := range start {
+		s.parts[p] = &partition{next: off, target: target[p], hwm: max(off, target[p])}
+	}
+}
+
+func (s *state) revoke() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.parts = map[int32]*partition{}
+}
+
+// unknownTargets lists assigned partitions whose target is not known.
+func (s *state) unknownTargets() []int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int32
+	for p, ps := range s.parts {
+		if ps.target < 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (s *state) setTarget(p int32, low, high int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ps := s.parts[p]; ps != nil && ps.target < 0 {
+		ps.target = high
+		ps.next = max(ps.next, low)
+		ps.hwm = max(ps.hwm, high)
+	}
+}
+
+func (s *state) seenHighWatermark(p int32, high int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ps := s.parts[p]; ps != nil {
+		ps.hwm = max(ps.hwm, high)
+	}
+}
+
+// checkCaughtUp marks the state caught up, once, when every assigned
+// partition reached its target (an empty partition has reached it from the
+// start). It reports true only the first time.
+func (s *state) checkCaughtUp() (first bool, processed int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.caughtUp || len(s.parts) == 0 {
+		return false, s.processed
+	}
+	for _, ps := range s.parts {
+		if ps.target < 0 || ps.next < ps.target {
+			return false, s.processed
+		}
+	}
+	s.caughtUp = true
+	return true, s.processed
+}
+
+func (s *state) isCaughtUp() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caughtUp
+}
+
+func (s *state) view() StateView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := StateView{
+		GroupID: s.groupID, CaughtUp: s.caughtUp, Processed: s.processed, Invalid: s.invalid,
+		Positions: s.positionsLocked(), Sensors: make([]SensorState, 0, len(s.sensors)),
+	}
+	for _, st := range s.sensors {
+		v.Sensors = append(v.Sensors, st)
+	}
+	sort.Slice(v.Sensors, func(i, j int) bool { return v.Sensors[i].SensorID < v.Sensors[j].SensorID })
+	return v
+}
+
+func (s *state) progress() status.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return status.Event{Type: status.Progress, Positions: s.positionsLocked(),
+		Processed: s.processed, Invalid: s.invalid, Sensors: len(s.sensors)}
+}
+
+func (s *state) positionsLocked() []status.Position {
+	out := make([]status.Position, 0, len(s.parts))
+	for p, ps := range s.parts {
+		out = append(out, status.Position{Partition: p, Offset: ps.next, HighWatermark: ps.hwm})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Partition < out[j].Partition })
+	return out
+}
+
+func (s *state) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /state", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.view())
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		body := map[string]any{"status": "ok", "caught_up": s.caughtUp, "group_id": s.groupID}
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, body)
+	})
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,256 @@
+// Package query is consumer-query, the seed's strategy 3: no Kafka consumer
+// and no state, only answers computed from the store on each request. When
+// it crashes it just starts again; its one dependency is the store.
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/store"
+)
+
+// Role is the name consumer-query reports in its status events.
+const Role = "consumer-query"
+
+// Config configures Run.
+type Config struct {
+	Mongo string
+	// HTTP is the listen address of /usage and /healthz ("127.0.0.1:0" picks a port).
+	HTTP string
+}
+
+const (
+	pingEvery        = time.Second
+	pingTimeout      = 2 * time.Second
+	queryTimeout     = 10 * time.Second
+	retryReportEvery = 5 * time.Second
+)
+
+// Totals is one line of GET /usage.
+type Totals struct {
+	TotalHours float64 `json:"total_hours"`
+	TotalKm    float64 `json:"total_km"`
+	Records    int64   `json:"records"`
+}
+
+// SensorUsage is one sensor's totals.
+type SensorUsage struct {
+	SensorID string `json:"sensor_id"`
+	Totals
+}
+
+// UsageView is the body of GET /usage.
+type UsageView struct {
+	Sensors []SensorUsage `json:"sensors"`
+	Total   Totals        `json:"total"`
+}
+
+// Main runs the consumer-query role: flags, signals, exit code.
+func Main(args []string) int {
+	fs := flag.NewFlagSet("consumer query", flag.ContinueOnError)
+	var conn cli.Conn
+	conn.Register(fs)
+	httpAddr := fs.String("http", "127.0.0.1:0", "listen address of GET /usage and /healthz")
+	if err := cli.Parse(fs, args); err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	if _, err := mongoHost(conn.Mongo); err != nil {
+		return cli.Exit(os.Stderr, cli.Usagef("--mongo: %v", err))
+	}
+	if _, _, err := net.SplitHostPort(*httpAddr); err != nil {
+		return cli.Exit(os.Stderr, cli.Usagef("--http %q: %v", *httpAddr, err))
+	}
+	ctx, stop := cli.SignalContext()
+	defer stop()
+	return cli.Exit(os.Stderr, Run(ctx, Config{Mongo: conn.Mongo, HTTP: *httpAddr}, status.New(Role), cli.Logger(Role)))
+}
+
+// mongoHost is the URI's host list without credentials, for events and logs.
+func mongoHost(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme != "mongodb" && u.Scheme != "mongodb+srv" {
+		return "", fmt.Errorf("%q is not a mongodb:// URI", uri)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("%q names no host", uri)
+	}
+	return u.Host, nil
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	host, err := mongoHost(cfg.Mongo)
+	if err != nil {
+		return err
+	}
+	em.Emit(status.Event{Type: status.Started, PID: os.Getpid()})
+	st, err := store.Connect(ctx, cfg.Mongo)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = st.Close(cctx)
+	}()
+
+	s := &server{st: st, em: em, log: log, host: host}
+	ln, err := net.Listen("tcp", cfg.HTTP)
+	if err != nil {
+		return fmt.Errorf("http: %w", err)
+	}
+	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("http listening", "addr", ln.Addr().String(), "store", host)
+	em.Emit(status.Event{Type: status.Listening, Endpoint: "http", Addr: ln.Addr().String()})
+
+	s.watch(ctx) // returns when ctx ends
+
+	em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	select {
+	case err := <-served:
+		if err != http.ErrServerClosed {
+			return fmt.Errorf("http: %w", err)
+		}
+	default:
+	}
+	return nil
+}
+
+type server struct {
+	st   *store.Store
+	em   *status.Emitter
+	log  *slog.Logger
+	host string
+
+	mu        sync.Mutex
+	known     bool // whether reachability was established at least once
+	reachable bool
+	lastErr   string
+	lastRetry time.Time
+}
+
+// watch pings the store every second so that an outage and the recovery
+// are reported even when nobody asks for /usage.
+func (s *server) watch(ctx context.Context) {
+	t := time.NewTicker(pingEvery)
+	defer t.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+		err := s.st.Ping(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		s.observe(err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// observe records the outcome of a store call and reports changes.
+func (s *server) observe(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		if !s.known || !s.reachable {
+			s.log.Info("store reachable", "store", s.host)
+			s.em.Emit(status.Event{Type: status.Connected, Endpoint: "mongo", Addr: s.host})
+		}
+		s.known, s.reachable, s.lastErr = true, true, ""
+		return
+	}
+	s.lastErr = err.Error()
+	if !s.known || s.reachable || time.Since(s.lastRetry) >= retryReportEvery {
+		s.lastRetry = time.Now()
+		s.log.Warn("store unreachable; retrying", "store", s.host, "err", err)
+		s.em.Emit(status.Event{Type: status.Retrying, Endpoint: "mongo", Addr: s.host, Error: err.Error()})
+	}
+	s.known, s.reachable = true, false
+}
+
+func (s *server) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /usage", s.usage)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		reachable, lastErr := s.reachable, s.lastErr
+		s.mu.Unlock()
+		if !reachable {
+			if lastErr == "" {
+				lastErr = "store not reached yet"
+			}
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": lastErr})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	return mux
+}
+
+func (s *server) usage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), queryTimeout)
+	defer cancel()
+	totals, err := s.st.UsageTotals(ctx)
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	s.observe(err)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "store unavailable: " + err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, View(totals))
+}
+
+// View turns the store's exact totals into the /usage body, sorted by
+// sensor id; the sums are done in cents and converted once.
+func View(totals map[string]store.Totals) UsageView {
+	v := UsageView{Sensors: make([]SensorUsage, 0, len(totals))}
+	var all store.Totals
+	for id, t := range totals {
+		v.Sensors = append(v.Sensors, SensorUsage{SensorID: id, Totals: line(t)})
+		all.HoursCents += t.HoursCents
+		all.KmCents += t.KmCents
+		all.Records += t.Records
+	}
+	sort.Slice(v.Sensors, func(i, j int) bool { return v.Sensors[i].SensorID < v.Sensors[j].SensorID })
+	v.Total = line(all)
+	return v
+}
+
+func line(t store.Totals) Totals {
+	return Totals{TotalHours: t.Hours(), TotalKm: t.Km(), Records: t.Records}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

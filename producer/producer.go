@@ -1,0 +1,416 @@
+// Package producer is the telemetry simulator: it publishes one message per
+// sensor every interval to the sensor-data topic, keyed by sensor id, with
+// an idempotent acks=all producer. On start it reads the topic so every
+// sensor continues from its last odometers; it never resets them.
+package producer
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+// Role is the name the producer reports in its status events.
+const Role = "producer"
+
+// Control is a run-time command to the producer.
+type Control int
+
+const (
+	// Pause stops publishing (after flushing what is in flight).
+	Pause Control = iota + 1
+	// Resume starts publishing again.
+	Resume
+)
+
+// Config configures Run.
+type Config struct {
+	Brokers string
+	Topic   string
+	// Sensors is the number of simulated machines, e.g. 10.
+	Sensors int
+	// Interval between two messages of one sensor.
+	Interval time.Duration
+	// Seed makes the generated values deterministic; 0 picks one from the clock.
+	Seed int64
+	// Count stops after this many messages per sensor; 0 runs until ctx ends.
+	Count int
+	// Control delivers Pause / Resume; nil means none.
+	Control <-chan Control
+}
+
+const (
+	retryEvery       = time.Second
+	progressEvery    = time.Second
+	stopFlushTimeout = 5 * time.Second
+	doneFlushTimeout = 30 * time.Second
+)
+
+// Main runs the producer role: flags, signals, exit code.
+func Main(args []string) int {
+	// Installed first: SIGUSR1's default action would kill the process.
+	controlSig := make(chan os.Signal, 4)
+	signal.Notify(controlSig, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(controlSig)
+
+	cfg, err := parseFlags(args)
+	if err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	ctx, stop := cli.SignalContext()
+	defer stop()
+
+	control := make(chan Control, 4)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case s := <-controlSig:
+				c := Resume
+				if s == syscall.SIGUSR1 {
+					c = Pause
+				}
+				select {
+				case control <- c:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	cfg.Control = control
+
+	em := status.New(Role)
+	log := cli.Logger(Role)
+	return cli.Exit(os.Stderr, Run(ctx, cfg, em, log))
+}
+
+func parseFlags(args []string) (Config, error) {
+	fs := flag.NewFlagSet("producer", flag.ContinueOnError)
+	var conn cli.Conn
+	conn.Register(fs)
+	cfg := Config{}
+	fs.IntVar(&cfg.Sensors, "sensors", 10, "number of simulated sensors")
+	fs.DurationVar(&cfg.Interval, "interval", time.Second, "time between two messages of one sensor")
+	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the simulated values (0 = from the clock)")
+	fs.IntVar(&cfg.Count, "count", 0, "stop after N messages per sensor (0 = run until stopped)")
+	if err := cli.Parse(fs, args); err != nil {
+		return Config{}, err
+	}
+	cfg.Brokers, cfg.Topic = conn.Brokers, conn.Topic
+	switch {
+	case cfg.Sensors < 1 || cfg.Sensors > 9999:
+		return Config{}, cli.Usagef("--sensors must be between 1 and 9999, got %d", cfg.Sensors)
+	case cfg.Interval < time.Millisecond:
+		return Config{}, cli.Usagef("--interval must be at least 1ms, got %s", cfg.Interval)
+	case cfg.Count < 0:
+		return Config{}, cli.Usagef("--count must not be negative, got %d", cfg.Count)
+	case cfg.Brokers == "":
+		return Config{}, cli.Usagef("--brokers is empty")
+	case cfg.Topic == "":
+		return Config{}, cli.Usagef("--topic is empty")
+	}
+	return cfg, nil
+}
+
+// Run publishes until ctx ends (then flushes and returns nil) or, with
+// Count set, until every sensor sent Count messages. An unreachable broker
+// is reported as status.Retrying and retried, never returned as an error.
+func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) error {
+	if cfg.Sensors < 1 || cfg.Interval <= 0 || cfg.Count < 0 {
+		return fmt.Errorf("producer: bad config: sensors=%d interval=%s count=%d", cfg.Sensors, cfg.Interval, cfg.Count)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = time.Now().UnixNano()
+	}
+	em.Emit(status.Event{Type: status.Started, PID: os.Getpid()})
+	log.Info("producer starting", "brokers", cfg.Brokers, "topic", cfg.Topic, "sensors", cfg.Sensors,
+		"interval", cfg.Interval, "seed", cfg.Seed, "count", cfg.Count)
+
+	last, ok := resume(ctx, cfg, em, log)
+	if !ok {
+		em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
+		return nil
+	}
+	em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: cfg.Brokers})
+	fleet := NewFleet(cfg.Seed, cfg.Sensors, last)
+
+	pub, err := newPublisher(cfg, em, log)
+	if err != nil {
+		return err
+	}
+	defer pub.close()
+
+	progress := func() {
+		em.Emit(status.Event{Type: status.Progress, Produced: pub.delivered.Load(), Sensors: cfg.Sensors})
+	}
+	tick := time.NewTicker(cfg.Interval)
+	defer tick.Stop()
+	report := time.NewTicker(progressEvery)
+	defer report.Stop()
+
+	sent := make([]int, cfg.Sensors)
+	paused := false
+	for {
+		select {
+		case <-ctx.Done():
+			em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
+			left := pub.flush(context.Background(), stopFlushTimeout)
+			progress()
+			log.Info("producer stopped", "delivered", pub.delivered.Load(), "failed", pub.failed.Load(), "unflushed", left)
+			return nil
+
+		case c := <-cfg.Control:
+			switch {
+			case c == Pause && !paused:
+				paused = true
+				left := pub.flush(ctx, stopFlushTimeout)
+				log.Info("paused", "delivered", pub.delivered.Load(), "unflushed", left)
+				progress()
+				em.Emit(status.Event{Type: status.Paused, Produced: pub.delivered.Load()})
+			case c == Resume && paused:
+				paused = false
+				log.Info("resumed")
+				em.Emit(status.Event{Type: status.Resumed, Produced: pub.delivered.Load()})
+			}
+
+		case <-tick.C:
+			if paused {
+				continue
+			}
+			now := time.Now()
+			done := true
+			for i := range sent {
+				if cfg.Count > 0 && sent[i] >= cfg.Count {
+					continue
+				}
+				pub.produce(fleet.Next(i, now))
+				sent[i]++
+				if cfg.Count == 0 || sent[i] < cfg.Count {
+					done = false
+				}
+			}
+			if done {
+				left := pub.flush(ctx, doneFlushTimeout)
+				progress()
+				log.Info("count reached", "delivered", pub.delivered.Load(), "failed", pub.failed.Load(), "unflushed", left)
+				if n := pub.failed.Load(); n > 0 || left > 0 {
+					return fmt.Errorf("producer: %d deliveries failed, %d not flushed", n, left)
+				}
+				return nil
+			}
+
+		case <-report.C:
+			progress()
+
+		case err := <-pub.fatal:
+			// An idempotent producer cannot continue after a fatal error
+			// (e.g. a sequence gap); a new one gets a new producer id.
+			log.Error("fatal producer error; starting a new producer", "err", err)
+			em.Emit(status.Event{Type: status.Error, Error: err.Error()})
+			if err := pub.restart(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// resume reads the topic until it succeeds; ok=false means ctx ended first.
+func resume(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) (map[string]telemetry.Message, bool) {
+	for {
+		last, err := LoadLast(ctx, cfg.Brokers, cfg.Topic, log)
+		if ctx.Err() != nil {
+			return nil, false
+		}
+		if err == nil {
+			return last, true
+		}
+		log.Warn("cannot read the topic to continue odometers; retrying", "brokers", cfg.Brokers, "err", err)
+		em.Emit(status.Event{Type: status.Retrying, Endpoint: "kafka", Addr: cfg.Brokers, Error: err.Error()})
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-time.After(retryEvery):
+		}
+	}
+}
+
+// publisher owns the librdkafka producer and its delivery reports.
+type publisher struct {
+	cfg Config
+	em  *status.Emitter
+	log *slog.Logger
+
+	mu sync.Mutex
+	p  *kafka.Producer
+	wg sync.WaitGroup
+
+	// enqueued counts messages librdkafka accepted; each one ends as
+	// delivered or failed (a delivery report), unless its producer is
+	// replaced after a fatal error.
+	enqueued  atomic.Int64
+	delivered atomic.Int64
+	failed    atomic.Int64 // delivery reports with an error, and enqueue failures
+	reported  atomic.Int64 // delivery reports handled (delivered or failed)
+	fatal     chan error
+
+	down      atomic.Bool
+	lastRetry atomic.Int64 // unix nanos of the last Retrying event
+}
+
+func newPublisher(cfg Config, em *status.Emitter, log *slog.Logger) (*publisher, error) {
+	pub := &publisher{cfg: cfg, em: em, log: log, fatal: make(chan error, 1)}
+	if err := pub.start(); err != nil {
+		return nil, err
+	}
+	return pub, nil
+}
+
+func (pub *publisher) start() error {
+	p, err := kafka.NewProducer(kafkacfg.Producer(pub.cfg.Brokers))
+	if err != nil {
+		return fmt.Errorf("producer: %w", err)
+	}
+	pub.mu.Lock()
+	pub.p = p
+	pub.mu.Unlock()
+	pub.wg.Add(1)
+	go pub.reports(p)
+	return nil
+}
+
+func (pub *publisher) restart() error {
+	pub.close()
+	// Messages the old producer never reported on are gone.
+	pub.enqueued.Store(pub.reported.Load())
+	return pub.start()
+}
+
+func (pub *publisher) close() {
+	pub.mu.Lock()
+	p := pub.p
+	pub.p = nil
+	pub.mu.Unlock()
+	if p != nil {
+		p.Close() // closes Events(), ending reports
+	}
+	pub.wg.Wait()
+}
+
+func (pub *publisher) produce(m telemetry.Message) {
+	value, err := telemetry.Encode(m)
+	if err != nil { // a simulator bug, not bad luck
+		pub.failed.Add(1)
+		pub.log.Error("cannot encode generated message", "sensor", m.SensorID, "err", err)
+		return
+	}
+	pub.mu.Lock()
+	p := pub.p
+	pub.mu.Unlock()
+	topic := pub.cfg.Topic
+	err = p.Produce(&kafka.Message{
+		TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: kafka.PartitionAny},
+		Key:            []byte(m.SensorID),
+		Value:          value,
+	}, nil)
+	if err == nil {
+		pub.enqueued.Add(1)
+	}
+	if err != nil {
+		// Typically a full local queue while the broker is away: the
+		// message is lost, but odometers are cumulative, so the next one
+		// carries the usage on.
+		n := pub.failed.Add(1)
+		if n == 1 || n%100 == 0 {
+			pub.log.Warn("cannot enqueue message", "sensor", m.SensorID, "failed_total", n, "err", err)
+		}
+	}
+}
+
+// flush waits up to timeout (or until ctx ends) until every enqueued
+// message has its delivery report counted, and returns how many have not.
+func (pub *publisher) flush(ctx context.Context, timeout time.Duration) int {
+	pub.mu.Lock()
+	p := pub.p
+	pub.mu.Unlock()
+	deadline := time.Now().Add(timeout)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		// Flush returns once librdkafka handed every report to the events
+		// channel; the reports goroutine may still be counting the last ones.
+		if p.Flush(100) == 0 && pub.reported.Load() >= pub.enqueued.Load() {
+			return 0
+		}
+	}
+	return int(pub.enqueued.Load() - pub.reported.Load())
+}
+
+func (pub *publisher) reports(p *kafka.Producer) {
+	defer pub.wg.Done()
+	for ev := range p.Events() {
+		switch e := ev.(type) {
+		case *kafka.Message:
+			if err := e.TopicPartition.Error; err != nil {
+				n := pub.failed.Add(1)
+				pub.reported.Add(1) // after the counter: flush reads them in this order
+				pub.log.Warn("delivery failed", "sensor", string(e.Key), "failed_total", n, "err", err)
+				pub.unreachable(err)
+				continue
+			}
+			pub.delivered.Add(1)
+			pub.reported.Add(1)
+			if pub.down.CompareAndSwap(true, false) {
+				pub.log.Info("broker reachable again", "brokers", pub.cfg.Brokers)
+				pub.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: pub.cfg.Brokers})
+			}
+		case kafka.Error:
+			if e.IsFatal() {
+				select {
+				case pub.fatal <- e:
+				default:
+				}
+				continue
+			}
+			pub.log.Warn("kafka client error", "err", e)
+			pub.unreachable(e)
+		}
+	}
+}
+
+// unreachable reports connectivity errors as Retrying: at the first one and
+// then at most every few seconds while they last. librdkafka keeps retrying
+// by itself.
+func (pub *publisher) unreachable(err error) {
+	var kerr kafka.Error
+	if !errors.As(err, &kerr) {
+		return
+	}
+	switch kerr.Code() {
+	case kafka.ErrAllBrokersDown, kafka.ErrTransport, kafka.ErrResolve, kafka.ErrMsgTimedOut, kafka.ErrTimedOut:
+	default:
+		return
+	}
+	now := time.Now().UnixNano()
+	if !pub.down.Swap(true) || now-pub.lastRetry.Load() > int64(5*time.Second) {
+		pub.lastRetry.Store(now)
+		pub.em.Emit(status.Event{Type: status.Retrying, Endpoint: "kafka", Addr: pub.cfg.Brokers, Error: kerr.Error()})
+	}
+}

@@ -1,0 +1,294 @@
+package producer
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kafka-recovery-lab/krl/internal/embedded"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+const testTopic = "sensor-data"
+
+// events collects a role's status lines.
+type events struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	all     []status.Event
+	changed chan struct{} // closed and replaced on every new event
+}
+
+func (e *events) wakeup() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.changed == nil {
+		e.changed = make(chan struct{})
+	}
+	return e.changed
+}
+
+func (e *events) Write(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.buf.Write(p)
+	for {
+		line, err := e.buf.ReadBytes('\n')
+		if err != nil {
+			e.buf.Write(line)
+			break
+		}
+		if ev, err := status.Parse(line); err == nil {
+			e.all = append(e.all, ev)
+			if e.changed != nil {
+				close(e.changed)
+				e.changed = nil
+			}
+		}
+	}
+	return len(p), nil
+}
+
+func (e *events) find(pred func(status.Event) bool) (status.Event, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, ev := range e.all {
+		if pred(ev) {
+			return ev, true
+		}
+	}
+	return status.Event{}, false
+}
+
+func (e *events) await(t *testing.T, what string, pred func(status.Event) bool, timeout time.Duration) status.Event {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		wake := e.wakeup()
+		if ev, ok := e.find(pred); ok {
+			return ev
+		}
+		select {
+		case <-wake:
+		case <-deadline:
+			t.Fatalf("no %s event within %s", what, timeout)
+		}
+	}
+}
+
+func testLog(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, nil))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
+}
+
+// startBroker runs the embedded broker in this process for the test.
+func startBroker(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	sink := &events{}
+	done := make(chan error, 1)
+	go func() {
+		done <- embedded.RunBroker(ctx, embedded.BrokerConfig{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Topic: testTopic, Partitions: 3},
+			status.NewTo("broker", sink), nil)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("broker: %v", err)
+		}
+	})
+	ev := sink.await(t, "broker listening", func(e status.Event) bool { return e.Type == status.Listening }, 20*time.Second)
+	return ev.Addr
+}
+
+// readAll reads the topic from the start to the high watermarks.
+func readAll(t *testing.T, brokers string) []*kafka.Message {
+	t.Helper()
+	c, err := kafka.NewConsumer(kafkacfg.Audit(brokers, "producer-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	topic := testTopic
+	var assign []kafka.TopicPartition
+	want := 0
+	for p := range int32(3) {
+		low, high, err := c.QueryWatermarkOffsets(topic, p, 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += int(high - low)
+		assign = append(assign, kafka.TopicPartition{Topic: &topic, Partition: p, Offset: kafka.Offset(low)})
+	}
+	if err := c.Assign(assign); err != nil {
+		t.Fatal(err)
+	}
+	var out []*kafka.Message
+	deadline := time.Now().Add(20 * time.Second)
+	for len(out) < want && time.Now().Before(deadline) {
+		if m, ok := c.Poll(100).(*kafka.Message); ok {
+			out = append(out, m)
+		}
+	}
+	if len(out) != want {
+		t.Fatalf("read %d of %d records", len(out), want)
+	}
+	return out
+}
+
+func lastPerSensor(t *testing.T, msgs []*kafka.Message) (map[string]telemetry.Message, map[string]int) {
+	t.Helper()
+	last := map[string]telemetry.Message{}
+	count := map[string]int{}
+	// Records of one key share a partition, and Poll returns a partition in order.
+	for _, r := range msgs {
+		m, err := telemetry.Decode(r.Key, r.Value)
+		if err != nil {
+			t.Fatalf("record at %v is invalid: %v", r.TopicPartition, err)
+		}
+		if prev, ok := last[m.SensorID]; ok {
+			if err := telemetry.CheckSuccessor(prev, m); err != nil {
+				t.Fatalf("%s: %v", m.SensorID, err)
+			}
+		}
+		last[m.SensorID] = m
+		count[m.SensorID]++
+	}
+	return last, count
+}
+
+func runProducer(t *testing.T, cfg Config) *events {
+	t.Helper()
+	sink := &events{}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := Run(ctx, cfg, status.NewTo(Role, sink), testLog(t)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Run did not finish its --count")
+	}
+	return sink
+}
+
+func TestProducesAndContinuesAfterRestart(t *testing.T) {
+	brokers := startBroker(t)
+	cfg := Config{Brokers: brokers, Topic: testTopic, Sensors: 4, Interval: 5 * time.Millisecond, Seed: 11, Count: 20}
+
+	sink := runProducer(t, cfg)
+	if _, ok := sink.find(func(e status.Event) bool { return e.Type == status.Progress && e.Produced == 80 }); !ok {
+		t.Fatalf("no progress event reporting 80 delivered: %+v", sink.all)
+	}
+	first, count := lastPerSensor(t, readAll(t, brokers))
+	if len(first) != 4 {
+		t.Fatalf("sensors in topic: %d", len(first))
+	}
+	for id, n := range count {
+		if n != 20 {
+			t.Fatalf("%s: %d messages, want 20", id, n)
+		}
+	}
+
+	// Same seed again: the values must continue, not restart at the
+	// seed's initial counters (which are below what is in the topic).
+	runProducer(t, cfg)
+	all := readAll(t, brokers)
+	last, count := lastPerSensor(t, all) // fails on any backwards step
+	for id, n := range count {
+		if n != 40 {
+			t.Fatalf("%s: %d messages, want 40", id, n)
+		}
+	}
+	for id, m := range last {
+		if m.Odometry.HoursTot <= first[id].Odometry.HoursTot && m.Odometry.KmTot <= first[id].Odometry.KmTot {
+			// Possible only if the machine idled all 20 steps: not with seed 11.
+			t.Errorf("%s did not advance after restart: %+v then %+v", id, first[id].Odometry, m.Odometry)
+		}
+	}
+
+	// The resume reader itself sees the newest counters.
+	got, err := LoadLast(context.Background(), brokers, testTopic, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, m := range last {
+		if got[id].Odometry != m.Odometry || got[id].Position != m.Position {
+			t.Errorf("LoadLast %s = %+v, want %+v", id, got[id], m)
+		}
+	}
+}
+
+func TestPauseResumeAndStop(t *testing.T) {
+	brokers := startBroker(t)
+	control := make(chan Control)
+	sink := &events{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Brokers: brokers, Topic: testTopic, Sensors: 2, Interval: 10 * time.Millisecond, Seed: 3, Control: control},
+			status.NewTo(Role, sink), testLog(t))
+	}()
+	returned := false
+	defer func() {
+		if !returned {
+			cancel()
+			<-done
+		}
+	}()
+	sink.await(t, "progress", func(e status.Event) bool { return e.Type == status.Progress && e.Produced > 0 }, 20*time.Second)
+	control <- Pause
+	paused := sink.await(t, "paused", func(e status.Event) bool { return e.Type == status.Paused }, 10*time.Second)
+	// Paused is emitted after a flush: everything sent so far is in the topic.
+	if n := len(readAll(t, brokers)); int64(n) != paused.Produced {
+		t.Fatalf("paused with %d delivered, topic has %d", paused.Produced, n)
+	}
+	control <- Resume
+	sink.await(t, "resumed", func(e status.Event) bool { return e.Type == status.Resumed }, 10*time.Second)
+	sink.await(t, "progress after resume", func(e status.Event) bool {
+		return e.Type == status.Progress && e.Produced > paused.Produced
+	}, 10*time.Second)
+	cancel()
+	select {
+	case err := <-done:
+		returned = true
+		if err != nil {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	sink.await(t, "stopping", func(e status.Event) bool { return e.Type == status.Stopping }, time.Second)
+}
+
+func TestUnreachableBrokerRetriesAndStops(t *testing.T) {
+	sink := &events{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Brokers: "127.0.0.1:1", Topic: testTopic, Sensors: 1, Interval: time.Second},
+			status.NewTo(Role, sink), testLog(t))
+	}()
+	sink.await(t, "retrying", func(e status.Event) bool { return e.Type == status.Retrying && e.Endpoint == "kafka" }, 15*time.Second)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return promptly after cancel")
+	}
+}

@@ -1,0 +1,117 @@
+package producer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+// resumeGroupID is only there because librdkafka wants a group id: the
+// reader assigns partitions itself, never joins the group, never commits.
+const resumeGroupID = kafkacfg.AuditGroupPrefix + "producer-resume"
+
+// metadataTimeout bounds each blocking broker call, so SIGTERM is honoured
+// promptly while the broker is unreachable.
+const metadataTimeout = 2 * time.Second
+
+// stallTimeout gives up a resume read that stopped making progress (the
+// broker went away mid-read); the caller retries it.
+const stallTimeout = 10 * time.Second
+
+// LoadLast reads topic from the earliest offsets up to the high watermarks
+// it finds at start and returns, per sensor id, the message the simulation
+// must continue from: the valid message with the highest odometers (a later
+// record whose odometer went backwards is bad input and is not continued
+// from). Invalid records are skipped.
+func LoadLast(ctx context.Context, brokers, topic string, log *slog.Logger) (map[string]telemetry.Message, error) {
+	c, err := kafka.NewConsumer(kafkacfg.Audit(brokers, resumeGroupID))
+	if err != nil {
+		return nil, fmt.Errorf("resume reader: %w", err)
+	}
+	defer c.Close()
+
+	md, err := c.GetMetadata(&topic, false, int(metadataTimeout/time.Millisecond))
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	tm, ok := md.Topics[topic]
+	if !ok {
+		return nil, fmt.Errorf("topic %s not in metadata", topic)
+	}
+	if tm.Error.Code() != kafka.ErrNoError {
+		return nil, fmt.Errorf("topic %s: %w", topic, tm.Error)
+	}
+	if len(tm.Partitions) == 0 {
+		return nil, fmt.Errorf("topic %s has no partitions", topic)
+	}
+
+	// end[p] is the offset after the last record to read.
+	end := map[int32]int64{}
+	var assign []kafka.TopicPartition
+	for _, p := range tm.Partitions {
+		low, high, err := c.QueryWatermarkOffsets(topic, p.ID, int(metadataTimeout/time.Millisecond))
+		if err != nil {
+			return nil, fmt.Errorf("watermarks of partition %d: %w", p.ID, err)
+		}
+		if high > low {
+			end[p.ID] = high
+			assign = append(assign, kafka.TopicPartition{Topic: &topic, Partition: p.ID, Offset: kafka.Offset(low)})
+		}
+	}
+	last := map[string]telemetry.Message{}
+	if len(assign) == 0 {
+		return last, nil
+	}
+	if err := c.Assign(assign); err != nil {
+		return nil, fmt.Errorf("assign: %w", err)
+	}
+
+	start := time.Now()
+	lastProgress := start
+	var read, invalid int
+	for len(end) > 0 {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if time.Since(lastProgress) > stallTimeout {
+			return nil, fmt.Errorf("no record for %s while %d partitions were still to read", stallTimeout, len(end))
+		}
+		ev := c.Poll(100)
+		switch e := ev.(type) {
+		case *kafka.Message:
+			lastProgress = time.Now()
+			p := e.TopicPartition.Partition
+			if e.TopicPartition.Error != nil {
+				return nil, fmt.Errorf("partition %d: %w", p, e.TopicPartition.Error)
+			}
+			read++
+			if m, err := telemetry.Decode(e.Key, e.Value); err != nil {
+				invalid++
+			} else if prev, seen := last[m.SensorID]; !seen || !below(m, prev) {
+				last[m.SensorID] = m
+			}
+			if int64(e.TopicPartition.Offset)+1 >= end[p] {
+				delete(end, p)
+			}
+		case kafka.Error:
+			if e.IsFatal() || e.Code() == kafka.ErrAllBrokersDown {
+				return nil, e
+			}
+		}
+	}
+	log.Info("read topic to continue odometers", "topic", topic, "records", read, "invalid", invalid,
+		"sensors", len(last), "took", time.Since(start).Round(time.Millisecond))
+	return last, nil
+}
+
+// below reports whether m has smaller odometers than prev: such a record
+// is not a machine reading and must not pull the simulation back.
+func below(m, prev telemetry.Message) bool {
+	return m.Odometry.HoursTot < prev.Odometry.HoursTot || m.Odometry.KmTot < prev.Odometry.KmTot
+}
