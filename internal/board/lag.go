@@ -206,11 +206,15 @@ func (b *Board) CaughtUp() bool {
 	if p := b.procs[Current]; p != nil && !(p.alive() && p.pending == "" && p.caughtUp) {
 		return false
 	}
+	return b.procs[Usage] == nil || b.UsageCaughtUp()
+}
+
+// UsageCaughtUp is CaughtUp's rule for consumer-usage alone: running, with a
+// known lag of 0, or committed offsets that reached every high watermark of
+// one sample taken after it started.
+func (b *Board) UsageCaughtUp() bool {
 	p := b.procs[Usage]
-	if p == nil {
-		return true
-	}
-	if !p.alive() || p.pending != "" {
+	if p == nil || !p.alive() || p.pending != "" {
 		return false
 	}
 	l := b.usageLag()
@@ -267,6 +271,13 @@ func (b *Board) commitsReach(hwm map[int32]int64) bool {
 		}
 	}
 	return true
+}
+
+// Committed returns the latest committed offsets of consumer-usage's group
+// (nil before the first successful poll), the group they belong to, and
+// whether they are the group consumer-usage runs with now.
+func (b *Board) Committed() (offsets map[int32]int64, group string, current bool) {
+	return maps.Clone(b.committed), b.commitGroup, b.commitsApply()
 }
 
 // HighWatermarks returns the latest successful watermarks sample (nil before

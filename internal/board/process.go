@@ -80,7 +80,8 @@ type proc struct {
 	caughtUpMsgs int64
 	caughtUpMs   int64
 
-	armed string
+	armed     string
+	lastCrash *CrashPointHit
 
 	logs     []string
 	logSince int // index in logs where the current incarnation's lines start
@@ -275,6 +276,7 @@ func (b *Board) procStatus(v ProcStatus) {
 		b.invalidEvent(at, v.Name, e)
 	case status.CrashPoint:
 		p.armed = ""
+		p.lastCrash = &CrashPointHit{At: at, Point: e.Point, Partition: e.Partition, Offset: e.Offset}
 		b.event(at, v.Name, LevelBad, fmt.Sprintf("crash point %s reached at partition %d offset %d: killing itself (SIGKILL)", e.Point, e.Partition, e.Offset))
 	case status.Paused:
 		p.paused = true
@@ -392,6 +394,49 @@ type ProcView struct {
 
 	Lag     Lag
 	History []int64 // lag samples, oldest first; -1 = unknown
+
+	// What the current incarnation reported about itself (Progress and
+	// CaughtUp events); zero before its first report.
+	StartedAt        time.Time
+	Positions        []status.Position
+	Processed        int64
+	Invalid          int64
+	CaughtUp         bool
+	CaughtUpMessages int64
+	CaughtUpMillis   int64
+	// LastCrashPoint is the latest crash point the process reached (any
+	// incarnation), nil if none.
+	LastCrashPoint *CrashPointHit
+}
+
+// CrashPointHit is a crash point a process reported reaching, just before
+// it killed itself.
+type CrashPointHit struct {
+	At        time.Time
+	Point     string // "after-delta" or "after-checkpoint"
+	Partition int32
+	Offset    int64
+}
+
+// ReadFrom is where the current incarnation began reading, summed over its
+// partitions: every message it handled moved one position by one, so the
+// sum of its positions minus the messages it processed or skipped as
+// invalid is the sum of its start offsets. It tells a resume from the
+// committed offsets from a jump to the end (latest) or a replay from the
+// beginning (earliest). ok is false before a report with every position
+// known.
+func (v ProcView) ReadFrom() (offset int64, ok bool) {
+	if len(v.Positions) == 0 {
+		return 0, false
+	}
+	var sum int64
+	for _, p := range v.Positions {
+		if p.Offset < 0 {
+			return 0, false
+		}
+		sum += p.Offset
+	}
+	return sum - v.Processed - v.Invalid, true
 }
 
 // Processes returns the process rows in display order.
@@ -426,6 +471,17 @@ func (b *Board) Process(name string) ProcView {
 		Paused:   p.paused,
 		Lag:      b.lagOf(name),
 		History:  append([]int64(nil), b.lagHist[name]...),
+
+		Positions:        append([]status.Position(nil), p.positions...),
+		Processed:        p.processed,
+		Invalid:          p.invalid,
+		CaughtUp:         p.caughtUp,
+		CaughtUpMessages: p.caughtUpMsgs,
+		CaughtUpMillis:   p.caughtUpMs,
+		LastCrashPoint:   p.lastCrash,
+	}
+	if p.alive() {
+		v.StartedAt = p.startedAt
 	}
 	for i, c := range Canonical {
 		if c == name {
