@@ -102,11 +102,12 @@ type Board struct {
 	usageErr  error
 	usageErAt time.Time
 
-	truth      map[string]Truth
-	truthAt    time.Time
-	truthSeen  bool
-	truthErr   error
-	auditCount int64
+	truth        map[string]Truth
+	truthAt      time.Time
+	truthSeen    bool
+	truthErr     error
+	auditCount   int64
+	auditThrough map[int32]int64
 
 	events  []Event
 	nextSeq uint64

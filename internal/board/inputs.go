@@ -116,7 +116,10 @@ type TruthSnapshot struct {
 	At          time.Time
 	Sensors     []Truth
 	AuditOffset int64
-	Err         error
+	// AuditThrough is, per partition, the offset after the last record the
+	// audit had read (nil when unknown).
+	AuditThrough map[int32]int64
+	Err          error
 }
 
 // Tick moves the board's clock (uptimes, ages, staleness).

@@ -285,3 +285,27 @@ func (b *Board) Committed() (offsets map[int32]int64, group string, current bool
 func (b *Board) HighWatermarks() (hwm map[int32]int64, stale bool) {
 	return maps.Clone(b.hwm), b.hwmErr != nil
 }
+
+// RefreshedSince reports whether every view the report is built from was
+// read again after t and covers the watermarks hwm: consumer-current's state
+// (while it runs), consumer-query's usage (while it runs), and the audit,
+// which must also have read each partition up to hwm. A caught-up moment
+// alone is not enough for a report: the usage and the audit polled just
+// before it may lag behind the consumers' last writes.
+func (b *Board) RefreshedSince(t time.Time, hwm map[int32]int64) bool {
+	if p := b.procs[Current]; p != nil && p.alive() && (!b.sensorsAt.After(t) || b.sensorsErr != nil) {
+		return false
+	}
+	if p := b.procs[Query]; p != nil && p.alive() && (!b.usageAt.After(t) || b.usageErr != nil) {
+		return false
+	}
+	if !b.truthAt.After(t) || b.truthErr != nil {
+		return false
+	}
+	for part, h := range hwm {
+		if h > 0 && b.auditThrough[part] < h {
+			return false
+		}
+	}
+	return true
+}

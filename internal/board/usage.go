@@ -50,6 +50,7 @@ func (b *Board) truthSnapshot(v TruthSnapshot) {
 	b.truthAt = v.At
 	b.truthSeen = true
 	b.auditCount = v.AuditOffset
+	b.auditThrough = maps.Clone(v.AuditThrough)
 	b.trackDrift()
 }
 

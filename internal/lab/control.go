@@ -142,12 +142,27 @@ func (l *Lab) SetReset(name, reset string) error {
 // WaitCaughtUp returns once consumer-current is caught up and
 // consumer-usage's committed offsets reach the high watermarks, as the
 // board sees them.
+//
+// It then waits for the state, usage and audit to be polled once more, so
+// that a report taken right after (wait-caught-up, then quit) shows the
+// caught-up run and not answers read a moment before the last writes.
 func (l *Lab) WaitCaughtUp(ctx context.Context) error {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
+	var since time.Time
+	var hwm map[int32]int64
 	for {
 		l.mu.Lock()
-		ok := l.mirror != nil && l.mirror.CaughtUp()
+		ok := false
+		if l.mirror != nil && l.mirror.CaughtUp() {
+			if since.IsZero() {
+				since = time.Now()
+				hwm, _ = l.mirror.HighWatermarks()
+			}
+			ok = l.mirror.RefreshedSince(since, hwm)
+		} else {
+			since = time.Time{}
+		}
 		l.mu.Unlock()
 		if ok {
 			return nil

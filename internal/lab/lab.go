@@ -395,22 +395,27 @@ func (l *Lab) httpAddr(name string) string {
 func (l *Lab) pollOffsets(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	// Every sample is stamped with when it was asked for, not answered: a
+	// sample stamped after an event (the producer's pause) then really was
+	// read after it.
+	asked := time.Now()
 	hwm, err := l.offsets.HighWatermarks(ctx, l.cfg.Topic)
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
-	l.emit(board.Offsets{At: time.Now(), HighWatermarks: hwm, Err: err})
+	l.emit(board.Offsets{At: asked, HighWatermarks: hwm, Err: err})
 	l.mu.Lock()
 	group := l.usageGroup
 	l.mu.Unlock()
 	if group == "" {
 		return
 	}
+	asked = time.Now()
 	committed, err := l.offsets.Committed(ctx, group, l.cfg.Topic)
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
-	l.emit(board.Committed{At: time.Now(), Group: group, Offsets: committed, Err: err})
+	l.emit(board.Committed{At: asked, Group: group, Offsets: committed, Err: err})
 }
 
 func (l *Lab) pollState(ctx context.Context) {
@@ -418,11 +423,12 @@ func (l *Lab) pollState(ctx context.Context) {
 	if addr == "" {
 		return
 	}
+	asked := time.Now()
 	st, err := observe.FetchState(ctx, addr)
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
-	snap := board.SensorsSnapshot{At: time.Now(), Err: err, CaughtUp: st.CaughtUp, Invalid: st.Invalid}
+	snap := board.SensorsSnapshot{At: asked, Err: err, CaughtUp: st.CaughtUp, Invalid: st.Invalid}
 	for _, s := range st.Sensors {
 		snap.Sensors = append(snap.Sensors, board.SensorState{SensorID: s.SensorID, Timestamp: s.Timestamp,
 			HoursTot: s.Odometry.HoursTot, KmTot: s.Odometry.KmTot, Lat: s.Position.Lat, Lon: s.Position.Lon,
@@ -436,11 +442,12 @@ func (l *Lab) pollUsage(ctx context.Context) {
 	if addr == "" {
 		return
 	}
+	asked := time.Now()
 	u, err := observe.FetchUsage(ctx, addr)
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
-	snap := board.UsageSnapshot{At: time.Now(), Err: err}
+	snap := board.UsageSnapshot{At: asked, Err: err}
 	for _, s := range u.Sensors {
 		snap.Sensors = append(snap.Sensors, board.UsageTotals{SensorID: s.SensorID, Hours: s.TotalHours,
 			Km: s.TotalKm, Records: s.Records})
@@ -454,6 +461,7 @@ func (l *Lab) pollUsage(ctx context.Context) {
 // message through the furthest message it has checkpointed so far (a naive
 // replay moves the checkpoint back; the window does not shrink with it).
 func (l *Lab) pollTruth(ctx context.Context) {
+	asked := time.Now()
 	truth := l.auditor.Snapshot()
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -461,7 +469,10 @@ func (l *Lab) pollTruth(ctx context.Context) {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
-	snap := board.TruthSnapshot{At: time.Now(), AuditOffset: truth.Read()}
+	snap := board.TruthSnapshot{At: asked, AuditOffset: truth.Read(), AuditThrough: map[int32]int64{}}
+	for _, p := range truth.Partitions {
+		snap.AuditThrough[p.Partition] = p.Next
+	}
 	if truth.Err != "" {
 		snap.Err = errors.New(truth.Err)
 	} else if err != nil {
