@@ -49,6 +49,7 @@ func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error
 	fs.Int64Var(&f.Seed, "seed", 0, "producer seed for reproducible data (0: time-based)")
 	fs.StringVar(&f.UsageMode, "usage-mode", string(kafkacfg.Naive), "consumer-usage mode: naive (the article) or guarded")
 	fs.StringVar(&f.UsageReset, "usage-reset", "latest", "consumer-usage offset reset: latest (fixed group) or earliest (fresh group)")
+	fs.StringVar(&f.UsageGroup, "usage-group", kafkacfg.UsageGroupID, "consumer-usage's fixed group (with reset latest); give each dashboard sharing one broker its own")
 	fs.BoolVar(&f.headless, "headless", false, "supervise without a terminal UI, logging events to stderr")
 	fs.StringVar(&f.scriptPath, "script", "", "play actions from FILE (see README)")
 	fs.StringVar(&f.reportPath, "report", "", "write a JSON snapshot to FILE on exit")
@@ -66,6 +67,9 @@ func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error
 	}
 	if _, err := kafkacfg.ParseReset(f.UsageReset); err != nil {
 		return f, cli.Usagef("--usage-reset: %v", err)
+	}
+	if f.UsageGroup == "" {
+		return f, cli.Usagef("--usage-group is empty")
 	}
 	return f, nil
 }

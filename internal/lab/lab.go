@@ -50,6 +50,11 @@ type Config struct {
 	// consumer-usage's starting strategy.
 	UsageMode  string
 	UsageReset string
+	// UsageGroup is consumer-usage's fixed group with reset latest ("" =
+	// kafkacfg.UsageGroupID). Two dashboards sharing a broker need their
+	// own: consumer-usage is a static member of its group, and a second
+	// member with the same instance id fences the first.
+	UsageGroup string
 	// Log receives the lab's own diagnostics (never the terminal in TUI mode).
 	Log *slog.Logger
 }
@@ -313,7 +318,12 @@ func (l *Lab) roleArgs(name string) []string {
 	case Current:
 		return append([]string{"consumer", "current"}, conn...)
 	case Usage:
-		return append(append([]string{"consumer", "usage"}, conn...), "--mode", l.mode, "--reset", l.reset)
+		args := append(append([]string{"consumer", "usage"}, conn...), "--mode", l.mode, "--reset", l.reset)
+		if l.reset != "earliest" && l.cfg.UsageGroup != "" {
+			// earliest picks a fresh group of its own (consumer usage --reset).
+			args = append(args, "--group", l.cfg.UsageGroup)
+		}
+		return args
 	case Query:
 		return append([]string{"consumer", "query"}, conn...)
 	}
