@@ -58,6 +58,7 @@ const (
 	retryEvery       = time.Second
 	progressEvery    = time.Second
 	stopFlushTimeout = 5 * time.Second
+	downFlushTimeout = time.Second
 	doneFlushTimeout = 30 * time.Second
 )
 
@@ -174,7 +175,11 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		select {
 		case <-ctx.Done():
 			em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
-			left := pub.flush(context.Background(), stopFlushTimeout)
+			timeout := stopFlushTimeout
+			if pub.down.Load() {
+				timeout = downFlushTimeout // nothing will be delivered: do not hold the exit
+			}
+			left := pub.flush(context.Background(), timeout)
 			progress()
 			log.Info("producer stopped", "delivered", pub.delivered.Load(), "failed", pub.failed.Load(), "unflushed", left)
 			return nil
