@@ -22,12 +22,12 @@ import (
 const topic = telemetry.DefaultTopic
 
 // testBroker gives a broker with a fresh topic of 3 partitions: the
-// embedded kfake broker, or with KRL_TEST_KAFKA=host:port a real Apache
+// embedded kfake broker, or with KAFKA_BROKER=host:port a real Apache
 // Kafka (scripts/real-kafka.sh start DIR) on which a uniquely named topic
 // is created.
 func testBroker(t *testing.T) (addr, topicName string) {
 	t.Helper()
-	addr = os.Getenv("KRL_TEST_KAFKA")
+	addr = os.Getenv("KAFKA_BROKER")
 	if addr == "" {
 		return startBroker(t, 3), topic
 	}

@@ -106,7 +106,7 @@ func produceTo(t *testing.T, addr, topic string, count map[int32]int) {
 // (assign-free commit of explicit offsets).
 func commit(t *testing.T, addr, group, topic string, offsets map[int32]int64) {
 	t.Helper()
-	c, err := kafka.NewConsumer(kafkacfg.Usage(addr, group, kafkacfg.Guarded, "earliest"))
+	c, err := kafka.NewConsumer(kafkacfg.Current(addr, group))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +127,12 @@ func commit(t *testing.T, addr, group, topic string, offsets map[int32]int64) {
 }
 
 // testBroker gives a broker with a fresh topic of 3 partitions: the
-// embedded kfake broker, or with KRL_TEST_KAFKA=host:port a real Apache
+// embedded kfake broker, or with KAFKA_BROKER=host:port a real Apache
 // Kafka (scripts/real-kafka.sh start DIR) on which a uniquely named topic
 // is created.
 func testBroker(t *testing.T) (addr, topic string) {
 	t.Helper()
-	addr = os.Getenv("KRL_TEST_KAFKA")
+	addr = os.Getenv("KAFKA_BROKER")
 	if addr == "" {
 		return startBroker(t, "sensor-data", 3), "sensor-data"
 	}
