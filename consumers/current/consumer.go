@@ -20,7 +20,7 @@ const (
 	retryReportEvery = 5 * time.Second
 	// Progress is frequent while replaying (the dashboard animates it).
 	progressReplaying = 250 * time.Millisecond
-	progressCaughtUp  = time.Second
+	progressCaughtUp  = 500 * time.Millisecond // as often as the dashboard polls watermarks
 )
 
 type consumer struct {
