@@ -20,6 +20,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lab"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/internal/script"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 	"github.com/kafka-recovery-lab/krl/tui/ui"
@@ -27,9 +28,11 @@ import (
 
 type dashboardFlags struct {
 	lab.Config
-	headless   bool
-	scriptPath string
-	reportPath string
+	headless      bool
+	scriptPath    string
+	reportPath    string
+	scenario      string
+	listScenarios bool
 }
 
 func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error) {
@@ -53,6 +56,8 @@ func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error
 	fs.BoolVar(&f.headless, "headless", false, "supervise without a terminal UI, logging events to stderr")
 	fs.StringVar(&f.scriptPath, "script", "", "play actions from FILE (see README)")
 	fs.StringVar(&f.reportPath, "report", "", "write a JSON snapshot to FILE on exit")
+	fs.StringVar(&f.scenario, "scenario", "", "start the guided scenario NAME (see --list-scenarios); with --headless it runs to the end and quits")
+	fs.BoolVar(&f.listScenarios, "list-scenarios", false, "print the guided scenarios and exit")
 	if err := cli.Parse(fs, args); err != nil {
 		return f, err
 	}
@@ -71,6 +76,14 @@ func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error
 	if f.UsageGroup == "" {
 		return f, cli.Usagef("--usage-group is empty")
 	}
+	if f.scenario != "" {
+		if _, ok := scenario.Lookup(f.scenario); !ok {
+			return f, cli.Usagef("--scenario: %v", scenario.ErrUnknown(f.scenario))
+		}
+		if f.scriptPath != "" {
+			return f, cli.Usagef("--scenario and --script cannot be combined: a scenario plays its own actions")
+		}
+	}
 	return f, nil
 }
 
@@ -78,6 +91,10 @@ func runDashboard(args []string) int {
 	f, err := parseDashboardFlags(args, os.Stderr)
 	if err != nil {
 		return cli.Exit(os.Stderr, err)
+	}
+	if f.listScenarios {
+		fmt.Print(scenario.List())
+		return cli.ExitOK
 	}
 	var actions []script.Action
 	if f.scriptPath != "" {
@@ -133,9 +150,16 @@ func runDashboard(args []string) int {
 	return runTUI(l, f, actions, sigs)
 }
 
+// dashboardReport is the --report JSON: the board's snapshot and, after a
+// guided scenario, its result.
+type dashboardReport struct {
+	board.Report
+	Scenario *scenario.Result `json:"scenario,omitempty"`
+}
+
 // finish writes the report (before the children stop, so it shows the
 // run as it was) and shuts everything down.
-func finish(l *lab.Lab, f dashboardFlags, sigs <-chan os.Signal, rep board.Report, code int) int {
+func finish(l *lab.Lab, f dashboardFlags, sigs <-chan os.Signal, rep dashboardReport, code int) int {
 	if f.reportPath != "" {
 		if err := writeReport(f.reportPath, rep); err != nil {
 			fmt.Fprintln(os.Stderr, "error: report:", err)
@@ -157,7 +181,7 @@ func finish(l *lab.Lab, f dashboardFlags, sigs <-chan os.Signal, rep board.Repor
 	return code
 }
 
-func writeReport(path string, rep board.Report) error {
+func writeReport(path string, rep dashboardReport) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
@@ -191,11 +215,28 @@ func runHeadless(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-c
 	code := cli.ExitOK
 	if err := l.Launch(ctx); err != nil {
 		logger.Error("start failed", "err", err, "run_dir", f.RunDir)
-		return finish(l, f, sigs, l.Report(), cli.ExitError)
+		return finish(l, f, sigs, dashboardReport{Report: l.Report()}, cli.ExitError)
 	}
 	brokers, mongo := l.Addresses()
 	logger.Info("running", "brokers", brokers, "mongo", mongo, "run_dir", f.RunDir)
 	scriptDone := startScript(ctx, l, actions)
+	scenarioDone := startScenario(ctx, l, f.scenario)
+	var result *scenario.Result
+	// stopScenario ends a scenario cut short (a signal, a quit) and keeps
+	// its partial result for the report.
+	stopScenario := func() {
+		if scenarioDone == nil {
+			return
+		}
+		cancel()
+		select {
+		case res := <-scenarioDone:
+			result = &res
+		case <-time.After(30 * time.Second):
+			logger.Error("the scenario did not stop within 30s")
+		}
+		scenarioDone = nil
+	}
 	var seq uint64
 	ticker := time.NewTicker(200 * time.Millisecond)
 	defer ticker.Stop()
@@ -212,8 +253,14 @@ loop:
 			printEvents()
 		case sig := <-sigs:
 			logger.Info("signal, stopping", "signal", sig.String())
+			stopScenario()
 			break loop
 		case <-l.Done():
+			stopScenario()
+			break loop
+		case res := <-scenarioDone:
+			scenarioDone = nil
+			result = &res
 			break loop
 		case err := <-scriptDone:
 			scriptDone = nil
@@ -225,14 +272,40 @@ loop:
 		}
 	}
 	printEvents()
-	return finish(l, f, sigs, l.Report(), code)
+	if result != nil && !result.Passed {
+		logger.Error("scenario failed", "scenario", result.Name, "error", result.Error)
+		code = cli.ExitError
+	}
+	return finish(l, f, sigs, dashboardReport{Report: l.Report(), Scenario: result}, code)
 }
+
+// startScenario runs a guided scenario headless (the runner performs the
+// presenter's keys) in the background; nil when there is none.
+func startScenario(ctx context.Context, l *lab.Lab, name string) <-chan scenario.Result {
+	sc, ok := scenario.Lookup(name)
+	if !ok {
+		return nil
+	}
+	done := make(chan scenario.Result, 1)
+	go func() { done <- scenario.Runner{Host: lab.ScriptTarget{Lab: l}}.Run(ctx, sc) }()
+	return done
+}
+
+// scenarioHost gives the TUI the catalog and the one running scenario.
+type scenarioHost struct{ session *scenario.Session }
+
+func (h scenarioHost) Catalog() []scenario.Scenario { return scenario.Catalog() }
+func (h scenarioHost) Start(name string) error      { return h.session.Start(name) }
+func (h scenarioHost) Stop()                        { h.session.Stop() }
 
 func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan os.Signal) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	model := ui.New(l.NewBoard(), l, ui.Options{})
+	// With a presenter at the keyboard, scenarios wait for their keys.
+	session := &scenario.Session{Runner: scenario.Runner{Host: lab.ScriptTarget{Lab: l}, Interactive: true}}
+	model := ui.New(l.NewBoard(), l, ui.Options{Scenarios: scenarioHost{session}})
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithoutSignalHandler())
+	session.Runner.OnProgress = func(pr scenario.Progress) { p.Send(pr) }
 	go func() {
 		for in := range l.Inputs() {
 			p.Send(in)
@@ -243,6 +316,11 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 		if err := l.Launch(ctx); err != nil {
 			p.Send(board.Action{At: time.Now(), Text: "start failed: " + err.Error()})
 			return
+		}
+		if f.scenario != "" {
+			if err := session.Start(f.scenario); err != nil {
+				p.Send(board.Action{At: time.Now(), Text: "scenario: " + err.Error()})
+			}
 		}
 		if done := startScript(ctx, l, actions); done != nil {
 			if err := <-done; err != nil {
@@ -263,5 +341,12 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 		fmt.Fprintln(os.Stderr, "error: dashboard:", err)
 		code = cli.ExitError
 	}
-	return finish(l, f, sigs, l.Report(), code)
+	// A scenario still running is stopped (its cleanup done) before the
+	// children are; the report carries the latest result, if any.
+	session.Stop()
+	rep := dashboardReport{Report: l.Report()}
+	if res, ok := session.Last(); ok {
+		rep.Scenario = &res
+	}
+	return finish(l, f, sigs, rep, code)
 }

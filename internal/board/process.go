@@ -418,10 +418,11 @@ type CrashPointHit struct {
 	Offset    int64
 }
 
-// ReadFrom is where the current incarnation began reading, summed over its
-// partitions: every message it handled moved one position by one, so the
-// sum of its positions minus the messages it processed or skipped as
-// invalid is the sum of its start offsets. It tells a resume from the
+// ReadFrom is where the current incarnation of consumer-usage began
+// reading, summed over its partitions: every message it handled moved one
+// position by one, so the sum of its positions minus the messages it
+// processed or skipped as invalid (consumer-usage counts them apart) is the
+// sum of its start offsets. It tells a resume from the
 // committed offsets from a jump to the end (latest) or a replay from the
 // beginning (earliest). ok is false before a report with every position
 // known.

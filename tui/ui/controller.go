@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
 )
 
 // Controller is everything the dashboard can ask of the supervisor. The
@@ -42,7 +44,22 @@ const (
 	OpArm   = "arm"   // ArmCrash
 	OpMode  = "mode"  // SetUsageMode
 	OpReset = "reset" // SetUsageReset
+	// OpScenario: ScenarioHost.Start (Value is the name) or Stop (Value "").
+	OpScenario = "scenario"
 )
+
+// ScenarioHost runs guided scenarios for the dashboard (the g key). Start
+// and Stop are called from tea.Cmds, never from Update; the running
+// scenario's narration arrives as scenario.Progress messages (p.Send).
+type ScenarioHost interface {
+	// Catalog lists the scenarios (static data: read once).
+	Catalog() []scenario.Scenario
+	// Start stops the running scenario, if any, and starts name in the
+	// background.
+	Start(name string) error
+	// Stop ends the running scenario and waits for its cleanup.
+	Stop()
+}
 
 // ActionResultMsg is the answer of one Controller call.
 type ActionResultMsg struct {

@@ -27,6 +27,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
 )
 
@@ -45,9 +46,9 @@ type Options struct {
 	// LogLines is how many lines the log overlay asks Controller.Tail for
 	// (default 200).
 	LogLines int
-	// Scenarios, when set, is what the g key does (the scenario picker);
-	// without it g only says scenarios are not available.
-	Scenarios func() tea.Cmd
+	// Scenarios, when set, enables the g key (the scenario picker) and the
+	// narration panel; without it g only says scenarios are not available.
+	Scenarios ScenarioHost
 }
 
 // Model is the dashboard's tea.Model.
@@ -68,6 +69,14 @@ type Model struct {
 
 	status      string
 	statusLevel board.Level
+
+	// Guided scenarios: the catalog, the picker and the latest narration.
+	catalog    []scenario.Scenario
+	picking    bool
+	pickCursor int
+	narration  *scenario.Progress
+	// narratedStep is the step whose process was selected for the presenter.
+	narratedStep string
 }
 
 // New returns the model. The board is owned by the model from now on: feed
@@ -77,10 +86,11 @@ func New(b *board.Board, ctl Controller, opts Options) Model {
 		opts.LogLines = 200
 	}
 	keys := DefaultKeyMap()
-	if opts.Scenarios != nil {
-		keys.Scenarios.SetEnabled(true)
-	}
 	m := Model{board: b, ctl: ctl, opts: opts, styles: theme.Default(), keys: keys}
+	if opts.Scenarios != nil {
+		m.keys.Scenarios.SetEnabled(true)
+		m.catalog = opts.Scenarios.Catalog()
+	}
 	if names := b.Names(); len(names) > 0 {
 		m.selected = names[0]
 	}
@@ -145,6 +155,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.logLines, m.logFetched = msg.Lines, true
 		}
 		return m, nil
+	case scenario.Progress:
+		return m.narrate(msg)
 	}
 	m.board.Apply(msg)
 	return m, nil
@@ -166,12 +178,18 @@ func (m Model) keys1by1(runes []rune) (tea.Model, tea.Cmd) {
 
 func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
+	if m.picking {
+		return m.pickerKey(msg)
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		return m, tea.Quit
 	case key.Matches(msg, k.Help):
 		m.showHelp = !m.showHelp
 	case key.Matches(msg, k.Close):
+		if !m.showHelp && !m.showLogs && m.narration != nil && m.narration.Done {
+			m.narration = nil // a finished scenario's panel gives the events back
+		}
 		m.showHelp, m.showLogs = false, false
 	case key.Matches(msg, k.Up, k.Prev):
 		return m.selectBy(-1)
@@ -209,9 +227,7 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m.openLogs()
 		}
 	case key.Matches(msg, k.Scenarios):
-		if m.opts.Scenarios != nil {
-			return m, m.opts.Scenarios()
-		}
+		m.picking, m.pickCursor, m.showHelp, m.showLogs = true, 0, false, false
 	case msg.String() == "g":
 		m.setStatus(board.LevelInfo, "scenarios are not available in this build (g is reserved for them)")
 	}
@@ -348,6 +364,9 @@ func (m Model) armCrash() (tea.Model, tea.Cmd) {
 
 // result shows a Controller answer and tells the board.
 func (m Model) result(r ActionResultMsg) Model {
+	if r.Op == OpScenario {
+		return m.scenarioResult(r)
+	}
 	now := m.board.Now()
 	switch r.Op {
 	case board.OpCrash, board.OpStop, board.OpStart, board.OpRestart:

@@ -76,9 +76,24 @@ func (m Model) View() string {
 	}
 
 	var lower string
-	if m.showLogs {
+	switch {
+	case m.picking:
+		lower = m.pickerView(w, middleH+eventsH, full)
+	case m.showLogs:
 		lower = m.logsView(w, middleH+eventsH, full)
-	} else {
+	case m.narration != nil:
+		// The narration takes the events' place, and room from the
+		// sensors and usage when the events area is too small for it.
+		need := narrationCompact
+		if full {
+			need = narrationFull
+		}
+		if eventsH < need {
+			middleH = max(rest-need, 3)
+			eventsH = rest - middleH
+		}
+		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sv, uv, w, middleH, full), m.narrationView(w, eventsH, full))
+	default:
 		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sv, uv, w, middleH, full), m.events(w, eventsH, full))
 	}
 	return strings.Join([]string{header, top, lower, statusLine, footer}, "\n")

@@ -1,0 +1,25 @@
+package lab
+
+import (
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+)
+
+// Observe runs f on the lab's own board (the one every input is applied to,
+// whatever the front end) while holding its lock: the race-free way for a
+// guided scenario to read what the dashboard shows. f must return quickly
+// and must not keep the pointer. Before Launch there is no board and f is
+// not called.
+func (l *Lab) Observe(f func(*board.Board)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mirror != nil {
+		f(l.mirror)
+	}
+}
+
+// Note puts a line on the timeline (shown by the TUI, printed by headless).
+func (l *Lab) Note(text string) {
+	l.emit(board.Action{At: time.Now(), Text: text})
+}

@@ -1,0 +1,381 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/script"
+)
+
+// Host is what a scenario drives and reads: the dashboard's lab
+// (lab.ScriptTarget). Lifecycle actions go through script.Target so the
+// board shows them as requests first, exactly like a key press.
+type Host interface {
+	script.Target
+	// Observe runs f on the dashboard's board; f must not keep it.
+	Observe(f func(*board.Board))
+	// Note adds a line to the dashboard's timeline.
+	Note(text string)
+}
+
+// Runner plays scenarios against a Host.
+type Runner struct {
+	Host Host
+	// Interactive: a presenter is at the keyboard, so Press steps wait for
+	// the key's effect instead of performing it.
+	Interactive bool
+	// OnProgress, if set, receives the narration state at every change
+	// (called from the runner's goroutine).
+	OnProgress func(Progress)
+	// Poll is how often conditions are read from the board (default 100 ms).
+	Poll time.Duration
+}
+
+// errNotReady: the host has no board yet (the stack was not launched).
+var errNotReady = errors.New("the dashboard has no board yet")
+
+type run struct {
+	r       Runner
+	sc      Scenario
+	marks   Marks
+	results []CheckResult
+	prog    Progress
+	err     error
+}
+
+// Run plays sc to the end (or until ctx ends or a step fails) and returns
+// its result. It never returns early without evaluating every check: a
+// check whose marks were not taken fails as "not measured".
+func (r Runner) Run(ctx context.Context, sc Scenario) Result {
+	if r.Poll <= 0 {
+		r.Poll = 100 * time.Millisecond
+	}
+	start := time.Now()
+	x := &run{r: r, sc: sc, marks: Marks{}}
+	x.results = make([]CheckResult, len(sc.Checks))
+	for i, c := range sc.Checks {
+		x.results[i] = CheckResult{What: c.What, Pending: true, Observed: "not measured yet"}
+	}
+	x.prog = Progress{Name: sc.Name, Title: sc.Title, Article: sc.Article, Steps: len(sc.Steps)}
+	r.Host.Note(fmt.Sprintf("scenario %s started: %s", sc.Name, sc.Title))
+
+	x.err = x.prepare(ctx)
+	for i := 0; x.err == nil && i < len(sc.Steps); i++ {
+		if err := x.step(ctx, i); err != nil {
+			x.err = fmt.Errorf("step %d/%d (%s): %w", i+1, len(sc.Steps), sc.Steps[i].Title, err)
+		}
+	}
+	if sc.Cleanup != "" && x.err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if err := x.do(cctx, sc.Cleanup); err != nil {
+			r.Host.Note(fmt.Sprintf("scenario %s: cleanup failed: %v", sc.Name, err))
+		}
+		cancel()
+	}
+	x.evaluate(true)
+
+	res := Result{Name: sc.Name, Title: sc.Title, Checks: x.results, Seconds: time.Since(start).Seconds()}
+	res.Passed = x.err == nil && len(x.results) > 0
+	for _, c := range x.results {
+		res.Passed = res.Passed && c.Passed
+	}
+	if x.err != nil {
+		res.Error = x.err.Error()
+	}
+	passed := 0
+	for _, c := range x.results {
+		if c.Passed {
+			passed++
+		}
+	}
+	verdict := "PASSED"
+	if !res.Passed {
+		verdict = "FAILED"
+	}
+	note := fmt.Sprintf("scenario %s %s: %d/%d checks passed in %.1f s", sc.Name, verdict, passed, len(x.results), res.Seconds)
+	if res.Error != "" {
+		note += " (" + res.Error + ")"
+	}
+	r.Host.Note(note)
+	x.prog.Done, x.prog.Passed, x.prog.Err = true, res.Passed, res.Error
+	x.prog.Press, x.prog.Waiting = nil, ""
+	x.report()
+	return res
+}
+
+func (x *run) report() {
+	if x.r.OnProgress == nil {
+		return
+	}
+	p := x.prog
+	p.Checks = append([]CheckResult(nil), x.results...)
+	x.r.OnProgress(p)
+}
+
+// prepare brings the stack to the state the lesson starts from: every
+// consumer and the producer running and publishing, consumer-usage in the
+// scenario's mode and reset, everything caught up.
+func (x *run) prepare(ctx context.Context) error {
+	x.prog.StepTitle = "Getting the stack ready"
+	x.prog.Say = x.sc.Article
+	x.prog.Watch = "The processes start (or restart) and the panels fill."
+	o, err := x.observe()
+	if err != nil {
+		return err
+	}
+	var acts []string
+	for _, n := range []string{board.Producer, board.Current, board.Usage, board.Query} {
+		// Only what ended (crashed or stopped): a process the board has
+		// not seen start yet is on its way.
+		if p, ok := o.Procs[n]; ok && !p.Alive && p.LastExit != nil && p.Pending == "" {
+			acts = append(acts, "start "+n)
+		}
+	}
+	if p := o.Proc(board.Producer); p.Alive && p.Paused {
+		acts = append(acts, "resume producer")
+	}
+	// Reset first: switching the mode while the reset is earliest would
+	// replay the whole topic once more for nothing.
+	if x.sc.UsageReset != "" && x.sc.UsageReset != o.UsageReset {
+		acts = append(acts, "reset "+board.Usage+" "+x.sc.UsageReset)
+	}
+	if x.sc.UsageMode != "" && x.sc.UsageMode != o.UsageMode {
+		acts = append(acts, "mode "+board.Usage+" "+x.sc.UsageMode)
+	}
+	x.prog.Waiting = stackReady.What
+	x.report()
+	if len(acts) > 0 {
+		if err := x.do(ctx, strings.Join(acts, "\n")); err != nil {
+			return fmt.Errorf("preparing the stack: %w", err)
+		}
+	}
+	if err := x.waitFor(ctx, stackReady, time.Second, DefaultTimeout); err != nil {
+		return fmt.Errorf("preparing the stack: %w", err)
+	}
+	return nil
+}
+
+func (x *run) step(ctx context.Context, i int) error {
+	s := x.sc.Steps[i]
+	x.prog.Step, x.prog.StepTitle, x.prog.Say, x.prog.Watch = i+1, s.Title, s.Say, s.Watch
+	x.prog.Press, x.prog.Waiting = nil, ""
+	x.report()
+	x.r.Host.Note(fmt.Sprintf("scenario %s · step %d/%d: %s", x.sc.Name, i+1, len(x.sc.Steps), s.Title))
+	if s.Do != "" {
+		if err := x.do(ctx, s.Do); err != nil {
+			return err
+		}
+	}
+	if s.Press != nil {
+		if err := x.press(ctx, *s.Press); err != nil {
+			return err
+		}
+	}
+	if s.Hold > 0 {
+		x.prog.Waiting = fmt.Sprintf("watching for %s", s.Hold)
+		x.report()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(s.Hold):
+		}
+	}
+	if s.Until != nil {
+		timeout := s.Timeout
+		if timeout <= 0 {
+			timeout = DefaultTimeout
+		}
+		x.prog.Waiting = s.Until.What
+		x.report()
+		if err := x.waitFor(ctx, s.Until, s.Stable, timeout); err != nil {
+			return err
+		}
+	}
+	if s.Then != "" {
+		x.prog.Waiting = "measuring: " + strings.ReplaceAll(s.Then, "\n", ", ")
+		x.report()
+		if err := x.do(ctx, s.Then); err != nil {
+			return err
+		}
+	}
+	x.prog.Waiting = ""
+	if s.Mark != "" {
+		o, err := x.observe()
+		if err != nil {
+			return err
+		}
+		x.marks[s.Mark] = o
+		x.evaluate(false)
+	}
+	x.report()
+	return nil
+}
+
+// do plays script actions against the host, noting each on the timeline.
+func (x *run) do(ctx context.Context, text string) error {
+	actions, err := script.ParseString(text)
+	if err != nil {
+		return err
+	}
+	sr := script.Runner{
+		Target:   x.r.Host,
+		OnAction: func(a script.Action) { x.r.Host.Note(fmt.Sprintf("scenario %s: %s", x.sc.Name, a)) },
+	}
+	return sr.Run(ctx, actions)
+}
+
+// press asks the presenter for a key (interactive) or does what the key
+// does (headless), then waits for its effect on the board.
+func (x *run) press(ctx context.Context, p Press) error {
+	base, err := x.observe()
+	if err != nil {
+		return err
+	}
+	effect := &Cond{What: p.KeyHint(), Holds: func(o Observation) bool { return pressDone(p, base, o) }}
+	timeout := DefaultTimeout
+	if x.r.Interactive {
+		x.prog.Press = &p
+		x.prog.Waiting = "your turn: " + p.KeyHint()
+		x.report()
+		timeout = 0 // a presenter takes the time they need
+	} else {
+		if err := x.doKey(p, base); err != nil {
+			return fmt.Errorf("%s: %w", p.KeyHint(), err)
+		}
+		x.prog.Waiting = p.KeyHint()
+		x.report()
+	}
+	err = x.waitFor(ctx, effect, 0, timeout)
+	x.prog.Press = nil
+	return err
+}
+
+// doKey performs what the key does on the dashboard, for a headless run.
+func (x *run) doKey(p Press, base Observation) error {
+	h := x.r.Host
+	switch p.Key {
+	case "x":
+		return h.Crash(p.Process)
+	case "r":
+		if base.Proc(p.Process).Alive {
+			return h.Restart(p.Process)
+		}
+		return h.Start(p.Process)
+	case "c":
+		return h.ArmCrash(p.Process, "after-delta")
+	case "m":
+		return h.SetMode(p.Process, p.Value)
+	case "e":
+		return h.SetReset(p.Process, p.Value)
+	case "p":
+		if base.Proc(board.Producer).Paused {
+			return h.Resume()
+		}
+		return h.Pause()
+	}
+	return fmt.Errorf("no headless action for key %q", p.Key)
+}
+
+// pressDone tells, from the board, that the key of p has taken effect since
+// base: the crash, the restart, the crash point, the switch.
+func pressDone(p Press, base, now Observation) bool {
+	was, is := base.Proc(p.Process), now.Proc(p.Process)
+	switch p.Key {
+	case "x":
+		return is.Crashes > was.Crashes && !is.Alive
+	case "r":
+		return is.Starts > was.Starts && is.Alive
+	case "c":
+		hit := is.LastCrashPoint
+		return hit != nil && (was.LastCrashPoint == nil || hit.At.After(was.LastCrashPoint.At)) && !is.Alive
+	case "m":
+		return now.UsageMode == p.Value && is.Starts > was.Starts && is.Alive
+	case "e":
+		return now.UsageReset == p.Value && is.Starts > was.Starts && is.Alive
+	case "p":
+		return now.Proc(board.Producer).Paused != base.Proc(board.Producer).Paused
+	}
+	return false
+}
+
+// waitFor polls the board until c holds continuously for stable. A zero
+// timeout waits until ctx ends.
+func (x *run) waitFor(ctx context.Context, c *Cond, stable, timeout time.Duration) error {
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	tick := time.NewTicker(x.r.Poll)
+	defer tick.Stop()
+	var since time.Time
+	for {
+		o, err := x.observe()
+		if err == nil && c.Holds(o) {
+			if since.IsZero() {
+				since = time.Now()
+			}
+			if time.Since(since) >= stable {
+				return nil
+			}
+		} else {
+			since = time.Time{}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline:
+			return fmt.Errorf("timed out after %s waiting for: %s", timeout, c.What)
+		case <-tick.C:
+		}
+	}
+}
+
+func (x *run) observe() (Observation, error) {
+	var o Observation
+	seen := false
+	x.r.Host.Observe(func(b *board.Board) { o, seen = Capture(b), true })
+	if !seen {
+		return o, errNotReady
+	}
+	return o, nil
+}
+
+// evaluate runs every pending check whose marks exist; at the end (final)
+// the others fail as not measured.
+func (x *run) evaluate(final bool) {
+	for i, c := range x.sc.Checks {
+		if !x.results[i].Pending {
+			continue
+		}
+		var missing []string
+		for _, n := range c.Needs {
+			if _, ok := x.marks[n]; !ok {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			if final {
+				why := "the run ended before " + strings.Join(missing, ", ") + " was measured"
+				if x.err != nil {
+					why += ": " + x.err.Error()
+				}
+				x.results[i] = CheckResult{What: c.What, Observed: "not measured: " + why}
+				x.r.Host.Note(fmt.Sprintf("scenario %s check ✗ %s: %s", x.sc.Name, c.What, x.results[i].Observed))
+			}
+			continue
+		}
+		ok, obs := c.Eval(x.marks)
+		x.results[i] = CheckResult{What: c.What, Passed: ok, Observed: obs}
+		sym := "✓"
+		if !ok {
+			sym = "✗"
+		}
+		x.r.Host.Note(fmt.Sprintf("scenario %s check %s %s: %s", x.sc.Name, sym, c.What, obs))
+	}
+}

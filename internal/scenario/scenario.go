@@ -1,0 +1,227 @@
+// Package scenario holds the guided scenarios of workshops and screencasts:
+// short lessons, each tied to a claim of the seed article (the three
+// recovery strategies), that the dashboard plays against the real stack.
+//
+// A scenario is data (catalog.go): a title, narration, steps and checks.
+// A step either performs script actions itself (the dashboard acts) or asks
+// the presenter to press a key (in a headless run the runner performs what
+// the key does), then may hold for a while and wait for a condition of the
+// board; when it ends it may take a snapshot (a mark) of what the board
+// shows. Checks are pure functions of those marks: every number they report
+// was measured by the real processes (consumer reports, broker offsets,
+// store totals through consumer-query, the independent audit of the topic).
+//
+// The Runner plays a scenario against a Host (the lab); it never touches the
+// UI. The TUI shows Progress values, a headless run prints the timeline
+// notes the runner adds, and --report carries the Result.
+package scenario
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+)
+
+// Scenario is one guided lesson.
+type Scenario struct {
+	// Name is the contract name (--scenario NAME).
+	Name string
+	// Title is a short heading; Summary the one line --list-scenarios prints.
+	Title   string
+	Summary string
+	// Article is what the seed article says about it, in English.
+	Article string
+	// UsageMode and UsageReset: how consumer-usage must run when the
+	// scenario starts ("" = as it is); the runner switches it first.
+	UsageMode  string
+	UsageReset string
+	Steps      []Step
+	Checks     []Check
+	// Cleanup: script actions performed when the run stops before its last
+	// step (resume a producer a step paused).
+	Cleanup string
+}
+
+// Step is one thing that happens, in order: Do (the dashboard acts),
+// Press (the presenter acts), Hold, Until, Then (the dashboard acts again)
+// and Mark.
+type Step struct {
+	// Title is a few words ("Crash consumer-current").
+	Title string
+	// Say is the narration; Watch what to look at on screen meanwhile.
+	Say   string
+	Watch string
+	// Do: script actions the dashboard performs, in script syntax, one per
+	// line (see internal/script).
+	Do string
+	// Press asks the presenter for a key.
+	Press *Press
+	// Hold keeps the step on screen at least this long (lag growing, say).
+	Hold time.Duration
+	// Until is waited for (it must hold for Stable) before the step ends;
+	// Timeout bounds the wait (default DefaultTimeout).
+	Until   *Cond
+	Stable  time.Duration
+	Timeout time.Duration
+	// Then: script actions performed once Until holds (a quiet moment to
+	// measure in: see measure).
+	Then string
+	// Mark names the snapshot taken when the step ends ("" = none).
+	Mark string
+}
+
+// measure makes the next mark exact: with the producer paused and every
+// consumer, consumer-query and the audit caught up and read again
+// (wait-caught-up), recorded and expected usage cover the same messages.
+// While messages flow, a usage answer and an audit read taken a moment
+// apart differ by the messages in between.
+const measure = "pause producer\nwait-caught-up 60s"
+
+// DefaultTimeout bounds a step's Until when the step sets none.
+const DefaultTimeout = 90 * time.Second
+
+// Press is a key the presenter presses on the dashboard. Its effect (not the
+// key itself) ends the step, so typing "3x" or using the arrows works too.
+type Press struct {
+	// Key is one of the dashboard's keys: x, r, c, m, e, p.
+	Key string
+	// Process is the process the key acts on (selected for the presenter).
+	Process string
+	// Value is what m or e switches to ("guarded", "earliest", ...).
+	Value string
+}
+
+// Cond is a condition of the board, in words and as a test.
+type Cond struct {
+	What  string
+	Holds func(Observation) bool
+}
+
+// Check confirms the lesson with measured numbers.
+type Check struct {
+	// What the check claims ("state rebuilt identical to before the crash").
+	What string
+	// Needs lists the marks Eval reads; the check is evaluated as soon as
+	// they all exist, and fails as "not measured" if the run ends without.
+	Needs []string
+	// Eval says whether the claim held and what was observed, in words
+	// with the numbers ("10/10 sensors identical, rebuilt in 0.4 s").
+	Eval func(Marks) (passed bool, observed string)
+}
+
+// Marks are the snapshots a run has taken, by name.
+type Marks map[string]Observation
+
+// Info is what a picker and --list-scenarios show.
+type Info struct {
+	Name, Title, Summary string
+}
+
+// Info returns the scenario's listing.
+func (s Scenario) Info() Info { return Info{Name: s.Name, Title: s.Title, Summary: s.Summary} }
+
+// CheckResult is one check's outcome (the report's checks entries).
+type CheckResult struct {
+	What     string `json:"what"`
+	Passed   bool   `json:"passed"`
+	Observed string `json:"observed"`
+	// Pending: not evaluated yet (progress only; never in a final Result).
+	Pending bool `json:"-"`
+}
+
+// Result is a finished run (the report's scenario entry).
+type Result struct {
+	Name   string        `json:"name"`
+	Title  string        `json:"title"`
+	Passed bool          `json:"passed"`
+	Checks []CheckResult `json:"checks"`
+	// Error says why the run stopped early (a step timed out, an action
+	// failed, it was cancelled); empty when every step ran.
+	Error   string  `json:"error,omitempty"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Progress is what the narration panel shows; the runner reports one at
+// every change.
+type Progress struct {
+	Name, Title, Article string
+	// Step is 1-based; 0 while preparing the stack.
+	Step, Steps int
+	StepTitle   string
+	Say, Watch  string
+	// Press is set while the runner waits for the presenter's key.
+	Press *Press
+	// Waiting says what the runner waits for ("" when nothing).
+	Waiting string
+	Checks  []CheckResult
+	// Done: the run ended; Passed and Err are final.
+	Done   bool
+	Passed bool
+	Err    string
+}
+
+// Catalog returns every scenario, in teaching order.
+func Catalog() []Scenario { return append([]Scenario(nil), catalog...) }
+
+// Names lists the scenario names in catalog order.
+func Names() []string {
+	names := make([]string, len(catalog))
+	for i, s := range catalog {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// Lookup finds a scenario by name.
+func Lookup(name string) (Scenario, bool) {
+	for _, s := range catalog {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// ErrUnknown is the message for a name that is not in the catalog.
+func ErrUnknown(name string) error {
+	return fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(Names(), ", "))
+}
+
+// List is the --list-scenarios text: one line per scenario.
+func List() string {
+	var b strings.Builder
+	w := 0
+	for _, s := range catalog {
+		w = max(w, len(s.Name))
+	}
+	for _, s := range catalog {
+		fmt.Fprintf(&b, "%-*s  %s\n", w, s.Name, s.Summary)
+	}
+	return b.String()
+}
+
+// KeyHint is how the narration asks for a press: "press x to crash
+// consumer-current".
+func (p Press) KeyHint() string {
+	what := map[string]string{
+		"x": "to crash " + p.Process + " (SIGKILL)",
+		"r": "to restart " + p.Process,
+		"c": "to arm the crash point after-delta on " + p.Process,
+		"m": "to switch " + p.Process + " to " + p.Value + " (it restarts)",
+		"e": "to switch " + p.Process + " to " + p.Value + " (it restarts)",
+		"p": "to pause or resume the producer",
+	}[p.Key]
+	return strings.TrimSpace("press " + p.Key + " " + what)
+}
+
+// jumpKey is the dashboard's digit for a process ("" if none).
+func jumpKey(name string) string {
+	for i, n := range board.Canonical {
+		if n == name {
+			return fmt.Sprint(i + 1)
+		}
+	}
+	return ""
+}

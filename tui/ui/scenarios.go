@@ -1,0 +1,119 @@
+package ui
+
+import (
+	"fmt"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
+	"github.com/kafka-recovery-lab/krl/tui/ui/common"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/narration"
+)
+
+// narrate takes a scenario's progress. When a step asks the presenter for
+// a key, the process it acts on is selected once, so the key alone does it.
+func (m Model) narrate(p scenario.Progress) (tea.Model, tea.Cmd) {
+	m.narration = &p
+	if p.Press != nil && m.board.Has(p.Press.Process) {
+		step := fmt.Sprintf("%s/%d", p.Name, p.Step)
+		if m.narratedStep != step {
+			m.narratedStep = step
+			m.selected = p.Press.Process
+			return m.followLogs()
+		}
+	}
+	return m, nil
+}
+
+// running reports whether a scenario is in progress.
+func (m Model) running() bool { return m.narration != nil && !m.narration.Done }
+
+// pickerEntries: the running scenario can be stopped from the top entry.
+func (m Model) pickerEntries() []narration.Entry {
+	var out []narration.Entry
+	if m.running() {
+		out = append(out, narration.Entry{Stop: true, Title: "■ stop the running scenario (" + m.narration.Name + ")"})
+	}
+	for _, s := range m.catalog {
+		out = append(out, narration.Entry{Name: s.Name, Title: s.Title, Summary: s.Summary, Article: s.Article})
+	}
+	return out
+}
+
+// pickerKey handles keys while the picker is open: it takes them all but
+// quit.
+func (m Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	k := m.keys
+	entries := m.pickerEntries()
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m, tea.Quit
+	case key.Matches(msg, k.Close, k.Scenarios):
+		m.picking = false
+	case key.Matches(msg, k.Up, k.Prev):
+		if len(entries) > 0 {
+			m.pickCursor = (m.pickCursor - 1 + len(entries)) % len(entries)
+		}
+	case key.Matches(msg, k.Down, k.Next):
+		if len(entries) > 0 {
+			m.pickCursor = (m.pickCursor + 1) % len(entries)
+		}
+	case msg.Type == tea.KeyEnter:
+		if m.pickCursor < 0 || m.pickCursor >= len(entries) {
+			return m, nil
+		}
+		m.picking = false
+		e := entries[m.pickCursor]
+		host := m.opts.Scenarios
+		if e.Stop {
+			m.setStatus(board.LevelAction, "stopping scenario "+m.narration.Name+"…")
+			return m, call(OpScenario, "", "", func() error { host.Stop(); return nil })
+		}
+		name := e.Name
+		m.narration = &scenario.Progress{Name: name, Title: e.Title, Waiting: "starting", Say: e.Article}
+		m.setStatus(board.LevelAction, "starting scenario "+name+"…")
+		return m, call(OpScenario, "", name, func() error { return host.Start(name) })
+	}
+	return m, nil
+}
+
+// scenarioResult shows the answer of Start or Stop.
+func (m Model) scenarioResult(r ActionResultMsg) Model {
+	switch {
+	case r.Err != nil:
+		m.setStatus(board.LevelBad, "scenario: "+r.Err.Error())
+		if m.narration != nil && !m.narration.Done && m.narration.Step == 0 {
+			m.narration = nil
+		}
+	case r.Value == "":
+		m.setStatus(board.LevelGood, "scenario stopped")
+	default:
+		m.setStatus(board.LevelGood, "scenario "+r.Value+" started: follow the narration panel (g: scenarios)")
+	}
+	return m
+}
+
+// Narration panel heights (box included in the full layout): what the
+// panel needs to show a step, below which the sensors and usage give way.
+const (
+	narrationFull    = 8
+	narrationCompact = 6
+)
+
+func (m Model) narrationView(w, h int, full bool) string {
+	p := narration.Panel{Styles: m.styles, Progress: *m.narration, Selected: m.selected}
+	if full {
+		return common.Box(m.styles, m.styles.Title.Render(p.Title()), common.Lines(p.View(w-2, h-2)), w, h)
+	}
+	return common.Section(m.styles.Title.Render(p.Title()), common.Lines(p.View(w, h-1)), w, h)
+}
+
+func (m Model) pickerView(w, h int, full bool) string {
+	p := narration.Picker{Styles: m.styles, Entries: m.pickerEntries(), Cursor: m.pickCursor}
+	if full {
+		return common.Box(m.styles, m.styles.Title.Render(p.Title()), common.Lines(p.View(w-2, h-2)), w, h)
+	}
+	return common.Section(m.styles.Title.Render(p.Title()), common.Lines(p.View(w, h-1)), w, h)
+}
