@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/e2e"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
+)
+
+// scenarioReport is the part of --report a scenario run adds.
+type scenarioReport struct {
+	Brokers  string `json:"brokers"`
+	Scenario *struct {
+		Name   string `json:"name"`
+		Passed bool   `json:"passed"`
+		Checks []struct {
+			What     string `json:"what"`
+			Passed   bool   `json:"passed"`
+			Observed string `json:"observed"`
+		} `json:"checks"`
+		Error   string  `json:"error"`
+		Seconds float64 `json:"seconds"`
+	} `json:"scenario"`
+	Processes []struct {
+		Name  string `json:"name"`
+		State string `json:"state"`
+	} `json:"processes"`
+}
+
+// TestScenariosHeadless runs every guided scenario end to end against the
+// real stack (the built binary supervising real child processes), the way a
+// workshop would with --headless: the runner performs the presenter's keys,
+// and every check must pass on numbers the processes measured.
+//
+// With KAFKA_BROKER set the scenarios run against that broker, each on a
+// topic and a usage group of its own; an unreachable broker fails the test.
+func TestScenariosHeadless(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs the whole stack")
+	}
+	bin := e2e.Binary(t)
+	for _, sc := range scenario.Catalog() {
+		t.Run(sc.Name, func(t *testing.T) {
+			start := time.Now()
+			rep, stderr, code := runScenario(t, bin, sc.Name)
+			if code != 0 {
+				t.Errorf("exit code %d, want 0", code)
+			}
+			s := rep.Scenario
+			if s == nil {
+				t.Fatalf("report has no scenario\nstderr:\n%s", tail(stderr, 40))
+			}
+			if s.Name != sc.Name || len(s.Checks) != len(sc.Checks) {
+				t.Fatalf("report scenario %q with %d checks, want %q with %d", s.Name, len(s.Checks), sc.Name, len(sc.Checks))
+			}
+			for _, c := range s.Checks {
+				mark := "✓"
+				if !c.Passed {
+					mark = "✗"
+				}
+				t.Logf("%s %s: %s", mark, c.What, c.Observed)
+				if c.Observed == "" || strings.HasPrefix(c.Observed, "not measured") {
+					t.Errorf("check %q was not measured: %q", c.What, c.Observed)
+				}
+			}
+			if !s.Passed || s.Error != "" {
+				t.Errorf("scenario failed (error %q)\nstderr:\n%s", s.Error, tail(stderr, 60))
+			}
+			t.Logf("scenario %s on broker %s: %.1f s of scenario, %.1f s with start and shutdown",
+				sc.Name, rep.Brokers, s.Seconds, time.Since(start).Seconds())
+		})
+	}
+}
+
+// runScenario runs `tui --headless --scenario NAME --report FILE` and
+// returns the report, the dashboard's stderr and its exit code.
+func runScenario(t *testing.T, bin, name string) (scenarioReport, string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	report := filepath.Join(dir, "report.json")
+	args := []string{"--headless", "--scenario", name, "--report", report,
+		"--interval", "200ms", "--seed", "7", "--data-dir", filepath.Join(dir, "run")}
+	env := withoutEnv(os.Environ(), "KAFKA_BROKER", "MONGO_URI")
+	if broker := os.Getenv("KAFKA_BROKER"); broker != "" {
+		// A broker shared with other suites: a topic and a usage group of
+		// this test's own. CreateTopic fails the test if the broker does
+		// not answer.
+		suffix := e2e.RandomSuffix()
+		topic := "krl-scenario-" + name + "-" + suffix
+		e2e.CreateTopic(t, broker, topic, e2e.Partitions)
+		args = append(args, "--brokers", broker, "--topic", topic, "--usage-group", "krl-scenario-usage-"+suffix)
+	}
+	if mongo := os.Getenv("MONGO_URI"); mongo != "" {
+		uri, err := e2e.WithDatabase(mongo, "krl_scenario_"+e2e.RandomSuffix())
+		if err != nil {
+			t.Fatalf("MONGO_URI: %v", err)
+		}
+		args = append(args, "--mongo", uri)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The whole group, should the dashboard hang: its children die with it
+	// (parent-death signal), but a test must not rely on what it tests.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	code := 0
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		code = exitErr.ExitCode()
+	case err != nil:
+		t.Fatalf("run dashboard: %v\nstderr:\n%s", err, tail(stderr.String(), 40))
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("dashboard still running after 3 minutes\nstderr:\n%s", tail(stderr.String(), 60))
+	}
+	var rep scenarioReport
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatalf("report: %v (exit code %d)\nstderr:\n%s", err, code, tail(stderr.String(), 60))
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, b)
+	}
+	return rep, stderr.String(), code
+}
+
+// TestScenarioFlags: --list-scenarios lists the contract names and exits 0;
+// an unknown name, or --scenario with --script, is a usage error (exit 2).
+func TestScenarioFlags(t *testing.T) {
+	bin := e2e.Binary(t)
+	out, err := exec.Command(bin, "--list-scenarios").Output()
+	if err != nil {
+		t.Fatalf("--list-scenarios: %v", err)
+	}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			t.Errorf("line without a description: %q", line)
+			continue
+		}
+		names = append(names, f[0])
+	}
+	want := []string{"replay", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("--list-scenarios names %q, want %q", names, want)
+	}
+
+	script := filepath.Join(t.TempDir(), "s.txt")
+	if err := os.WriteFile(script, []byte("quit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--headless", "--scenario", "no-such-scenario"},
+		{"--scenario", "replay", "--script", script},
+	} {
+		cmd := exec.Command(bin, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 {
+			t.Errorf("%q: %v, want exit code 2", args, err)
+		}
+		if !strings.Contains(stderr.String(), "--scenario") {
+			t.Errorf("%q: stderr does not explain: %s", args, stderr.String())
+		}
+	}
+}
+
+func withoutEnv(env []string, names ...string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
