@@ -72,7 +72,8 @@ type Lab struct {
 	mu         sync.Mutex
 	brokers    string
 	mongo      string
-	httpAddrs  map[string]string
+	httpAddrs  map[string]httpEndpoint
+	runPID     map[string]int // the latest Started pid per process, as the pump has seen it
 	usageGroup string
 	paused     bool
 	mode       string
@@ -123,7 +124,8 @@ func New(cfg Config) (*Lab, error) {
 		embeddedStore:  cfg.Mongo == "",
 		brokers:        cfg.Brokers,
 		mongo:          cfg.Mongo,
-		httpAddrs:      map[string]string{},
+		httpAddrs:      map[string]httpEndpoint{},
+		runPID:         map[string]int{},
 		mode:           cfg.UsageMode,
 		reset:          cfg.UsageReset,
 		listening:      map[string]chan string{},
@@ -336,15 +338,19 @@ func (l *Lab) pump() {
 	for ev := range l.sup.Events() {
 		switch e := ev.(type) {
 		case supervisor.Started:
+			l.mu.Lock()
 			if e.Name == Producer {
-				l.mu.Lock()
 				l.paused = false
-				l.mu.Unlock()
 			}
+			l.runPID[e.Name] = e.PID
+			delete(l.httpAddrs, e.Name)
+			l.mu.Unlock()
 			l.emit(board.ProcStarted{Name: e.Name, PID: e.PID, At: e.At})
 		case supervisor.Exited:
 			l.mu.Lock()
-			delete(l.httpAddrs, e.Name)
+			if l.httpAddrs[e.Name].pid == e.PID {
+				delete(l.httpAddrs, e.Name)
+			}
 			l.mu.Unlock()
 			l.emit(board.ProcExited{Name: e.Name, PID: e.PID, At: e.At, ExitCode: e.ExitCode,
 				Signal: e.Signal, Deliberate: e.Deliberate})
@@ -364,7 +370,7 @@ func (l *Lab) noteStatus(name string, ev status.Event) {
 	switch ev.Type {
 	case status.Listening:
 		if ev.Endpoint == "http" {
-			l.httpAddrs[name] = ev.Addr
+			l.httpAddrs[name] = httpEndpoint{addr: ev.Addr, pid: l.runPID[name]}
 		}
 		if ch, ok := l.listening[name]; ok && ev.Endpoint != "http" {
 			select {
@@ -379,16 +385,22 @@ func (l *Lab) noteStatus(name string, ev status.Event) {
 	}
 }
 
+// poll runs f every period, or every twice f's own duration when that is
+// longer: on the embedded store a usage scan costs ~0.13 ms per record
+// (BenchmarkUsageTotals), so a long run must not turn the dashboard's polls
+// into a busy loop that starves the processes it watches.
 func (l *Lab) poll(ctx context.Context, every time.Duration, f func(context.Context)) {
 	l.pollers.Add(1)
 	go func() {
 		defer l.pollers.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
 		for {
+			began := time.Now()
 			f(ctx)
+			wait := max(every-time.Since(began), time.Since(began))
+			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
+				t.Stop()
 				return
 			case <-t.C:
 			}
@@ -398,8 +410,21 @@ func (l *Lab) poll(ctx context.Context, every time.Duration, f func(context.Cont
 
 func (l *Lab) httpAddr(name string) string {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.httpAddrs[name]
+	ep := l.httpAddrs[name]
+	l.mu.Unlock()
+	// The pump learns of an exit a moment after the supervisor: an address
+	// is only good while the incarnation that announced it still runs
+	// (after a crash and a quick start, the old one is a dead port).
+	if ep.addr == "" || ep.pid != l.sup.PID(name) {
+		return ""
+	}
+	return ep.addr
+}
+
+// httpEndpoint is a process's HTTP address and the pid that announced it.
+type httpEndpoint struct {
+	addr string
+	pid  int
 }
 
 func (l *Lab) pollOffsets(ctx context.Context) {
