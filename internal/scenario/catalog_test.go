@@ -1,0 +1,108 @@
+package scenario
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/script"
+)
+
+// The names are a contract (--scenario NAME, workshop notes, README).
+func TestCatalogNames(t *testing.T) {
+	want := []string{"replay", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless"}
+	if got := Names(); !slices.Equal(got, want) {
+		t.Fatalf("names %q, want %q", got, want)
+	}
+	for _, n := range want {
+		if s, ok := Lookup(n); !ok || s.Name != n {
+			t.Fatalf("Lookup(%q) = %q, %v", n, s.Name, ok)
+		}
+	}
+	if _, ok := Lookup("nope"); ok {
+		t.Fatal("Lookup found an unknown name")
+	}
+	if err := ErrUnknown("nope"); !strings.Contains(err.Error(), "replay, checkpoint-and-skip") {
+		t.Fatalf("ErrUnknown does not list the names: %v", err)
+	}
+}
+
+// TestCatalogWellFormed checks the data the way a reviewer would: every
+// text present, every script line valid, every key one the dashboard has,
+// every check reading marks that some step takes.
+func TestCatalogWellFormed(t *testing.T) {
+	keys := map[string]bool{"x": true, "r": true, "c": true, "m": true, "e": true, "p": true}
+	for _, sc := range Catalog() {
+		t.Run(sc.Name, func(t *testing.T) {
+			if sc.Title == "" || sc.Summary == "" || sc.Article == "" || len(sc.Steps) == 0 || len(sc.Checks) == 0 {
+				t.Fatalf("incomplete: %+v", sc.Info())
+			}
+			// The picker shows the summary beside the names on a 120-column screen.
+			if n := len([]rune(sc.Summary)); n > 93 {
+				t.Errorf("summary is %d characters, more than the picker shows: %q", n, sc.Summary)
+			}
+			if sc.UsageMode != "" && !slices.Contains(script.Modes, sc.UsageMode) {
+				t.Errorf("usage mode %q", sc.UsageMode)
+			}
+			if sc.UsageReset != "" && !slices.Contains(script.Resets, sc.UsageReset) {
+				t.Errorf("usage reset %q", sc.UsageReset)
+			}
+			for _, text := range []string{sc.Cleanup} {
+				if _, err := script.ParseString(text); err != nil {
+					t.Errorf("cleanup: %v", err)
+				}
+			}
+			marks := map[string]bool{}
+			for i, st := range sc.Steps {
+				if st.Title == "" || st.Say == "" {
+					t.Errorf("step %d has no title or narration", i+1)
+				}
+				for what, text := range map[string]string{"do": st.Do, "then": st.Then} {
+					if _, err := script.ParseString(text); err != nil {
+						t.Errorf("step %d %s: %v", i+1, what, err)
+					}
+				}
+				if p := st.Press; p != nil {
+					if !keys[p.Key] || !slices.Contains(board.Canonical, p.Process) {
+						t.Errorf("step %d: press %+v", i+1, *p)
+					}
+					if (p.Key == "m" && !slices.Contains(script.Modes, p.Value)) || (p.Key == "e" && !slices.Contains(script.Resets, p.Value)) {
+						t.Errorf("step %d: press %s needs a value, has %q", i+1, p.Key, p.Value)
+					}
+				}
+				if st.Until != nil && (st.Until.What == "" || st.Until.Holds == nil) {
+					t.Errorf("step %d: an Until without words or test", i+1)
+				}
+				if st.Mark != "" {
+					if marks[st.Mark] {
+						t.Errorf("mark %q taken twice", st.Mark)
+					}
+					marks[st.Mark] = true
+				}
+			}
+			for _, c := range sc.Checks {
+				if c.What == "" || c.Eval == nil || len(c.Needs) == 0 {
+					t.Errorf("check %q incomplete", c.What)
+				}
+				for _, n := range c.Needs {
+					if !marks[n] {
+						t.Errorf("check %q needs mark %q, which no step takes", c.What, n)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestList(t *testing.T) {
+	lines := strings.Split(strings.TrimSpace(List()), "\n")
+	if len(lines) != len(Catalog()) {
+		t.Fatalf("%d lines for %d scenarios:\n%s", len(lines), len(Catalog()), List())
+	}
+	for i, sc := range Catalog() {
+		if !strings.HasPrefix(lines[i], sc.Name+" ") || !strings.HasSuffix(lines[i], sc.Summary) {
+			t.Errorf("line %d: %q", i+1, lines[i])
+		}
+	}
+}
