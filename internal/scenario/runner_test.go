@@ -257,7 +257,9 @@ func TestRunnerCancelled(t *testing.T) {
 	h.inert = true // nobody acts: the run waits for the first crash forever
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Result)
-	go func() { done <- Runner{Host: h, Poll: 5 * time.Millisecond, Interactive: true}.Run(ctx, crashAndBack()) }()
+	go func() {
+		done <- Runner{Host: h, Poll: 5 * time.Millisecond, Interactive: true}.Run(ctx, crashAndBack())
+	}()
 	cancel()
 	select {
 	case res := <-done:
