@@ -120,17 +120,19 @@ func (p Panel) running(width, height int) []string {
 	return append(out, checks[:nChecks]...)
 }
 
-// done: every check with what was observed; two lines each when they fit.
+// done: every check with what was observed.
 func (p Panel) done(width, height int) []string {
 	st, pr := p.Styles, p.Progress
 	var out []string
 	if pr.Err != "" {
 		out = append(out, st.Bad.Render("✗ stopped early: ")+pr.Err)
 	}
-	room := height - len(out)
-	twoLines := 2*len(pr.Checks) <= room
+	// Each check takes two lines (claim, then what was measured) while
+	// there is room, one line otherwise.
+	spare := height - len(out) - len(pr.Checks)
 	for _, c := range pr.Checks {
-		if twoLines {
+		if spare > 0 {
+			spare--
 			out = append(out, checkHead(st, c), st.Muted.Render("    "+c.Observed))
 		} else {
 			out = append(out, checkLine(st, c))

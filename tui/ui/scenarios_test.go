@@ -1,0 +1,215 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
+)
+
+// fakeScenarios is a ScenarioHost that records what the model asks.
+type fakeScenarios struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *fakeScenarios) Catalog() []scenario.Scenario { return scenario.Catalog() }
+func (f *fakeScenarios) Start(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "start "+name)
+	if name == "" {
+		return fmt.Errorf("no name")
+	}
+	return nil
+}
+func (f *fakeScenarios) Stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "stop")
+}
+func (f *fakeScenarios) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+func scenarioModel(s *scene, host ScenarioHost, w, h int) tea.Model {
+	m, _ := New(s.b, &fakeController{}, Options{Scenarios: host}).Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return m
+}
+
+// Narration states of the replay scenario, as the runner reports them.
+func replayCatalog() scenario.Scenario {
+	sc, _ := scenario.Lookup("replay")
+	return sc
+}
+
+func progressPress() scenario.Progress {
+	sc := replayCatalog()
+	st := sc.Steps[1]
+	return scenario.Progress{Name: sc.Name, Title: sc.Title, Step: 2, Steps: len(sc.Steps), StepTitle: st.Title,
+		Say: st.Say, Watch: st.Watch, Press: st.Press, Waiting: "your turn: " + st.Press.KeyHint(),
+		Checks: pending(sc)}
+}
+
+func progressWaiting() scenario.Progress {
+	sc := replayCatalog()
+	st := sc.Steps[2]
+	checks := pending(sc)
+	checks[0] = scenario.CheckResult{What: checks[0].What, Passed: true, Observed: "10/10 sensors identical (same message: timestamp, hours, km, position), rebuilt in 1.4 s"}
+	return scenario.Progress{Name: sc.Name, Title: sc.Title, Step: 3, Steps: len(sc.Steps), StepTitle: st.Title,
+		Say: st.Say, Watch: st.Watch, Waiting: st.Until.What, Checks: checks}
+}
+
+func progressDone(passed bool) scenario.Progress {
+	sc := replayCatalog()
+	obs := []string{
+		"10/10 sensors identical (same message: timestamp, hours, km, position), rebuilt in 1.4 s",
+		"read 1234 messages (the topic holds 1234) in 1.4 s; group demo-current-1a2b3c4d → demo-current-5e6f7a8b",
+		"10/10 sensors match the audit's last message (audit read 1234 messages)",
+	}
+	p := scenario.Progress{Name: sc.Name, Title: sc.Title, Step: len(sc.Steps), Steps: len(sc.Steps), Done: true, Passed: passed}
+	for i, c := range sc.Checks {
+		p.Checks = append(p.Checks, scenario.CheckResult{What: c.What, Passed: passed || i != 1, Observed: obs[i]})
+	}
+	if !passed {
+		p.Err = "step 3/4 (Restart: replay from earliest): timed out after 1m30s waiting for: consumer-current caught up and its state live again"
+		p.Checks[1].Observed = "not measured: the run ended before after was measured"
+	}
+	return p
+}
+
+func pending(sc scenario.Scenario) []scenario.CheckResult {
+	var out []scenario.CheckResult
+	for _, c := range sc.Checks {
+		out = append(out, scenario.CheckResult{What: c.What, Pending: true, Observed: "not measured yet"})
+	}
+	return out
+}
+
+func TestScenarioGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		msgs []tea.Msg
+	}{
+		{name: "picker", msgs: []tea.Msg{keyMsg("g"), keyMsg("down")}},
+		{name: "narration_press", msgs: []tea.Msg{progressPress()}},
+		{name: "narration_waiting", msgs: []tea.Msg{progressWaiting()}},
+		{name: "narration_passed", msgs: []tea.Msg{progressDone(true)}},
+		{name: "narration_failed", msgs: []tea.Msg{progressDone(false)}},
+	}
+	for _, tc := range cases {
+		for _, sz := range sizes {
+			t.Run(fmt.Sprintf("%s_%dx%d", tc.name, sz.w, sz.h), func(t *testing.T) {
+				m := scenarioModel(sceneRunning(), &fakeScenarios{}, sz.w, sz.h)
+				for _, msg := range tc.msgs {
+					m, _ = m.Update(msg)
+				}
+				out := m.View()
+				checkFrame(t, out, sz.w, sz.h)
+				golden.RequireEqual(t, []byte(out))
+			})
+		}
+	}
+}
+
+func TestScenarioPickerStartsAndStops(t *testing.T) {
+	host := &fakeScenarios{}
+	m := scenarioModel(sceneRunning(), host, 120, 36)
+	m = press(t, m, "g")
+	if !strings.Contains(m.View(), "Guided scenarios") {
+		t.Fatalf("g did not open the picker:\n%s", m.View())
+	}
+	// Keys in the picker choose; they do not act on processes.
+	m = press(t, m, "down")
+	m = press(t, m, "x")
+	m = pressEnter(m)
+	if got := host.Calls(); !slices.Equal(got, []string{"start checkpoint-and-skip"}) {
+		t.Fatalf("calls %q", got)
+	}
+	if v := m.View(); strings.Contains(v, "Guided scenarios") || !strings.Contains(v, "scenario checkpoint-and-skip started") {
+		t.Fatalf("after enter:\n%s", v)
+	}
+	// While it runs, the picker's first entry stops it.
+	m, _ = m.Update(scenario.Progress{Name: "checkpoint-and-skip", Step: 1, Steps: 6, StepTitle: "Steady state"})
+	m = press(t, m, "g")
+	if !strings.Contains(m.View(), "stop the running scenario (checkpoint-and-skip)") {
+		t.Fatalf("no stop entry:\n%s", m.View())
+	}
+	m = pressEnter(m)
+	if got := host.Calls(); !slices.Equal(got, []string{"start checkpoint-and-skip", "stop"}) {
+		t.Fatalf("calls %q", got)
+	}
+	// esc closes the picker without starting anything.
+	m = press(t, m, "g")
+	m = press(t, m, "esc")
+	if strings.Contains(m.View(), "Guided scenarios") || len(host.Calls()) != 2 {
+		t.Fatalf("esc: calls %q\n%s", host.Calls(), m.View())
+	}
+}
+
+// TestNarrationSelectsTheProcess: a step asking for x on consumer-current
+// selects it once, so the presenter's x crashes the right process.
+func TestNarrationSelectsTheProcess(t *testing.T) {
+	ctl := &fakeController{}
+	m, _ := New(sceneRunning().b, ctl, Options{Scenarios: &fakeScenarios{}}).Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	m, _ = m.Update(progressPress())
+	if got := m.(Model).Selected(); got != board.Current {
+		t.Fatalf("selected %q", got)
+	}
+	if !strings.Contains(m.View(), "YOUR TURN: press x to crash consumer-current (SIGKILL) (selected)") {
+		t.Fatalf("no key prompt:\n%s", m.View())
+	}
+	m = press(t, m, "x")
+	if got := ctl.Calls(); !slices.Equal(got, []string{"crash consumer-current"}) {
+		t.Fatalf("calls %q", got)
+	}
+	// The same step reported again does not take the selection back.
+	m = press(t, m, "4")
+	m, _ = m.Update(progressPress())
+	if got := m.(Model).Selected(); got != board.Query {
+		t.Fatalf("selection taken back to %q", got)
+	}
+}
+
+func TestFinishedNarrationClosesWithEsc(t *testing.T) {
+	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 120, 36)
+	m, _ = m.Update(progressWaiting())
+	m = press(t, m, "esc")
+	if !strings.Contains(m.View(), "Scenario replay") {
+		t.Fatal("esc closed a running scenario's panel")
+	}
+	m, _ = m.Update(progressDone(true))
+	if !strings.Contains(m.View(), "PASSED ✓ 3/3 checks") {
+		t.Fatalf("no result:\n%s", m.View())
+	}
+	m = press(t, m, "esc")
+	if v := m.View(); strings.Contains(v, "Scenario replay") || !strings.Contains(v, "Events") {
+		t.Fatalf("esc did not give the events back:\n%s", v)
+	}
+}
+
+func TestScenarioProgressIsNotABoardInput(t *testing.T) {
+	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 120, 36)
+	before := len(m.(Model).Board().Events())
+	_, cmd := m.Update(progressWaiting())
+	if cmd != nil {
+		t.Fatal("progress produced a command")
+	}
+	if after := len(m.(Model).Board().Events()); after != before {
+		t.Fatal("progress changed the board")
+	}
+}
+
+func pressEnter(m tea.Model) tea.Model {
+	m, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	return drain(m, cmd)
+}
