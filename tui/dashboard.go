@@ -274,9 +274,17 @@ loop:
 	printEvents()
 	if result != nil && !result.Passed {
 		logger.Error("scenario failed", "scenario", result.Name, "error", result.Error)
-		code = cli.ExitError
 	}
-	return finish(l, f, sigs, dashboardReport{Report: l.Report(), Scenario: result}, code)
+	return finish(l, f, sigs, dashboardReport{Report: l.Report(), Scenario: result}, scenarioExitCode(result, code))
+}
+
+// scenarioExitCode: a headless scenario run fails (exit 1) when any check
+// failed or the run stopped early.
+func scenarioExitCode(res *scenario.Result, code int) int {
+	if res != nil && !res.Passed && code == cli.ExitOK {
+		return cli.ExitError
+	}
+	return code
 }
 
 // startScenario runs a guided scenario headless (the runner performs the

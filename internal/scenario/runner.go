@@ -38,6 +38,10 @@ type Runner struct {
 // errNotReady: the host has no board yet (the stack was not launched).
 var errNotReady = errors.New("the dashboard has no board yet")
 
+// errStopped: the run was cancelled (the presenter stopped it, or the
+// dashboard is quitting).
+var errStopped = errors.New("stopped before the end")
+
 type run struct {
 	r       Runner
 	sc      Scenario
@@ -66,8 +70,14 @@ func (r Runner) Run(ctx context.Context, sc Scenario) Result {
 	x.err = x.prepare(ctx)
 	for i := 0; x.err == nil && i < len(sc.Steps); i++ {
 		if err := x.step(ctx, i); err != nil {
+			if errors.Is(err, context.Canceled) {
+				err = errStopped
+			}
 			x.err = fmt.Errorf("step %d/%d (%s): %w", i+1, len(sc.Steps), sc.Steps[i].Title, err)
 		}
+	}
+	if errors.Is(x.err, context.Canceled) {
+		x.err = fmt.Errorf("getting the stack ready: %w", errStopped)
 	}
 	if sc.Cleanup != "" && x.err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

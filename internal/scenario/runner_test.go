@@ -263,7 +263,7 @@ func TestRunnerCancelled(t *testing.T) {
 	cancel()
 	select {
 	case res := <-done:
-		if res.Passed || !strings.Contains(res.Error, "context canceled") {
+		if res.Passed || !strings.Contains(res.Error, "stopped before the end") {
 			t.Fatalf("result %+v", res)
 		}
 	case <-time.After(5 * time.Second):

@@ -77,6 +77,9 @@ type Model struct {
 	narration  *scenario.Progress
 	// narratedStep is the step whose process was selected for the presenter.
 	narratedStep string
+	// starting: the scenario just started from the picker; reports of the
+	// one it replaced (its end) are not shown over it.
+	starting string
 }
 
 // New returns the model. The board is owned by the model from now on: feed

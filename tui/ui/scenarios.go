@@ -15,6 +15,10 @@ import (
 // narrate takes a scenario's progress. When a step asks the presenter for
 // a key, the process it acts on is selected once, so the key alone does it.
 func (m Model) narrate(p scenario.Progress) (tea.Model, tea.Cmd) {
+	if m.starting != "" && p.Name != m.starting {
+		return m, nil
+	}
+	m.starting = ""
 	m.narration = &p
 	if p.Press != nil && m.board.Has(p.Press.Process) {
 		step := fmt.Sprintf("%s/%d", p.Name, p.Step)
@@ -73,6 +77,7 @@ func (m Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		name := e.Name
 		m.narration = &scenario.Progress{Name: name, Title: e.Title, Waiting: "starting", Say: e.Article}
+		m.starting = name
 		m.setStatus(board.LevelAction, "starting scenario "+name+"…")
 		return m, call(OpScenario, "", name, func() error { return host.Start(name) })
 	}
@@ -83,6 +88,7 @@ func (m Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 func (m Model) scenarioResult(r ActionResultMsg) Model {
 	switch {
 	case r.Err != nil:
+		m.starting = ""
 		m.setStatus(board.LevelBad, "scenario: "+r.Err.Error())
 		if m.narration != nil && !m.narration.Done && m.narration.Step == 0 {
 			m.narration = nil

@@ -148,6 +148,23 @@ func TestScenarioPickerStartsAndStops(t *testing.T) {
 	if got := host.Calls(); !slices.Equal(got, []string{"start checkpoint-and-skip", "stop"}) {
 		t.Fatalf("calls %q", got)
 	}
+	// Starting another while one runs: the end of the replaced one does not
+	// cover the new one's panel.
+	m, _ = m.Update(scenario.Progress{Name: "checkpoint-and-skip", Step: 1, Steps: 6, StepTitle: "Steady state"})
+	m = press(t, m, "g")
+	m = press(t, m, "down") // below the stop entry: replay
+	m = pressEnter(m)
+	m, _ = m.Update(scenario.Progress{Name: "checkpoint-and-skip", Done: true, Err: "stopped before the end"})
+	if v := m.View(); !strings.Contains(v, "Scenario replay") || strings.Contains(v, "checkpoint-and-skip · FAILED") {
+		t.Fatalf("the replaced scenario's end shows over the new one:\n%s", v)
+	}
+	m, _ = m.Update(progressPress())
+	if !strings.Contains(m.View(), "step 2/4: Crash consumer-current") {
+		t.Fatalf("the new scenario's progress is not shown:\n%s", m.View())
+	}
+	host.mu.Lock()
+	host.calls = host.calls[:2]
+	host.mu.Unlock()
 	// esc closes the picker without starting anything.
 	m = press(t, m, "g")
 	m = press(t, m, "esc")
