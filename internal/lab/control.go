@@ -66,9 +66,9 @@ func (l *Lab) ArmCrash(name, point string) error {
 	if name != Usage {
 		return fmt.Errorf("crash points exist only on %s", Usage)
 	}
-	addr := l.httpAddr(Usage)
-	if addr == "" {
-		return fmt.Errorf("%s is not running (or not listening yet)", Usage)
+	addr, err := l.awaitHTTP(Usage, 10*time.Second)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -87,6 +87,26 @@ func (l *Lab) ArmCrash(name, point string) error {
 	}
 	l.emit(board.Armed{At: time.Now(), Name: name, Point: point})
 	return nil
+}
+
+// awaitHTTP returns the HTTP address of a running process, waiting while
+// it has just been started and has not announced it yet: a script's
+// "restart consumer-usage" followed by "crash-at consumer-usage ..." must
+// not fail because the new process is a few milliseconds from listening.
+func (l *Lab) awaitHTTP(name string, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		if addr := l.httpAddr(name); addr != "" {
+			return addr, nil
+		}
+		if !l.sup.Running(name) {
+			return "", fmt.Errorf("%s is not running", name)
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("%s is not listening on HTTP %s after its start", name, timeout)
+		}
+		time.Sleep(20 * time.Millisecond) // nothing signals the Listening event here: poll it
+	}
 }
 
 // SetUsageMode restarts consumer-usage in naive or guarded mode.
