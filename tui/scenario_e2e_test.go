@@ -53,13 +53,13 @@ func TestScenariosHeadless(t *testing.T) {
 	for _, sc := range scenario.Catalog() {
 		t.Run(sc.Name, func(t *testing.T) {
 			start := time.Now()
-			rep, stderr, code := runScenario(t, bin, sc.Name)
+			rep, stderr, code := scenarioRun(t, bin, sc.Name)
 			if code != 0 {
 				t.Errorf("exit code %d, want 0", code)
 			}
 			s := rep.Scenario
 			if s == nil {
-				t.Fatalf("report has no scenario\nstderr:\n%s", tail(stderr, 40))
+				t.Fatalf("report has no scenario\nstderr:\n%s", scenarioTail(stderr, 40))
 			}
 			if s.Name != sc.Name || len(s.Checks) != len(sc.Checks) {
 				t.Fatalf("report scenario %q with %d checks, want %q with %d", s.Name, len(s.Checks), sc.Name, len(sc.Checks))
@@ -75,7 +75,7 @@ func TestScenariosHeadless(t *testing.T) {
 				}
 			}
 			if !s.Passed || s.Error != "" {
-				t.Errorf("scenario failed (error %q)\nstderr:\n%s", s.Error, tail(stderr, 60))
+				t.Errorf("scenario failed (error %q)\nstderr:\n%s", s.Error, scenarioTail(stderr, 60))
 			}
 			t.Logf("scenario %s on broker %s: %.1f s of scenario, %.1f s with start and shutdown",
 				sc.Name, rep.Brokers, s.Seconds, time.Since(start).Seconds())
@@ -83,15 +83,15 @@ func TestScenariosHeadless(t *testing.T) {
 	}
 }
 
-// runScenario runs `tui --headless --scenario NAME --report FILE` and
+// scenarioRun runs `tui --headless --scenario NAME --report FILE` and
 // returns the report, the dashboard's stderr and its exit code.
-func runScenario(t *testing.T, bin, name string) (scenarioReport, string, int) {
+func scenarioRun(t *testing.T, bin, name string) (scenarioReport, string, int) {
 	t.Helper()
 	dir := t.TempDir()
 	report := filepath.Join(dir, "report.json")
 	args := []string{"--headless", "--scenario", name, "--report", report,
 		"--interval", "200ms", "--seed", "7", "--data-dir", filepath.Join(dir, "run")}
-	env := withoutEnv(os.Environ(), "KAFKA_BROKER", "MONGO_URI")
+	env := scenarioEnvWithout(os.Environ(), "KAFKA_BROKER", "MONGO_URI")
 	if broker := os.Getenv("KAFKA_BROKER"); broker != "" {
 		// A broker shared with other suites: a topic and a usage group of
 		// this test's own. CreateTopic fails the test if the broker does
@@ -126,15 +126,15 @@ func runScenario(t *testing.T, bin, name string) (scenarioReport, string, int) {
 	case errors.As(err, &exitErr):
 		code = exitErr.ExitCode()
 	case err != nil:
-		t.Fatalf("run dashboard: %v\nstderr:\n%s", err, tail(stderr.String(), 40))
+		t.Fatalf("run dashboard: %v\nstderr:\n%s", err, scenarioTail(stderr.String(), 40))
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("dashboard still running after 3 minutes\nstderr:\n%s", tail(stderr.String(), 60))
+		t.Fatalf("dashboard still running after 3 minutes\nstderr:\n%s", scenarioTail(stderr.String(), 60))
 	}
 	var rep scenarioReport
 	b, err := os.ReadFile(report)
 	if err != nil {
-		t.Fatalf("report: %v (exit code %d)\nstderr:\n%s", err, code, tail(stderr.String(), 60))
+		t.Fatalf("report: %v (exit code %d)\nstderr:\n%s", err, code, scenarioTail(stderr.String(), 60))
 	}
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("report: %v\n%s", err, b)
@@ -186,7 +186,7 @@ func TestScenarioFlags(t *testing.T) {
 	}
 }
 
-func withoutEnv(env []string, names ...string) []string {
+func scenarioEnvWithout(env []string, names ...string) []string {
 	var out []string
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
@@ -197,7 +197,7 @@ func withoutEnv(env []string, names ...string) []string {
 	return out
 }
 
-func tail(s string, n int) string {
+func scenarioTail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

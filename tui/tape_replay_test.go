@@ -26,7 +26,7 @@ type tapeCommand struct {
 	Text string         // Type's text; Key's key name for tmux; Set's setting
 	Arg  string         // Set's value
 	Rx   *regexp.Regexp // Wait's pattern (nil: the default prompt pattern)
-	// Screen: Wait+Screen (the whole screen); otherwise the cursor's line.
+	// Screen: Wait+Screen (the whole tapeScreen); otherwise the cursor's line.
 	Screen  bool
 	Timeout time.Duration // Wait@…; 0 = the tape's WaitTimeout
 }
@@ -122,7 +122,7 @@ func tapeDuration(s string) (time.Duration, error) {
 // TestDemoTapeReplay plays demo.tape's keys against the real dashboard in a
 // 120x36 tmux terminal, the size the tape records. The tape's own Wait
 // commands are honoured; its Sleeps are replaced by awaiting what each
-// dashboard key must lead to on screen: x marks the selected process
+// dashboard key must lead to on tapeScreen: x marks the selected process
 // crashed (SIGKILL) within a second or two, r brings it back to running, c
 // makes consumer-usage kill itself at its crash point, m switches its mode,
 // and q ends the dashboard leaving none of its processes alive.
@@ -158,8 +158,8 @@ func TestDemoTapeReplay(t *testing.T) {
 	}
 
 	realTime := os.Getenv("KRL_TAPE_REALTIME") != ""
-	term := newTmuxTerm(t, root, width, height)
-	dash := &dashboardKeys{t: t, term: term, selected: board.Producer}
+	term := newTapeTerm(t, root, width, height)
+	dash := &tapeDashboard{t: t, term: term, selected: board.Producer}
 	var typed string // the shell command being typed, until Enter
 	for _, c := range cmds {
 		switch c.Kind {
@@ -188,7 +188,7 @@ func TestDemoTapeReplay(t *testing.T) {
 			if timeout == 0 {
 				timeout = waitTimeout
 			}
-			what, ok := waitPredicate(c)
+			what, ok := tapeWaitPredicate(c)
 			term.await(fmt.Sprintf("line %d: %s", c.Line, what), timeout, ok)
 		case "Sleep":
 			// Replaced by the awaits after each key, unless asked for the
@@ -206,24 +206,24 @@ func TestDemoTapeReplay(t *testing.T) {
 	}
 }
 
-// waitPredicate is a tape Wait as a screen condition: +Screen matches the
-// whole screen, otherwise the line the cursor is on (the default pattern
+// tapeWaitPredicate is a tape Wait as a tapeScreen condition: +Screen matches the
+// whole tapeScreen, otherwise the line the cursor is on (the default pattern
 // is VHS's prompt, "> " at the end of the line).
-func waitPredicate(c tapeCommand) (string, func(screen) bool) {
+func tapeWaitPredicate(c tapeCommand) (string, func(tapeScreen) bool) {
 	rx := c.Rx
 	if rx == nil {
 		rx = regexp.MustCompile(`>$`)
 	}
 	if c.Screen {
-		return "Wait+Screen /" + rx.String() + "/", func(s screen) bool { return rx.MatchString(s.text()) }
+		return "Wait+Screen /" + rx.String() + "/", func(s tapeScreen) bool { return rx.MatchString(s.text()) }
 	}
-	return "Wait /" + rx.String() + "/", func(s screen) bool { return rx.MatchString(strings.TrimRight(s.cursorLine(), " ")) }
+	return "Wait /" + rx.String() + "/", func(s tapeScreen) bool { return rx.MatchString(strings.TrimRight(s.cursorLine(), " ")) }
 }
 
-// dashboardKeys checks what each key of the contract does to the screen.
-type dashboardKeys struct {
+// tapeDashboard checks what each key of the contract does to the tapeScreen.
+type tapeDashboard struct {
 	t        *testing.T
-	term     *tmuxTerm
+	term     *tapeTerm
 	running  bool
 	quit     bool
 	selected string
@@ -233,10 +233,10 @@ type dashboardKeys struct {
 	seen map[int]string
 }
 
-func (d *dashboardKeys) started(line int) {
+func (d *tapeDashboard) started(line int) {
 	d.running, d.mode = true, "naive"
 	d.seen = map[int]string{}
-	d.term.await(fmt.Sprintf("line %d: the dashboard shows every sensor row", line), 90*time.Second, func(s screen) bool {
+	d.term.await(fmt.Sprintf("line %d: the dashboard shows every sensor row", line), 90*time.Second, func(s tapeScreen) bool {
 		d.track()
 		for i := 1; i <= 10; i++ {
 			if !strings.Contains(s.text(), fmt.Sprintf("sensor-%02d", i)) {
@@ -248,10 +248,10 @@ func (d *dashboardKeys) started(line int) {
 }
 
 // press sends one dashboard key and awaits its effect.
-func (d *dashboardKeys) press(k string, line int) {
+func (d *tapeDashboard) press(k string, line int) {
 	t, term := d.t, d.term
 	d.track()
-	before := rowPID(term.capture().row(board.Usage))
+	before := tapeRowPID(term.capture().row(board.Usage))
 	term.sendLiteral(k)
 	at := fmt.Sprintf("line %d: key %q", line, k)
 	start := time.Now()
@@ -260,47 +260,47 @@ func (d *dashboardKeys) press(k string, line int) {
 			t.Logf("%s on %s: effect seen after %s", at, d.selected, time.Since(start).Round(10*time.Millisecond))
 		}
 	}()
-	row := func(name string) func(screen) string { return func(s screen) string { return s.row(name) } }
+	row := func(name string) func(tapeScreen) string { return func(s tapeScreen) string { return s.row(name) } }
 	switch {
 	case len(k) == 1 && k[0] >= '1' && k[0] <= '6':
 		d.selected = board.Canonical[k[0]-'1']
 		name := d.selected
-		term.await(at+": "+name+" selected", 5*time.Second, func(s screen) bool { return strings.Contains(s.row(name), "▸") })
+		term.await(at+": "+name+" selected", 5*time.Second, func(s tapeScreen) bool { return strings.Contains(s.row(name), "▸") })
 	case k == "x":
 		name := d.selected
 		// The crash is visible at once: crashing…, then crashed (SIGKILL).
-		term.await(at+": "+name+" crashed (SIGKILL)", 2*time.Second, func(s screen) bool {
+		term.await(at+": "+name+" crashed (SIGKILL)", 2*time.Second, func(s tapeScreen) bool {
 			return strings.Contains(row(name)(s), "crashed (SIGKILL)")
 		})
 	case k == "r":
 		name := d.selected
-		term.await(at+": "+name+" running again", 60*time.Second, func(s screen) bool {
+		term.await(at+": "+name+" running again", 60*time.Second, func(s tapeScreen) bool {
 			d.track()
 			r := row(name)(s)
 			return strings.Contains(r, " running") && !strings.Contains(r, "crashed")
 		})
 		if name == board.Current {
-			term.await(at+": the sensors are live again", 30*time.Second, func(s screen) bool {
+			term.await(at+": the sensors are live again", 30*time.Second, func(s tapeScreen) bool {
 				return strings.Contains(s.text(), "LIVE 10 sensors")
 			})
 		}
 	case k == "c":
-		term.await(at+": consumer-usage killed itself at the crash point", 30*time.Second, func(s screen) bool {
+		term.await(at+": consumer-usage killed itself at the crash point", 30*time.Second, func(s tapeScreen) bool {
 			return strings.Contains(s.row(board.Usage), "crashed (SIGKILL)")
 		})
 	case k == "m":
 		next := map[string]string{"naive": "guarded", "guarded": "naive"}[d.mode]
-		term.await(at+": consumer-usage restarted in mode "+next, 60*time.Second, func(s screen) bool {
+		term.await(at+": consumer-usage restarted in mode "+next, 60*time.Second, func(s tapeScreen) bool {
 			d.track()
-			pid := rowPID(s.row(board.Usage))
+			pid := tapeRowPID(s.row(board.Usage))
 			return strings.Contains(s.text(), "mode "+next) && strings.Contains(s.row(board.Usage), " running") &&
 				pid != "" && pid != before
 		})
 		d.mode = next
 	case k == "q":
 		d.track()
-		t.Logf("the screen before q:\n%s", term.last.text())
-		term.await(at+": the dashboard ended and the shell is back", 60*time.Second, func(s screen) bool {
+		t.Logf("the tapeScreen before q:\n%s", term.last.text())
+		term.await(at+": the dashboard ended and the shell is back", 60*time.Second, func(s tapeScreen) bool {
 			return !strings.Contains(s.text(), "Processes · lag") && strings.HasSuffix(strings.TrimRight(s.lastLine(), " "), ">")
 		})
 		d.running, d.quit = false, true
@@ -312,15 +312,15 @@ func (d *dashboardKeys) press(k string, line int) {
 
 // track records the processes below the terminal's shell: go run, the
 // dashboard and every child it has started so far.
-func (d *dashboardKeys) track() {
-	for pid, cmd := range descendants(d.term.shellPID()) {
+func (d *tapeDashboard) track() {
+	for pid, cmd := range tapeDescendants(d.term.shellPID()) {
 		d.seen[pid] = cmd
 	}
 }
 
 // checkNoneLeft: after q every process the dashboard ran is gone (a zombie
 // waiting for its reaper counts as gone).
-func (d *dashboardKeys) checkNoneLeft() {
+func (d *tapeDashboard) checkNoneLeft() {
 	d.t.Logf("after q: checking the %d processes seen below the shell", len(d.seen))
 	if len(d.seen) < 7 {
 		d.t.Errorf("only %d processes seen below the shell; want go run, the dashboard and its 6 children: %v", len(d.seen), d.seen)
@@ -329,7 +329,7 @@ func (d *dashboardKeys) checkNoneLeft() {
 	for {
 		var alive []string
 		for pid, cmd := range d.seen {
-			if processAlive(pid) {
+			if tapeProcessAlive(pid) {
 				alive = append(alive, fmt.Sprintf("%d %s", pid, cmd))
 			}
 		}
@@ -346,22 +346,22 @@ func (d *dashboardKeys) checkNoneLeft() {
 	}
 }
 
-// screen is one capture of the terminal.
-type screen struct {
+// tapeScreen is one capture of the terminal.
+type tapeScreen struct {
 	lines  []string
 	cursor int // the cursor's row
 }
 
-func (s screen) text() string { return strings.Join(s.lines, "\n") }
+func (s tapeScreen) text() string { return strings.Join(s.lines, "\n") }
 
-func (s screen) cursorLine() string {
+func (s tapeScreen) cursorLine() string {
 	if s.cursor >= 0 && s.cursor < len(s.lines) {
 		return s.lines[s.cursor]
 	}
 	return ""
 }
 
-func (s screen) lastLine() string {
+func (s tapeScreen) lastLine() string {
 	for i := len(s.lines) - 1; i >= 0; i-- {
 		if strings.TrimSpace(s.lines[i]) != "" {
 			return s.lines[i]
@@ -370,8 +370,8 @@ func (s screen) lastLine() string {
 	return ""
 }
 
-// row is the process table's row of name ("" if not on screen).
-func (s screen) row(name string) string {
+// row is the process table's row of name ("" if not on tapeScreen).
+func (s tapeScreen) row(name string) string {
 	for _, l := range s.lines {
 		f := strings.Fields(strings.Trim(l, "│ "))
 		for i, w := range f {
@@ -383,45 +383,45 @@ func (s screen) row(name string) string {
 	return ""
 }
 
-var rowPIDRx = regexp.MustCompile(`(?:running|starting|replaying \d+%|retrying \S*)\s+(\d+)\s`)
+var tapeRowPIDRx = regexp.MustCompile(`(?:running|starting|replaying \d+%|retrying \S*)\s+(\d+)\s`)
 
-// rowPID is the pid column of a process row ("" when not running).
-func rowPID(row string) string {
-	if m := rowPIDRx.FindStringSubmatch(row); m != nil {
+// tapeRowPID is the pid column of a process row ("" when not running).
+func tapeRowPID(row string) string {
+	if m := tapeRowPIDRx.FindStringSubmatch(row); m != nil {
 		return m[1]
 	}
 	return ""
 }
 
-// tmuxTerm is a tmux server of the test's own running bash in one window.
-type tmuxTerm struct {
+// tapeTerm is a tmux server of the test's own running bash in one window.
+type tapeTerm struct {
 	t      *testing.T
 	socket string
-	last   screen
+	last   tapeScreen
 }
 
-func newTmuxTerm(t *testing.T, dir string, width, height int) *tmuxTerm {
-	term := &tmuxTerm{t: t, socket: fmt.Sprintf("krl-tape-%d-%s", os.Getpid(), e2e.RandomSuffix())}
+func newTapeTerm(t *testing.T, dir string, width, height int) *tapeTerm {
+	term := &tapeTerm{t: t, socket: fmt.Sprintf("krl-tape-%d-%s", os.Getpid(), e2e.RandomSuffix())}
 	// The shell VHS starts: bash without profiles, "> " as the prompt. The
 	// tape shows the embedded stack: no external broker or store.
 	shell := "env -u KAFKA_BROKER -u MONGO_URI PS1='> ' bash --noprofile --norc +o history"
 	term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "tape", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), "-c", dir, shell)
 	t.Cleanup(func() {
-		for pid := range descendants(term.shellPID()) {
+		for pid := range tapeDescendants(term.shellPID()) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		_ = exec.Command("tmux", "-L", term.socket, "kill-server").Run()
 	})
 	term.tmux("set-option", "-g", "status", "off")
-	term.await("a 120x36 pane", 5*time.Second, func(screen) bool {
+	term.await("a 120x36 pane", 5*time.Second, func(tapeScreen) bool {
 		out := term.tmux("display-message", "-p", "-t", "tape", "#{pane_width}x#{pane_height}")
 		return strings.TrimSpace(out) == fmt.Sprintf("%dx%d", width, height)
 	})
-	term.await("the shell prompt", 10*time.Second, func(s screen) bool { return strings.HasSuffix(strings.TrimRight(s.lastLine(), " "), ">") })
+	term.await("the shell prompt", 10*time.Second, func(s tapeScreen) bool { return strings.HasSuffix(strings.TrimRight(s.lastLine(), " "), ">") })
 	return term
 }
 
-func (term *tmuxTerm) tmux(args ...string) string {
+func (term *tapeTerm) tmux(args ...string) string {
 	term.t.Helper()
 	out, err := exec.Command("tmux", append([]string{"-L", term.socket}, args...)...).CombinedOutput()
 	if err != nil {
@@ -430,19 +430,19 @@ func (term *tmuxTerm) tmux(args ...string) string {
 	return string(out)
 }
 
-func (term *tmuxTerm) sendLiteral(s string) { term.tmux("send-keys", "-t", "tape", "-l", "--", s) }
-func (term *tmuxTerm) sendKey(k string)     { term.tmux("send-keys", "-t", "tape", k) }
+func (term *tapeTerm) sendLiteral(s string) { term.tmux("send-keys", "-t", "tape", "-l", "--", s) }
+func (term *tapeTerm) sendKey(k string)     { term.tmux("send-keys", "-t", "tape", k) }
 
-func (term *tmuxTerm) capture() screen {
+func (term *tapeTerm) capture() tapeScreen {
 	out := term.tmux("capture-pane", "-p", "-t", "tape")
 	cur := term.tmux("display-message", "-p", "-t", "tape", "#{cursor_y}")
 	y, _ := strconv.Atoi(strings.TrimSpace(cur))
-	s := screen{lines: strings.Split(strings.TrimRight(out, "\n"), "\n"), cursor: y}
+	s := tapeScreen{lines: strings.Split(strings.TrimRight(out, "\n"), "\n"), cursor: y}
 	term.last = s
 	return s
 }
 
-func (term *tmuxTerm) shellPID() int {
+func (term *tapeTerm) shellPID() int {
 	out, err := exec.Command("tmux", "-L", term.socket, "display-message", "-p", "-t", "tape", "#{pane_pid}").Output()
 	if err != nil {
 		return 0
@@ -451,9 +451,9 @@ func (term *tmuxTerm) shellPID() int {
 	return pid
 }
 
-// await polls the screen until ok holds, failing the test with the last
-// screen after timeout.
-func (term *tmuxTerm) await(what string, timeout time.Duration, ok func(screen) bool) {
+// await polls the tapeScreen until ok holds, failing the test with the last
+// tapeScreen after timeout.
+func (term *tapeTerm) await(what string, timeout time.Duration, ok func(tapeScreen) bool) {
 	term.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -461,14 +461,14 @@ func (term *tmuxTerm) await(what string, timeout time.Duration, ok func(screen) 
 			return
 		}
 		if time.Now().After(deadline) {
-			term.t.Fatalf("%s: not seen within %s; the screen:\n%s", what, timeout, term.last.text())
+			term.t.Fatalf("%s: not seen within %s; the tapeScreen:\n%s", what, timeout, term.last.text())
 		}
 		time.Sleep(100 * time.Millisecond) // polling the terminal, nothing to wait on
 	}
 }
 
-// descendants returns every process below pid (pid → command line).
-func descendants(root int) map[int]string {
+// tapeDescendants returns every process below pid (pid → command line).
+func tapeDescendants(root int) map[int]string {
 	out := map[int]string{}
 	if root <= 0 {
 		return out
@@ -480,7 +480,7 @@ func descendants(root int) map[int]string {
 		if err != nil {
 			continue
 		}
-		if ppid, ok := parentPID(pid); ok {
+		if ppid, ok := tapeParentPID(pid); ok {
 			children[ppid] = append(children[ppid], pid)
 		}
 	}
@@ -497,9 +497,9 @@ func descendants(root int) map[int]string {
 	return out
 }
 
-// parentPID reads the fourth field of /proc/PID/stat (after the command
+// tapeParentPID reads the fourth field of /proc/PID/stat (after the command
 // name in parentheses, which may hold spaces).
-func parentPID(pid int) (int, bool) {
+func tapeParentPID(pid int) (int, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, false
@@ -517,8 +517,8 @@ func parentPID(pid int) (int, bool) {
 	return ppid, err == nil
 }
 
-// processAlive: the process exists and is not a zombie.
-func processAlive(pid int) bool {
+// tapeProcessAlive: the process exists and is not a zombie.
+func tapeProcessAlive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
