@@ -6,6 +6,11 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/board"
 )
 
+// replayTimeout bounds a replay of the whole topic by consumer-usage: naive
+// writes two documents per message, and after an hour of publishing the
+// topic holds tens of thousands.
+const replayTimeout = 10 * time.Minute
+
 // catalog is every scenario, in teaching order. The names are a contract
 // (--scenario NAME, workshop notes). Narration paraphrases the seed article
 // ("Kafka crash recovery: three strategies for three kinds of state").
@@ -242,7 +247,8 @@ var catalog = []Scenario{
 					"message. Every effect is already in the store, so reprocessing changes nothing.",
 				Watch: "reset earliest and a new group; the drift stays put.",
 				Press: &Press{Key: "e", Process: board.Usage, Value: "earliest"},
-				Until: usageResumed, Stable: 500 * time.Millisecond,
+				// A replay of the whole topic: long after a long session.
+				Until: usageResumed, Stable: 500 * time.Millisecond, Timeout: replayTimeout,
 				Then: measure,
 				Mark: "guarded-earliest",
 			},
@@ -252,7 +258,7 @@ var catalog = []Scenario{
 					"inserted a second time.",
 				Watch: "recorded climbs past expected: over-counted on every sensor.",
 				Press: &Press{Key: "m", Process: board.Usage, Value: "naive"},
-				Until: usageResumed, Stable: 500 * time.Millisecond,
+				Until: usageResumed, Stable: 500 * time.Millisecond, Timeout: replayTimeout,
 				Then: measure,
 				Mark: "naive-earliest",
 			},
