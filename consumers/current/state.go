@@ -2,6 +2,7 @@ package current
 
 import (
 	"encoding/json"
+	"github.com/kafka-recovery-lab/krl/internal/api"
 	"net/http"
 	"sort"
 	"sync"
@@ -9,24 +10,6 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
-
-// SensorState is one sensor's last valid message and where it was read.
-type SensorState struct {
-	telemetry.Message
-	Partition int32 `json:"partition"`
-	Offset    int64 `json:"offset"`
-}
-
-// StateView is the body of GET /state.
-type StateView struct {
-	GroupID  string `json:"group_id"`
-	CaughtUp bool   `json:"caught_up"`
-	// Processed counts every record read, valid or not; Invalid the ones skipped.
-	Processed int64             `json:"processed"`
-	Invalid   int64             `json:"invalid"`
-	Positions []status.Position `json:"positions"`
-	Sensors   []SensorState     `json:"sensors"`
-}
 
 // partition is what the consumer knows of one assigned partition.
 type partition struct {
@@ -47,11 +30,11 @@ type state struct {
 	processed int64
 	invalid   int64
 	parts     map[int32]*partition
-	sensors   map[string]SensorState
+	sensors   map[string]api.SensorState
 }
 
 func newState(groupID string) *state {
-	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]SensorState{}}
+	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{}}
 }
 
 // apply processes one record: a valid message overwrites its sensor's
@@ -68,14 +51,14 @@ func (s *state) apply(p int32, offset int64, key, value []byte) error {
 	m, err := telemetry.Decode(key, value)
 	if err == nil {
 		if prev, ok := s.sensors[m.SensorID]; ok {
-			err = telemetry.CheckSuccessor(prev.Message, m)
+			err = telemetry.CheckSuccessor(prev.Message(), m)
 		}
 	}
 	if err != nil {
 		s.invalid++
 		return err
 	}
-	s.sensors[m.SensorID] = SensorState{Message: m, Partition: p, Offset: offset}
+	s.sensors[m.SensorID] = api.SensorStateOf(m, p, offset)
 	return nil
 }
 
@@ -151,12 +134,12 @@ func (s *state) isCaughtUp() bool {
 	return s.caughtUp
 }
 
-func (s *state) view() StateView {
+func (s *state) view() api.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := StateView{
+	v := api.State{
 		GroupID: s.groupID, CaughtUp: s.caughtUp, Processed: s.processed, Invalid: s.invalid,
-		Positions: s.positionsLocked(), Sensors: make([]SensorState, 0, len(s.sensors)),
+		Positions: s.positionsLocked(), Sensors: make([]api.SensorState, 0, len(s.sensors)),
 	}
 	for _, st := range s.sensors {
 		v.Sensors = append(v.Sensors, st)

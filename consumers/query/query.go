@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/kafka-recovery-lab/krl/internal/api"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"sort"
 	"sync"
 	"time"
 
@@ -38,25 +38,6 @@ const (
 	queryTimeout     = 10 * time.Second
 	retryReportEvery = 5 * time.Second
 )
-
-// Totals is one line of GET /usage.
-type Totals struct {
-	TotalHours float64 `json:"total_hours"`
-	TotalKm    float64 `json:"total_km"`
-	Records    int64   `json:"records"`
-}
-
-// SensorUsage is one sensor's totals.
-type SensorUsage struct {
-	SensorID string `json:"sensor_id"`
-	Totals
-}
-
-// UsageView is the body of GET /usage.
-type UsageView struct {
-	Sensors []SensorUsage `json:"sensors"`
-	Total   Totals        `json:"total"`
-}
 
 // Main runs the consumer-query role: flags, signals, exit code.
 func Main(args []string) int {
@@ -226,27 +207,7 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "store unavailable: " + err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, View(totals))
-}
-
-// View turns the store's exact totals into the /usage body, sorted by
-// sensor id; the sums are done in cents and converted once.
-func View(totals map[string]store.Totals) UsageView {
-	v := UsageView{Sensors: make([]SensorUsage, 0, len(totals))}
-	var all store.Totals
-	for id, t := range totals {
-		v.Sensors = append(v.Sensors, SensorUsage{SensorID: id, Totals: line(t)})
-		all.HoursCents += t.HoursCents
-		all.KmCents += t.KmCents
-		all.Records += t.Records
-	}
-	sort.Slice(v.Sensors, func(i, j int) bool { return v.Sensors[i].SensorID < v.Sensors[j].SensorID })
-	v.Total = line(all)
-	return v
-}
-
-func line(t store.Totals) Totals {
-	return Totals{TotalHours: t.Hours(), TotalKm: t.Km(), Records: t.Records}
+	writeJSON(w, http.StatusOK, api.UsageFromTotals(totals))
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -10,9 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafka-recovery-lab/krl/internal/status"
-	"github.com/kafka-recovery-lab/krl/internal/store"
-	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+	"github.com/kafka-recovery-lab/krl/internal/api"
 )
 
 // HTTPTimeout bounds one request to a consumer when the caller's context
@@ -24,61 +22,15 @@ const HTTPTimeout = 2 * time.Second
 // sensors is well under this).
 const maxBody = 16 << 20
 
-// State is consumer-current's GET /state answer.
-type State struct {
-	GroupID   string            `json:"group_id"`
-	CaughtUp  bool              `json:"caught_up"`
-	Processed int64             `json:"processed"`
-	Invalid   int64             `json:"invalid"`
-	Positions []status.Position `json:"positions"`
-	// Sensors is sorted by SensorID.
-	Sensors []SensorState `json:"sensors"`
-}
-
-// SensorState is the last message consumer-current applied for a sensor.
-type SensorState struct {
-	SensorID  string             `json:"sensor_id"`
-	Timestamp int64              `json:"timestamp"` // epoch milliseconds
-	Odometry  telemetry.Odometry `json:"odometry"`
-	Position  telemetry.Position `json:"position"`
-	Partition int32              `json:"partition"`
-	Offset    int64              `json:"offset"`
-}
-
-// Usage is consumer-query's GET /usage answer.
-type Usage struct {
-	// Sensors is sorted by SensorID.
-	Sensors []SensorUsage `json:"sensors"`
-	Total   UsageTotal    `json:"total"`
-}
-
-// UsageTotal is an accumulated usage as the query consumer reports it.
-type UsageTotal struct {
-	TotalHours float64 `json:"total_hours"`
-	TotalKm    float64 `json:"total_km"`
-	Records    int64   `json:"records"`
-}
-
-// Totals converts to exact hundredths (the values are sums of 2-decimal
-// deltas), the unit the audit compares in.
-func (t UsageTotal) Totals() store.Totals {
-	return store.Totals{HoursCents: store.Cents(t.TotalHours), KmCents: store.Cents(t.TotalKm), Records: t.Records}
-}
-
-// SensorUsage is one sensor's line of Usage.
-type SensorUsage struct {
-	SensorID string `json:"sensor_id"`
-	UsageTotal
-}
-
-// BySensor indexes the per-sensor totals in exact hundredths.
-func (u Usage) BySensor() map[string]store.Totals {
-	out := make(map[string]store.Totals, len(u.Sensors))
-	for _, s := range u.Sensors {
-		out[s.SensorID] = s.Totals()
-	}
-	return out
-}
+// The answers' bodies are internal/api's; these names keep the client's
+// vocabulary.
+type (
+	State       = api.State
+	SensorState = api.SensorState
+	Usage       = api.Usage
+	UsageTotal  = api.UsageTotal
+	SensorUsage = api.SensorUsage
+)
 
 // HTTPError is a consumer's non-200 answer. Message is the "error" field of
 // its JSON body, or the body's text when it is not JSON.
