@@ -16,7 +16,14 @@ import (
 // (script.Target) ask of a run. Each blocks until the supervisor has acted.
 
 // Crash SIGKILLs the process group: a real crash, no cleanup.
-func (l *Lab) Crash(name string) error { return l.sup.Crash(name) }
+func (l *Lab) Crash(name string) error {
+	pid := l.sup.PID(name)
+	if err := l.sup.Crash(name); err != nil {
+		return err
+	}
+	l.awaitExitSeen(pid)
+	return nil
+}
 
 // Stop stops a process gracefully (SIGTERM, SIGKILL after a timeout).
 func (l *Lab) Stop(name string) error { return l.sup.Stop(name) }

@@ -91,6 +91,8 @@ type Lab struct {
 	cancel   context.CancelFunc
 	pollers  sync.WaitGroup // pollers and the audit: they emit, so they end before out closes
 	pumpDone chan struct{}
+	// exitSeen: closed once the pump has handed a pid's exit to the board.
+	exitSeen map[int]chan struct{}
 }
 
 // Processes lists the names this configuration supervises, in key order.
@@ -131,6 +133,7 @@ func New(cfg Config) (*Lab, error) {
 		listening:      map[string]chan string{},
 		maxCheckpt:     map[string]int64{},
 		quit:           make(chan struct{}),
+		exitSeen:       map[int]chan struct{}{},
 	}
 	l.sup = supervisor.New(supervisor.Config{Exe: cfg.Exe, RunDir: cfg.RunDir, StopTimeout: 6 * time.Second})
 	return l, nil
@@ -354,6 +357,7 @@ func (l *Lab) pump() {
 			l.mu.Unlock()
 			l.emit(board.ProcExited{Name: e.Name, PID: e.PID, At: e.At, ExitCode: e.ExitCode,
 				Signal: e.Signal, Deliberate: e.Deliberate})
+			close(l.exitSeenChan(e.PID))
 		case supervisor.Status:
 			l.noteStatus(e.Name, e.Event)
 			l.emit(board.ProcStatus{Name: e.Name, At: e.At, Event: e.Event})
@@ -573,3 +577,32 @@ func (l *Lab) closeClients() {
 
 // KillAll SIGKILLs every child at once (signal and panic paths).
 func (l *Lab) KillAll() { l.sup.KillAll() }
+
+func (l *Lab) exitSeenChan(pid int) chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch, ok := l.exitSeen[pid]
+	if !ok {
+		ch = make(chan struct{})
+		l.exitSeen[pid] = ch
+	}
+	return ch
+}
+
+// awaitExitSeen waits (briefly) until the board has been told of pid's
+// exit. The supervisor reports an exit to the caller of Crash before the
+// pump relays it: without this, a script's "crash X" then "restart X" can
+// reach the board before the exit does, and the crash it asked for is shown
+// as an unexpected one.
+func (l *Lab) awaitExitSeen(pid int) {
+	if pid == 0 {
+		return
+	}
+	select {
+	case <-l.exitSeenChan(pid):
+	case <-time.After(2 * time.Second):
+	}
+	l.mu.Lock()
+	delete(l.exitSeen, pid)
+	l.mu.Unlock()
+}
