@@ -1,0 +1,497 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/store"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+// The dashboard under test: the built binary with no subcommand, run as a
+// real process (headless, or in tmux for the terminal UI).
+//
+// Every process of a run carries the environment variable tagEnv=<unique
+// tag>: children inherit the dashboard's environment, so scanning /proc
+// for the tag finds every descendant, however it was started, and proves
+// none is left once the dashboard is gone.
+
+const tagEnv = "KRL_E2E_TAG"
+
+// dashboard is one run of the dashboard: its run directory, topic and
+// infrastructure. With KAFKA_BROKER it uses that broker with a topic of its
+// own (created here, 3 partitions) and its own consumer-usage group; without
+// it the dashboard starts its embedded broker. The store is always the
+// dashboard's embedded one.
+type dashboard struct {
+	t      *testing.T
+	tag    string
+	runDir string
+	topic  string
+	group  string
+	// external is the broker named by KAFKA_BROKER ("" = embedded).
+	external string
+	report   string
+	child    *Child
+}
+
+func newDashboard(t *testing.T) *dashboard {
+	t.Helper()
+	Binary(t)
+	suffix := RandomSuffix()
+	d := &dashboard{
+		t:        t,
+		tag:      "krl-e2e-" + suffix,
+		runDir:   filepath.Join(t.TempDir(), "run"),
+		topic:    "sensor-data-" + suffix,
+		group:    "demo-usage-e2e-" + suffix,
+		external: os.Getenv("KAFKA_BROKER"),
+		report:   filepath.Join(t.TempDir(), "report.json"),
+	}
+	if d.external != "" {
+		// Unreachable broker: CreateTopic fails the test.
+		CreateTopic(t, d.external, d.topic, Partitions)
+		t.Cleanup(func() { deleteTopic(t, d.external, d.topic) })
+		t.Logf("dashboard on KAFKA_BROKER=%s, topic %s", d.external, d.topic)
+	} else {
+		t.Logf("dashboard with its embedded broker, topic %s", d.topic)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			d.dumpLogs()
+		}
+	})
+	return d
+}
+
+// args are the dashboard's flags for this run, then extra.
+func (d *dashboard) args(extra ...string) []string {
+	a := []string{"--data-dir", d.runDir, "--topic", d.topic, "--mongo=", "--usage-group", d.group, "--report", d.report}
+	if d.external != "" {
+		a = append(a, "--brokers", d.external)
+	} else {
+		a = append(a, "--brokers=")
+	}
+	return append(a, extra...)
+}
+
+// startHeadless runs the dashboard headless with script (none if "").
+func (d *dashboard) startHeadless(script string, extra ...string) *Child {
+	d.t.Helper()
+	args := append([]string{"--headless"}, extra...)
+	if script != "" {
+		path := filepath.Join(d.t.TempDir(), "script.krl")
+		if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+			d.t.Fatal(err)
+		}
+		args = append(args, "--script", path)
+	}
+	d.t.Setenv(tagEnv, d.tag) // inherited by the dashboard, hence by all its children
+	d.child = Start(d.t, Binary(d.t), d.args(args...)...)
+	return d.child
+}
+
+// stderr is everything the headless dashboard printed (its event log).
+func (d *dashboard) stderr() string { return d.child.StderrTail(1 << 30) }
+
+// awaitLog waits until the headless dashboard printed a line matching re.
+func (d *dashboard) awaitLog(what string, re *regexp.Regexp, timeout time.Duration) {
+	d.t.Helper()
+	AwaitCondition(d.t, what, timeout, 50*time.Millisecond, func() error {
+		if re.MatchString(d.stderr()) {
+			return nil
+		}
+		if done, code := d.child.Exited(); done {
+			d.t.Fatalf("%s: the dashboard exited (code %d) first", what, code)
+		}
+		return fmt.Errorf("no line matching %q yet", re)
+	})
+}
+
+// waitExit waits for the headless dashboard to end on its own and returns
+// its exit code.
+func (d *dashboard) waitExit(timeout time.Duration) int {
+	d.t.Helper()
+	code, ok := d.child.WaitExit(timeout)
+	if !ok {
+		d.t.Fatalf("the dashboard did not exit within %s", timeout)
+	}
+	return code
+}
+
+func (d *dashboard) dumpLogs() {
+	logs, _ := filepath.Glob(filepath.Join(d.runDir, "logs", "*.log"))
+	for _, f := range logs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 25 {
+			lines = lines[len(lines)-25:]
+		}
+		d.t.Logf("--- %s (last lines):\n%s", f, strings.Join(lines, "\n"))
+	}
+}
+
+// The report as the issues define it, declared here rather than imported:
+// a report drifting from the contract fails these tests.
+type dashReport struct {
+	Brokers   string       `json:"brokers"`
+	Mongo     string       `json:"mongo"`
+	Processes []reportProc `json:"processes"`
+	Sensors   []reportSens `json:"sensors"`
+}
+
+type reportProc struct {
+	Name     string `json:"name"`
+	State    string `json:"state"`
+	PID      int    `json:"pid"`
+	Starts   int    `json:"starts"`
+	Crashes  int    `json:"crashes"`
+	Lag      *int64 `json:"lag"`
+	Mode     string `json:"mode"`
+	Reset    string `json:"reset"`
+	LastExit string `json:"last_exit"`
+}
+
+type reportSens struct {
+	SensorID string `json:"sensor_id"`
+	Current  *struct {
+		Timestamp int64   `json:"timestamp"`
+		HoursTot  float64 `json:"hours_tot"`
+		KmTot     float64 `json:"km_tot"`
+		Lat       float64 `json:"lat"`
+		Lon       float64 `json:"lon"`
+	} `json:"current"`
+	Usage *struct {
+		Hours   float64 `json:"hours"`
+		Km      float64 `json:"km"`
+		Records int64   `json:"records"`
+	} `json:"usage"`
+	Truth *struct {
+		Timestamp  int64   `json:"timestamp"`
+		HoursTot   float64 `json:"hours_tot"`
+		KmTot      float64 `json:"km_tot"`
+		UsageHours float64 `json:"usage_hours"`
+		UsageKm    float64 `json:"usage_km"`
+	} `json:"truth"`
+	Drift *struct {
+		Hours float64 `json:"hours"`
+		Km    float64 `json:"km"`
+	} `json:"drift"`
+}
+
+func (d *dashboard) readReport() dashReport {
+	d.t.Helper()
+	b, err := os.ReadFile(d.report)
+	if err != nil {
+		d.t.Fatalf("report: %v", err)
+	}
+	var r dashReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		d.t.Fatalf("report is not the JSON of the contract: %v\n%s", err, b)
+	}
+	return r
+}
+
+func (r dashReport) proc(t *testing.T, name string) reportProc {
+	t.Helper()
+	for _, p := range r.Processes {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("report has no process %s: %+v", name, r.Processes)
+	return reportProc{}
+}
+
+// runTruth is what the run left behind, read independently after the
+// dashboard ended: every record of the topic, consumer-usage's checkpoints
+// and the usage totals in the store.
+type runTruth struct {
+	Topic       Topic
+	Truth       Truth
+	Checkpoints map[string]store.Checkpoint
+	Stored      map[string]store.Totals
+	Expected    map[string]store.Totals
+	Mongo       string
+}
+
+// readRunTruth reopens what the dashboard used: the external broker, or its
+// embedded broker's data directory with a broker of our own; its embedded
+// store's data directory with a store of our own.
+func (d *dashboard) readRunTruth() runTruth {
+	d.t.Helper()
+	if done, _ := d.child.Exited(); !done {
+		d.t.Fatalf("readRunTruth while the dashboard still runs")
+	}
+	brokers := d.external
+	if brokers == "" {
+		b := Start(d.t, Binary(d.t), "broker", "--data-dir", filepath.Join(d.runDir, "broker"),
+			"--listen", "127.0.0.1:0", "--topic", d.topic)
+		brokers = b.Listening("kafka", 30*time.Second)
+	}
+	st := Start(d.t, Binary(d.t), "store", "--data-dir", filepath.Join(d.runDir, "store"), "--listen", "127.0.0.1:0")
+	uri := "mongodb://" + st.Listening("mongo", 30*time.Second) + "/krl"
+
+	var rt runTruth
+	rt.Mongo = uri
+	rt.Topic = ReadTopic(d.t, brokers, d.topic)
+	rt.Truth = LastStates(rt.Topic)
+	rt.Checkpoints = LoadCheckpoints(d.t, uri)
+	rt.Stored = storedTotals(d.t, uri)
+	rt.Expected = ExpectedUsage(rt.Topic, rt.Checkpoints)
+	return rt
+}
+
+func storedTotals(t testing.TB, uri string) map[string]store.Totals {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := store.Connect(ctx, uri)
+	if err != nil {
+		t.Fatalf("store: %v", err)
+	}
+	defer st.Close(ctx)
+	tot, err := st.UsageTotals(ctx)
+	if err != nil {
+		t.Fatalf("store usage totals: %v", err)
+	}
+	return tot
+}
+
+// checkCurrentIsTruth: every sensor's current in the report is the topic's
+// last valid message of it, exactly.
+func checkCurrentIsTruth(t *testing.T, r dashReport, tr Truth) {
+	t.Helper()
+	seen := 0
+	for _, s := range r.Sensors {
+		w, ok := tr.Sensors[s.SensorID]
+		if !ok {
+			t.Errorf("report has sensor %s, the topic has no valid message of it", s.SensorID)
+			continue
+		}
+		seen++
+		m := w.Message
+		if s.Current == nil {
+			t.Errorf("%s: report current is null, the topic's last message is %+v", s.SensorID, m)
+			continue
+		}
+		got := telemetry.Message{SensorID: s.SensorID, Timestamp: s.Current.Timestamp,
+			Odometry: telemetry.Odometry{HoursTot: s.Current.HoursTot, KmTot: s.Current.KmTot},
+			Position: telemetry.Position{Lat: s.Current.Lat, Lon: s.Current.Lon}}
+		if got != m {
+			t.Errorf("%s: report current %+v, the topic's last valid message %+v (offset %d/%d)",
+				s.SensorID, got, m, w.Partition, w.Offset)
+		}
+		if s.Truth == nil || s.Truth.Timestamp != m.Timestamp || s.Truth.HoursTot != m.Odometry.HoursTot || s.Truth.KmTot != m.Odometry.KmTot {
+			t.Errorf("%s: report truth %+v, the topic's last valid message %+v", s.SensorID, s.Truth, m)
+		}
+	}
+	if seen != len(tr.Sensors) {
+		t.Errorf("report lists %d of the topic's %d sensors", seen, len(tr.Sensors))
+	}
+}
+
+// reportUsage is the report's usage of a sensor in cents (zero when null).
+func reportUsage(s reportSens) (store.Totals, bool) {
+	if s.Usage == nil {
+		return store.Totals{}, false
+	}
+	return store.Totals{HoursCents: store.Cents(s.Usage.Hours), KmCents: store.Cents(s.Usage.Km), Records: s.Usage.Records}, true
+}
+
+func reportDrift(s reportSens) (hours, km int64, ok bool) {
+	if s.Drift == nil {
+		return 0, 0, false
+	}
+	return store.Cents(s.Drift.Hours), store.Cents(s.Drift.Km), true
+}
+
+// checkUsageExact: the store holds exactly the usage the topic yields over
+// each sensor's checkpointed window, the report says the same, and its
+// drift is exactly 0 everywhere.
+func checkUsageExact(t *testing.T, r dashReport, rt runTruth) {
+	t.Helper()
+	var all store.Totals
+	for id, want := range rt.Expected {
+		all.HoursCents += want.HoursCents
+		all.KmCents += want.KmCents
+		all.Records += want.Records
+		if got := rt.Stored[id]; got != want {
+			t.Errorf("%s: the store holds %+v, the topic yields %+v (cents)", id, got, want)
+		}
+	}
+	for id, got := range rt.Stored {
+		if _, ok := rt.Expected[id]; !ok && got != (store.Totals{}) {
+			t.Errorf("%s: the store holds %+v for a sensor without a checkpoint", id, got)
+		}
+	}
+	if all.Records == 0 {
+		t.Fatalf("no usage expected at all: nothing was checked")
+	}
+	if len(r.Sensors) != len(rt.Truth.Sensors) {
+		t.Errorf("report has %d sensors, the topic %d", len(r.Sensors), len(rt.Truth.Sensors))
+	}
+	for _, s := range r.Sensors {
+		want := rt.Expected[s.SensorID]
+		got, ok := reportUsage(s)
+		if !ok || got != want {
+			t.Errorf("%s: report usage %+v (present %v), the topic yields %+v (cents)", s.SensorID, got, ok, want)
+		}
+		if s.Truth == nil || store.Cents(s.Truth.UsageHours) != want.HoursCents || store.Cents(s.Truth.UsageKm) != want.KmCents {
+			t.Errorf("%s: report truth %+v, independent expected usage %+v (cents)", s.SensorID, s.Truth, want)
+		}
+		if h, k, ok := reportDrift(s); !ok || h != 0 || k != 0 {
+			t.Errorf("%s: report drift %+v, want exactly 0", s.SensorID, s.Drift)
+		}
+	}
+}
+
+// checkProcesses compares the report's process table with what the script
+// did: want[name] = {starts, crashes}; every process runs, and both
+// consumers end with a lag of exactly 0.
+func checkProcesses(t *testing.T, r dashReport, d *dashboard, want map[string][2]int) {
+	t.Helper()
+	names := []string{"producer", "consumer-current", "consumer-usage", "consumer-query", "store"}
+	if d.external == "" {
+		names = append(names, "broker")
+	}
+	if len(r.Processes) != len(names) {
+		t.Errorf("report lists %d processes, want %d (%v): %+v", len(r.Processes), len(names), names, r.Processes)
+	}
+	for _, n := range names {
+		p := r.proc(t, n)
+		w, ok := want[n]
+		if !ok {
+			w = [2]int{1, 0}
+		}
+		if p.State != "running" || p.PID <= 0 || p.Starts != w[0] || p.Crashes != w[1] {
+			t.Errorf("%s: state %q pid %d starts %d crashes %d; want running, starts %d, crashes %d",
+				n, p.State, p.PID, p.Starts, p.Crashes, w[0], w[1])
+		}
+		if w[1] > 0 && p.LastExit != "SIGKILL" {
+			t.Errorf("%s: last exit %q, want SIGKILL", n, p.LastExit)
+		}
+		switch n {
+		case "consumer-current", "consumer-usage":
+			if p.Lag == nil || *p.Lag != 0 {
+				t.Errorf("%s: lag %v at the end, want 0", n, fmtLag(p.Lag))
+			}
+		default:
+			if p.Lag != nil {
+				t.Errorf("%s: lag %d, want null (no Kafka lag)", n, *p.Lag)
+			}
+		}
+	}
+}
+
+func fmtLag(l *int64) string {
+	if l == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*l, 10)
+}
+
+// ---- processes of a run, found by their environment ----
+
+// taggedProcs returns the live processes (pid -> command line) whose
+// environment holds tagEnv=tag. Zombies have no readable environment and
+// are not counted: they hold no resources and are reaped by their parent.
+func taggedProcs(tag string) map[int]string {
+	want := []byte(tagEnv + "=" + tag)
+	out := map[int]string{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, e := range dirs {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.Equal(kv, want) {
+				cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				out[pid] = strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// alive reports whether pid is a live (non-zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+// awaitNoProcesses waits until no process of the run is left: none tagged,
+// and none of pids (collected while it ran) alive.
+func awaitNoProcesses(t *testing.T, tag string, pids []int, timeout time.Duration) {
+	t.Helper()
+	AwaitCondition(t, "no process of the run left", timeout, 50*time.Millisecond, func() error {
+		left := taggedProcs(tag)
+		for _, pid := range pids {
+			if _, ok := left[pid]; !ok && alive(pid) {
+				left[pid] = "(collected pid, still alive)"
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		var b strings.Builder
+		for _, pid := range sortedKeys(left) {
+			fmt.Fprintf(&b, "\n  pid %d: %s", pid, left[pid])
+		}
+		return fmt.Errorf("%d left:%s", len(left), b.String())
+	})
+}
+
+func sortedKeys[V any](m map[int]V) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// childPIDsFromLogs collects every pid the supervisor started in this run,
+// from the "=== ... started pid N: ... ===" lines of the run's logs.
+func childPIDsFromLogs(t *testing.T, runDir string) []int {
+	t.Helper()
+	re := regexp.MustCompile(`=== [0-9-]+ [0-9:.]+ started pid (\d+):`)
+	logs, _ := filepath.Glob(filepath.Join(runDir, "logs", "*.log"))
+	var pids []int
+	for _, f := range logs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, m := range re.FindAllSubmatch(b, -1) {
+			pid, _ := strconv.Atoi(string(m[1]))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
