@@ -317,11 +317,16 @@ func TestCrashCampaignNaive(t *testing.T) {
 		}
 	}
 	kinds := countKinds(steps)
-	t.Logf("naive campaign: %d crashes (%d random, %d after-delta, %d after-checkpoint) in %s; %d messages; "+
+	var truthTotal store.Totals
+	for _, e := range expected {
+		truthTotal.HoursCents += e.HoursCents
+		truthTotal.KmCents += e.KmCents
+	}
+	t.Logf("naive campaign: %d crashes (%d random, %d after-delta, %d after-checkpoint) in %s; %d messages; true usage %.2f h, %.2f km; "+
 		"drift +%.2f h, +%.2f km over %d of %d sensors %v (replay of processed-uncommitted messages: %.2f h, %.2f km at %d crashes; "+
 		"usage written without its checkpoint: %.2f h, %.2f km at %d crashes); exposed without drift (idle): %v",
 		len(steps), kinds[randomCrash], kinds[afterDelta], kinds[afterCheckpoint], campaign.Round(time.Second), tp.Count(),
-		float64(drift[0])/100, float64(drift[1])/100, len(over), len(truth.Sensors), over,
+		truthTotal.Hours(), truthTotal.Km(), float64(drift[0])/100, float64(drift[1])/100, len(over), len(truth.Sensors), over,
 		float64(m.replayTotal.h)/100, float64(m.replayTotal.k)/100, m.replayCrashes,
 		float64(m.halfTotal.h)/100, float64(m.halfTotal.k)/100, m.halfCrashes, exposedNotOver)
 }
