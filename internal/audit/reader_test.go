@@ -6,92 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
-	"github.com/kafka-recovery-lab/krl/internal/embedded"
+	"github.com/kafka-recovery-lab/krl/internal/embedded/embeddedtest"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
-	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
 const topic = telemetry.DefaultTopic
-
-// testBroker gives a broker with a fresh topic of 3 partitions: the
-// embedded kfake broker, or with KAFKA_BROKER=host:port a real Apache
-// Kafka (scripts/real-kafka.sh start DIR) on which a uniquely named topic
-// is created.
-func testBroker(t *testing.T) (addr, topicName string) {
-	t.Helper()
-	addr = os.Getenv("KAFKA_BROKER")
-	if addr == "" {
-		return startBroker(t, 3), topic
-	}
-	topicName = fmt.Sprintf("krl-test-%d", time.Now().UnixNano())
-	a, err := kafka.NewAdminClient(kafkacfg.Admin(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := a.CreateTopics(ctx, []kafka.TopicSpecification{{Topic: topicName, NumPartitions: 3, ReplicationFactor: 1}})
-	if err != nil || res[0].Error.Code() != kafka.ErrNoError {
-		t.Fatalf("create topic %s: %v %v", topicName, err, res)
-	}
-	t.Logf("real Kafka at %s, topic %s", addr, topicName)
-	return addr, topicName
-}
-
-// addrSink captures the broker's Listening event.
-type addrSink struct{ addr chan string }
-
-func (s *addrSink) Write(p []byte) (int, error) {
-	for _, line := range bytes.Split(bytes.TrimSpace(p), []byte("\n")) {
-		if ev, err := status.Parse(line); err == nil && ev.Type == status.Listening {
-			select {
-			case s.addr <- ev.Addr:
-			default:
-			}
-		}
-	}
-	return len(p), nil
-}
-
-// startBroker runs the embedded kfake broker in-process on a free port and
-// stops it when the test ends.
-func startBroker(t *testing.T, parts int32) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	sink := &addrSink{addr: make(chan string, 1)}
-	done := make(chan error, 1)
-	go func() {
-		done <- embedded.RunBroker(ctx, embedded.BrokerConfig{
-			DataDir: t.TempDir(), Listen: "127.0.0.1:0", Topic: topic, Partitions: parts,
-		}, status.NewTo("broker", sink), nil)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("broker did not stop within 20s")
-		}
-	})
-	select {
-	case addr := <-sink.addr:
-		return addr
-	case err := <-done:
-		t.Fatalf("broker returned before listening: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("broker: no listening event within 20s")
-	}
-	return ""
-}
 
 // logBuffer keeps log lines and shows them only when the test fails; it
 // stays writable after the test ends.
@@ -274,7 +200,7 @@ func checkAgainst(t *testing.T, truth Truth, recs []record, sensors []string) {
 }
 
 func TestReaderAgainstBroker(t *testing.T) {
-	addr, topicName := testBroker(t)
+	addr, topicName := embeddedtest.Broker(t, topic)
 	pr := newProducerTo(t, addr, topicName)
 
 	sensors := []string{"sensor-01", "sensor-02", "sensor-03", "sensor-04", "sensor-05"}
@@ -356,7 +282,7 @@ func (t Truth) sensorPartition(tb testing.TB, id string) int32 {
 }
 
 func TestReaderHundredThousandMessages(t *testing.T) {
-	addr := startBroker(t, 3)
+	addr := embeddedtest.StartBroker(t, topic, 3)
 	pr := newProducer(t, addr)
 	const sensors, per = 20, 5000
 	kvs := make([][2][]byte, 0, sensors*per)
@@ -414,21 +340,7 @@ func TestReaderWaitsForTopicAndBroker(t *testing.T) {
 	r, _ := runReader(t, addr)
 	awaitSnapshot(t, r, 10*time.Second, "an error in the snapshot", func(tr Truth) bool { return tr.Err != "" })
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	sink := &addrSink{addr: make(chan string, 1)}
-	go func() {
-		done <- embedded.RunBroker(ctx, embedded.BrokerConfig{DataDir: t.TempDir(), Listen: addr, Topic: topic, Partitions: 3},
-			status.NewTo("broker", sink), nil)
-	}()
-	defer func() { cancel(); <-done }()
-	select {
-	case <-sink.addr:
-	case err := <-done:
-		t.Skipf("could not take the freed port back: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("broker not listening")
-	}
+	embeddedtest.StartBrokerOn(t, addr, topic, 3)
 	recs := newProducer(t, addr).send([][2][]byte{
 		{[]byte("s"), encode(t, "s", 1_700_000_000_000, 1, 1)},
 		{[]byte("s"), encode(t, "s", 1_700_000_000_001, 2, 3)},

@@ -5,66 +5,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
-	"github.com/kafka-recovery-lab/krl/internal/embedded"
+	"github.com/kafka-recovery-lab/krl/internal/embedded/embeddedtest"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
-	"github.com/kafka-recovery-lab/krl/internal/status"
 )
-
-// addrSink captures the broker's Listening event.
-type addrSink struct {
-	mu   sync.Mutex
-	addr chan string
-}
-
-func (s *addrSink) Write(p []byte) (int, error) {
-	for _, line := range bytes.Split(bytes.TrimSpace(p), []byte("\n")) {
-		if ev, err := status.Parse(line); err == nil && ev.Type == status.Listening {
-			select {
-			case s.addr <- ev.Addr:
-			default:
-			}
-		}
-	}
-	return len(p), nil
-}
-
-// startBroker runs the embedded kfake broker in-process on a free port with
-// topic of parts partitions, and stops it when the test ends.
-func startBroker(t *testing.T, topic string, parts int32) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	sink := &addrSink{addr: make(chan string, 1)}
-	done := make(chan error, 1)
-	go func() {
-		done <- embedded.RunBroker(ctx, embedded.BrokerConfig{
-			DataDir: t.TempDir(), Listen: "127.0.0.1:0", Topic: topic, Partitions: parts,
-		}, status.NewTo("broker", sink), nil)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("broker did not stop within 20s")
-		}
-	})
-	select {
-	case addr := <-sink.addr:
-		return addr
-	case err := <-done:
-		t.Fatalf("broker returned before listening: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("broker: no listening event within 20s")
-	}
-	return ""
-}
 
 // produceTo writes count[p] messages to each partition p and waits for
 // every delivery.
@@ -126,34 +75,8 @@ func commit(t *testing.T, addr, group, topic string, offsets map[int32]int64) {
 	}
 }
 
-// testBroker gives a broker with a fresh topic of 3 partitions: the
-// embedded kfake broker, or with KAFKA_BROKER=host:port a real Apache
-// Kafka (scripts/real-kafka.sh start DIR) on which a uniquely named topic
-// is created.
-func testBroker(t *testing.T) (addr, topic string) {
-	t.Helper()
-	addr = os.Getenv("KAFKA_BROKER")
-	if addr == "" {
-		return startBroker(t, "sensor-data", 3), "sensor-data"
-	}
-	topic = fmt.Sprintf("krl-test-%d", time.Now().UnixNano())
-	a, err := kafka.NewAdminClient(kafkacfg.Admin(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := a.CreateTopics(ctx, []kafka.TopicSpecification{{Topic: topic, NumPartitions: 3, ReplicationFactor: 1}})
-	if err != nil || res[0].Error.Code() != kafka.ErrNoError {
-		t.Fatalf("create topic %s: %v %v", topic, err, res)
-	}
-	t.Logf("real Kafka at %s, topic %s", addr, topic)
-	return addr, topic
-}
-
 func TestOffsetsAgainstBroker(t *testing.T) {
-	addr, topic := testBroker(t)
+	addr, topic := embeddedtest.Broker(t, "sensor-data")
 	o, err := NewOffsets(addr, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
