@@ -3,37 +3,13 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
-	"github.com/kafka-recovery-lab/krl/internal/embedded"
-	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/embedded/embeddedtest"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
-
-// startStore runs the embedded FerretDB on a free port for the benchmark.
-func startStore(b *testing.B) string {
-	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- embedded.RunStore(ctx, embedded.StoreConfig{DataDir: b.TempDir(), Listen: addr}, status.NewTo("store", discard{}), nil)
-	}()
-	b.Cleanup(func() { cancel(); <-done })
-	return "mongodb://" + addr + "/bench"
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // BenchmarkUsageTotals measures consumer-query's one scan over the usage
 // collection on the embedded store: the dashboard asks for it every second,
@@ -43,7 +19,7 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 func BenchmarkUsageTotals(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 40_000} {
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
-			uri := startStore(b)
+			uri := embeddedtest.StartStore(b, "bench")
 			ctx := context.Background()
 			st, err := store.Connect(ctx, uri)
 			if err != nil {
