@@ -255,19 +255,12 @@ func (d *dashboard) readRunTruth() runTruth {
 	return rt
 }
 
-func storedTotals(t testing.TB, uri string) map[string]store.Totals {
+func storedTotals(t testing.TB, uri string) (tot map[string]store.Totals) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	st, err := store.Connect(ctx, uri)
-	if err != nil {
-		t.Fatalf("store: %v", err)
-	}
-	defer st.Close(ctx)
-	tot, err := st.UsageTotals(ctx)
-	if err != nil {
-		t.Fatalf("store usage totals: %v", err)
-	}
+	WithStore(t, uri, func(ctx context.Context, st *store.Store) (err error) {
+		tot, err = st.UsageTotals(ctx)
+		return err
+	})
 	return tot
 }
 

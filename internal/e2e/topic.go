@@ -279,8 +279,9 @@ func AwaitCondition(t testing.TB, what string, timeout, interval time.Duration, 
 	}
 }
 
-// LoadCheckpoints reads consumer-usage's checkpoints from the store.
-func LoadCheckpoints(t testing.TB, uri string) map[string]store.Checkpoint {
+// WithStore connects to uri for the duration of f; a connection error or
+// an error from f fails the test.
+func WithStore(t testing.TB, uri string, f func(ctx context.Context, st *store.Store) error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -289,9 +290,17 @@ func LoadCheckpoints(t testing.TB, uri string) map[string]store.Checkpoint {
 		t.Fatalf("store: %v", err)
 	}
 	defer st.Close(ctx)
-	cps, err := st.LoadCheckpoints(ctx)
-	if err != nil {
+	if err := f(ctx, st); err != nil {
 		t.Fatalf("store: %v", err)
 	}
+}
+
+// LoadCheckpoints reads consumer-usage's checkpoints from the store.
+func LoadCheckpoints(t testing.TB, uri string) (cps map[string]store.Checkpoint) {
+	t.Helper()
+	WithStore(t, uri, func(ctx context.Context, st *store.Store) (err error) {
+		cps, err = st.LoadCheckpoints(ctx)
+		return err
+	})
 	return cps
 }
