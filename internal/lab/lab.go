@@ -232,7 +232,9 @@ func (l *Lab) Launch(ctx context.Context) error {
 			return err
 		}
 		l.mu.Lock()
-		l.mongo = "mongodb://" + addr + "/krl"
+		// No database in the URI: every role then uses store.DefaultDatabase,
+		// and the address shown is the URI the roles were given.
+		l.mongo = "mongodb://" + addr
 		l.mu.Unlock()
 	}
 
@@ -242,9 +244,12 @@ func (l *Lab) Launch(ctx context.Context) error {
 	}
 	// An external broker may not have the topic yet; consumers subscribed
 	// to a missing topic would only wait for it.
-	tctx, tcancel := context.WithTimeout(ctx, 30*time.Second)
+	tctx, tcancel := context.WithTimeout(ctx, 15*time.Second)
 	created, err := l.offsets.EnsureTopic(tctx, l.cfg.Topic, 3)
 	tcancel()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("Kafka at %s did not answer within 15s (is it running? check --brokers / KAFKA_BROKER)", l.brokers)
+	}
 	if err != nil {
 		return fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, l.brokers, err)
 	}
