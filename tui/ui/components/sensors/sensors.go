@@ -31,15 +31,6 @@ func New(st *theme.Styles, v board.SensorsView, compact bool) Panel {
 // Title is the box title.
 func Title() string { return "Sensors · consumer-current" }
 
-var statusWord = map[board.Freshness]string{
-	board.Live:       "● LIVE",
-	board.Rebuilding: "◐ REBUILDING",
-	board.Waiting:    "… WAITING",
-	board.Down:       "✗ DOWN",
-	board.Failing:    "✗ FAILING",
-	board.Stale:      "! STALE",
-}
-
 // View renders the panel in width×height.
 func (p Panel) View(width, height int) string {
 	st, v := p.Styles, p.State
@@ -93,10 +84,11 @@ func (p Panel) View(width, height int) string {
 
 func (p Panel) statusLine(width int) string {
 	st, v := p.Styles, p.State
-	word := st.Freshness(v.Status).Render(statusWord[v.Status])
+	title := ""
 	if p.Compact {
-		word = st.Title.Render("Sensors") + " " + word
+		title = "Sensors"
 	}
+	word := common.StatusWord(st, v.Status, title)
 	switch v.Status {
 	case board.Live:
 		return common.Fit(word+" "+fmt.Sprintf("%d sensors, caught up", len(v.Rows)), width)

@@ -30,14 +30,6 @@ func New(st *theme.Styles, v board.UsageView, compact bool) Panel {
 // Title is the box title.
 func Title() string { return "Usage · consumer-query vs audit" }
 
-var statusWord = map[board.Freshness]string{
-	board.Live:    "● LIVE",
-	board.Waiting: "… WAITING",
-	board.Down:    "✗ DOWN",
-	board.Failing: "✗ FAILING",
-	board.Stale:   "! STALE",
-}
-
 var shortVerdict = map[board.Verdict]string{
 	board.VerdictOver: "over",
 }
@@ -114,10 +106,11 @@ func (p Panel) row(r board.UsageRow, base lipgloss.Style) []common.Cell {
 
 func (p Panel) statusLine(width int) string {
 	st, v := p.Styles, p.State
-	word := st.Freshness(v.Status).Render(statusWord[v.Status])
+	title := ""
 	if p.Compact {
-		word = st.Title.Render("Usage") + " " + word
+		title = "Usage"
 	}
+	word := common.StatusWord(st, v.Status, title)
 	text := v.Reason
 	if p.Compact {
 		text = strings.TrimPrefix(text, "consumer-query is ")
