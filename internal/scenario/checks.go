@@ -8,6 +8,15 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/board"
 )
 
+// between is a check comparing two marks: first taken before second.
+func between(what, first, second string, eval func(first, second Observation) (bool, string)) Check {
+	return Check{
+		What:  what,
+		Needs: []string{first, second},
+		Eval:  func(m Marks) (bool, string) { return eval(m[first], m[second]) },
+	}
+}
+
 // The checks of the catalog. Each one is a pure function of marks taken
 // from the board, so the numbers it prints are the processes' own.
 
@@ -15,40 +24,35 @@ import (
 // it had before the crash, sensor by sensor (same message: timestamp,
 // odometers, position).
 func stateIdentical(before, after string) Check {
-	return Check{
-		What:  "state rebuilt identical to before the crash",
-		Needs: []string{before, after},
-		Eval: func(m Marks) (bool, string) {
-			b, a := m[before], m[after]
-			was := map[string]board.SensorState{}
-			for _, r := range b.Sensors.Rows {
-				was[r.SensorID] = r.SensorState
+	return between("state rebuilt identical to before the crash", before, after, func(b, a Observation) (bool, string) {
+		was := map[string]board.SensorState{}
+		for _, r := range b.Sensors.Rows {
+			was[r.SensorID] = r.SensorState
+		}
+		same, total := 0, len(was)
+		var differ []string
+		for _, r := range a.Sensors.Rows {
+			w, ok := was[r.SensorID]
+			switch {
+			case !ok:
+				differ = append(differ, r.SensorID+" is new")
+			case sameMessage(w, r.SensorState):
+				same++
+			default:
+				differ = append(differ, fmt.Sprintf("%s: %s before, %s after", r.SensorID, describe(w), describe(r.SensorState)))
 			}
-			same, total := 0, len(was)
-			var differ []string
-			for _, r := range a.Sensors.Rows {
-				w, ok := was[r.SensorID]
-				switch {
-				case !ok:
-					differ = append(differ, r.SensorID+" is new")
-				case sameMessage(w, r.SensorState):
-					same++
-				default:
-					differ = append(differ, fmt.Sprintf("%s: %s before, %s after", r.SensorID, describe(w), describe(r.SensorState)))
-				}
-			}
-			if n := len(a.Sensors.Rows); n < total {
-				differ = append(differ, fmt.Sprintf("%d sensors missing", total-n))
-			}
-			c := a.Proc(board.Current)
-			obs := fmt.Sprintf("%d/%d sensors identical (same message: timestamp, hours, km, position), rebuilt in %s",
-				same, total, seconds(c.CaughtUpMillis))
-			if len(differ) > 0 {
-				obs += "; " + strings.Join(first(differ, 3), "; ")
-			}
-			return total > 0 && same == total && len(differ) == 0, obs
-		},
-	}
+		}
+		if n := len(a.Sensors.Rows); n < total {
+			differ = append(differ, fmt.Sprintf("%d sensors missing", total-n))
+		}
+		c := a.Proc(board.Current)
+		obs := fmt.Sprintf("%d/%d sensors identical (same message: timestamp, hours, km, position), rebuilt in %s",
+			same, total, seconds(c.CaughtUpMillis))
+		if len(differ) > 0 {
+			obs += "; " + strings.Join(first(differ, 3), "; ")
+		}
+		return total > 0 && same == total && len(differ) == 0, obs
+	})
 }
 
 func sameMessage(a, b board.SensorState) bool {
@@ -63,22 +67,17 @@ func describe(s board.SensorState) string {
 // replayedWholeTopic: the restarted consumer-current read every message of
 // the (paused) topic from the beginning, under a group it never used.
 func replayedWholeTopic(before, after string) Check {
-	return Check{
-		What:  "replayed the whole topic from earliest, with a fresh group",
-		Needs: []string{before, after},
-		Eval: func(m Marks) (bool, string) {
-			b, a := m[before], m[after]
-			was, now := b.Proc(board.Current), a.Proc(board.Current)
-			topic := b.HWMSum()
-			// Its count includes invalid messages: reading at least as many
-			// as the topic holds means it started at the beginning.
-			read := now.CaughtUpMessages
-			obs := fmt.Sprintf("read %d messages (the topic holds %d) in %s; group %s → %s",
-				read, topic, seconds(now.CaughtUpMillis), orDash(was.GroupID), orDash(now.GroupID))
-			ok := topic > 0 && read >= topic && now.GroupID != "" && now.GroupID != was.GroupID
-			return ok, obs
-		},
-	}
+	return between("replayed the whole topic from earliest, with a fresh group", before, after, func(b, a Observation) (bool, string) {
+		was, now := b.Proc(board.Current), a.Proc(board.Current)
+		topic := b.HWMSum()
+		// Its count includes invalid messages: reading at least as many
+		// as the topic holds means it started at the beginning.
+		read := now.CaughtUpMessages
+		obs := fmt.Sprintf("read %d messages (the topic holds %d) in %s; group %s → %s",
+			read, topic, seconds(now.CaughtUpMillis), orDash(was.GroupID), orDash(now.GroupID))
+		ok := topic > 0 && read >= topic && now.GroupID != "" && now.GroupID != was.GroupID
+		return ok, obs
+	})
 }
 
 // matchesAudit: consumer-current's state equals the independent audit's
@@ -111,150 +110,115 @@ func matchesAudit(mark string) Check {
 // lagGrewWhileDead: while consumer-usage was dead its committed offsets
 // stayed where they were and the broker's lag grew with the log end.
 func lagGrewWhileDead(crashed, dead string) Check {
-	return Check{
-		What:  "the broker's lag grew while consumer-usage was dead",
-		Needs: []string{crashed, dead},
-		Eval: func(m Marks) (bool, string) {
-			c, d := m[crashed], m[dead]
-			lc, ld := c.Proc(board.Usage).Lag, d.Proc(board.Usage).Lag
-			obs := fmt.Sprintf("lag %s → %s messages in %s; committed offsets Σ%d → Σ%d while the log end moved Σ%d → Σ%d",
-				lagWords(lc), lagWords(ld), d.At.Sub(c.At).Round(100*time.Millisecond),
-				c.CommittedSum(), d.CommittedSum(), c.HWMSum(), d.HWMSum())
-			ok := lc.Known() && ld.Known() && ld.Messages > lc.Messages &&
-				c.CommittedSum() == d.CommittedSum() && !d.Proc(board.Usage).Alive
-			return ok, obs
-		},
-	}
+	return between("the broker's lag grew while consumer-usage was dead", crashed, dead, func(c, d Observation) (bool, string) {
+		lc, ld := c.Proc(board.Usage).Lag, d.Proc(board.Usage).Lag
+		obs := fmt.Sprintf("lag %s → %s messages in %s; committed offsets Σ%d → Σ%d while the log end moved Σ%d → Σ%d",
+			lagWords(lc), lagWords(ld), d.At.Sub(c.At).Round(100*time.Millisecond),
+			c.CommittedSum(), d.CommittedSum(), c.HWMSum(), d.HWMSum())
+		ok := lc.Known() && ld.Known() && ld.Messages > lc.Messages &&
+			c.CommittedSum() == d.CommittedSum() && !d.Proc(board.Usage).Alive
+		return ok, obs
+	})
 }
 
 // resumedFromCommitted: the restarted consumer-usage began reading exactly
 // at the offsets its group had committed: not at the end (latest would
 // have skipped what it missed) and not at the beginning.
 func resumedFromCommitted(dead, resumed string) Check {
-	return Check{
-		What:  "resumed from the committed offsets (fixed group: Kafka remembered them)",
-		Needs: []string{dead, resumed},
-		Eval: func(m Marks) (bool, string) {
-			d, r := m[dead], m[resumed]
-			from, known := r.Proc(board.Usage).ReadFrom()
-			committed := d.CommittedSum()
-			obs := fmt.Sprintf("started reading at Σ%s, the offsets committed before the crash were Σ%d (the log end was Σ%d)",
-				orUnknown(from, known), committed, d.HWMSum())
-			return known && from == committed && d.CommitGroup == r.Proc(board.Usage).GroupID, obs
-		},
-	}
+	return between("resumed from the committed offsets (fixed group: Kafka remembered them)", dead, resumed, func(d, r Observation) (bool, string) {
+		from, known := r.Proc(board.Usage).ReadFrom()
+		committed := d.CommittedSum()
+		obs := fmt.Sprintf("started reading at Σ%s, the offsets committed before the crash were Σ%d (the log end was Σ%d)",
+			orUnknown(from, known), committed, d.HWMSum())
+		return known && from == committed && d.CommitGroup == r.Proc(board.Usage).GroupID, obs
+	})
 }
 
 // caughtUpAgain: after the restart consumer-usage read what it had
 // missed and caught up with the log.
 func caughtUpAgain(dead, resumed string) Check {
-	return Check{
-		What:  "caught up again after the restart",
-		Needs: []string{dead, resumed},
-		Eval: func(m Marks) (bool, string) {
-			d, r := m[dead], m[resumed]
-			u := r.Proc(board.Usage)
-			obs := fmt.Sprintf("the lag of %s messages was read: commits reached the log end %s after the restart (%d messages processed)",
-				lagWords(d.Proc(board.Usage).Lag), since(r.At, u.StartedAt), u.Processed)
-			return r.UsageCaughtUp && u.Processed > 0, obs
-		},
-	}
+	return between("caught up again after the restart", dead, resumed, func(d, r Observation) (bool, string) {
+		u := r.Proc(board.Usage)
+		obs := fmt.Sprintf("the lag of %s messages was read: commits reached the log end %s after the restart (%d messages processed)",
+			lagWords(d.Proc(board.Usage).Lag), since(r.At, u.StartedAt), u.Processed)
+		return r.UsageCaughtUp && u.Processed > 0, obs
+	})
 }
 
 // nothingLost: between two exact measurements no sensor's usage drift went
 // down: every delta is recorded (over-counting is reported, not failed).
 func nothingLost(before, after string) Check {
-	return Check{
-		What:  "no usage lost: every delta is recorded",
-		Needs: []string{before, after},
-		Eval: func(m Marks) (bool, string) {
-			b, a := m[before], m[after]
-			up, down, n := sensorsChanged(b, a)
-			db, okb := b.totalDrift()
-			da, oka := a.totalDrift()
-			if !okb || !oka || n == 0 {
-				return false, "no drift measured (usage or audit not available)"
-			}
-			obs := fmt.Sprintf("total drift %s → %s; lost usage on %d/%d sensors", driftWords(db), driftWords(da), down, n)
-			if up > 0 {
-				obs += fmt.Sprintf("; over-counted on %d (messages applied after the last auto-commit were applied again)", up)
-			}
-			return down == 0, obs
-		},
-	}
+	return between("no usage lost: every delta is recorded", before, after, func(b, a Observation) (bool, string) {
+		up, down, n := sensorsChanged(b, a)
+		db, okb := b.totalDrift()
+		da, oka := a.totalDrift()
+		if !okb || !oka || n == 0 {
+			return false, "no drift measured (usage or audit not available)"
+		}
+		obs := fmt.Sprintf("total drift %s → %s; lost usage on %d/%d sensors", driftWords(db), driftWords(da), down, n)
+		if up > 0 {
+			obs += fmt.Sprintf("; over-counted on %d (messages applied after the last auto-commit were applied again)", up)
+		}
+		return down == 0, obs
+	})
 }
 
 // hitWindow: consumer-usage killed itself at the after-delta crash point:
 // the usage record was written, the checkpoint was not.
 func hitWindow(before, crashed, mode string) Check {
-	return Check{
-		What:  "crashed inside the window (" + mode + "): after the delta write, before the checkpoint",
-		Needs: []string{before, crashed},
-		Eval: func(m Marks) (bool, string) {
-			b, c := m[before], m[crashed]
-			u := c.Proc(board.Usage)
-			hit := u.LastCrashPoint
-			if hit == nil || !hit.At.After(b.At.Add(-time.Second)) {
-				return false, "no crash point reached since the step began"
-			}
-			exit := "still running"
-			if u.LastExit != nil && !u.Alive {
-				exit = "died by " + u.LastExit.Label()
-			}
-			obs := fmt.Sprintf("%s reached at partition %d offset %d, consumer-usage %s (mode %s)",
-				hit.Point, hit.Partition, hit.Offset, exit, b.Proc(board.Usage).Mode)
-			return hit.Point == "after-delta" && u.LastExit != nil && u.LastExit.Signal == "SIGKILL" && !u.Alive, obs
-		},
-	}
+	return between("crashed inside the window ("+mode+"): after the delta write, before the checkpoint", before, crashed, func(b, c Observation) (bool, string) {
+		u := c.Proc(board.Usage)
+		hit := u.LastCrashPoint
+		if hit == nil || !hit.At.After(b.At.Add(-time.Second)) {
+			return false, "no crash point reached since the step began"
+		}
+		exit := "still running"
+		if u.LastExit != nil && !u.Alive {
+			exit = "died by " + u.LastExit.Label()
+		}
+		obs := fmt.Sprintf("%s reached at partition %d offset %d, consumer-usage %s (mode %s)",
+			hit.Point, hit.Partition, hit.Offset, exit, b.Proc(board.Usage).Mode)
+		return hit.Point == "after-delta" && u.LastExit != nil && u.LastExit.Signal == "SIGKILL" && !u.Alive, obs
+	})
 }
 
 // overCounted: the usage drift grew (recorded more than the topic's deltas)
 // and no sensor lost usage between the two marks.
 func overCounted(what, before, after string) Check {
-	return Check{
-		What:  what,
-		Needs: []string{before, after},
-		Eval: func(m Marks) (bool, string) {
-			b, a := m[before], m[after]
-			up, down, n := sensorsChanged(b, a)
-			db, okb := b.totalDrift()
-			da, oka := a.totalDrift()
-			if !okb || !oka {
-				return false, "no drift measured (usage or audit not available)"
-			}
-			obs := fmt.Sprintf("total drift %s → %s (recorded − expected), over-counted on %d/%d sensors",
-				driftWords(db), driftWords(da), up, n)
-			if down > 0 {
-				obs += fmt.Sprintf(", %d lost usage", down)
-			}
-			grew := da.HoursCents >= db.HoursCents && da.KmCents >= db.KmCents &&
-				(da.HoursCents > db.HoursCents || da.KmCents > db.KmCents)
-			return grew && up > 0 && down == 0, obs
-		},
-	}
+	return between(what, before, after, func(b, a Observation) (bool, string) {
+		up, down, n := sensorsChanged(b, a)
+		db, okb := b.totalDrift()
+		da, oka := a.totalDrift()
+		if !okb || !oka {
+			return false, "no drift measured (usage or audit not available)"
+		}
+		obs := fmt.Sprintf("total drift %s → %s (recorded − expected), over-counted on %d/%d sensors",
+			driftWords(db), driftWords(da), up, n)
+		if down > 0 {
+			obs += fmt.Sprintf(", %d lost usage", down)
+		}
+		grew := da.HoursCents >= db.HoursCents && da.KmCents >= db.KmCents &&
+			(da.HoursCents > db.HoursCents || da.KmCents > db.KmCents)
+		return grew && up > 0 && down == 0, obs
+	})
 }
 
 // driftUnchanged: no sensor's drift moved between the two marks.
 func driftUnchanged(what, before, after string) Check {
-	return Check{
-		What:  what,
-		Needs: []string{before, after},
-		Eval: func(m Marks) (bool, string) {
-			b, a := m[before], m[after]
-			up, down, n := sensorsChanged(b, a)
-			db, okb := b.totalDrift()
-			da, oka := a.totalDrift()
-			if !okb || !oka || n == 0 {
-				return false, "no drift measured (usage or audit not available)"
-			}
-			verdict := ""
-			if da == (board.Drift{}) {
-				verdict = ", exact"
-			}
-			obs := fmt.Sprintf("total drift %s → %s%s; %d/%d sensors unchanged", driftWords(db), driftWords(da), verdict, n-up-down, n)
-			return up == 0 && down == 0, obs
-		},
-	}
+	return between(what, before, after, func(b, a Observation) (bool, string) {
+		up, down, n := sensorsChanged(b, a)
+		db, okb := b.totalDrift()
+		da, oka := a.totalDrift()
+		if !okb || !oka || n == 0 {
+			return false, "no drift measured (usage or audit not available)"
+		}
+		verdict := ""
+		if da == (board.Drift{}) {
+			verdict = ", exact"
+		}
+		obs := fmt.Sprintf("total drift %s → %s%s; %d/%d sensors unchanged", driftWords(db), driftWords(da), verdict, n-up-down, n)
+		return up == 0 && down == 0, obs
+	})
 }
 
 // replayedFromBeginning: consumer-usage's incarnation at the mark read the
@@ -298,25 +262,20 @@ func usageWentDark(mark string) Check {
 // answersAtOnce: the restarted consumer-query answered right away, with
 // totals that continued from what the store kept.
 func answersAtOnce(before, back string) Check {
-	return Check{
-		What:  "answered again at once, with nothing to rebuild",
-		Needs: []string{before, back},
-		Eval: func(m Marks) (bool, string) {
-			b, a := m[before], m[back]
-			q := a.Proc(board.Query)
-			wait := a.Usage.AsOf.Sub(q.StartedAt)
-			var rb, ra int64
-			if b.Usage.Total.Recorded != nil {
-				rb = b.Usage.Total.Recorded.Records
-			}
-			if a.Usage.Total.Recorded != nil {
-				ra = a.Usage.Total.Recorded.Records
-			}
-			obs := fmt.Sprintf("first answer %s after the restart (the dashboard asks every second); records %d before the crash → %d now",
-				wait.Round(100*time.Millisecond), rb, ra)
-			return !q.StartedAt.IsZero() && wait >= 0 && wait <= 5*time.Second && ra >= rb && ra > 0, obs
-		},
-	}
+	return between("answered again at once, with nothing to rebuild", before, back, func(b, a Observation) (bool, string) {
+		q := a.Proc(board.Query)
+		wait := a.Usage.AsOf.Sub(q.StartedAt)
+		var rb, ra int64
+		if b.Usage.Total.Recorded != nil {
+			rb = b.Usage.Total.Recorded.Records
+		}
+		if a.Usage.Total.Recorded != nil {
+			ra = a.Usage.Total.Recorded.Records
+		}
+		obs := fmt.Sprintf("first answer %s after the restart (the dashboard asks every second); records %d before the crash → %d now",
+			wait.Round(100*time.Millisecond), rb, ra)
+		return !q.StartedAt.IsZero() && wait >= 0 && wait <= 5*time.Second && ra >= rb && ra > 0, obs
+	})
 }
 
 // sensorsChanged counts sensors whose drift grew (up) or shrank (down)
