@@ -102,14 +102,30 @@ func (o *Offsets) Close() {
 // rather than a metadata request because it honours ctx and never
 // auto-creates a mistyped topic on a broker that allows auto-creation.
 func (o *Offsets) Partitions(ctx context.Context, topic string) ([]int32, error) {
-	release, err := o.use()
+	_, parts, done, err := o.begin(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	done()
+	return parts, nil
+}
+
+// begin opens a call about topic: it marks the call in flight, bounds ctx
+// (DefaultTimeout when it has no deadline) and lists the partitions. The
+// caller must call done.
+func (o *Offsets) begin(ctx context.Context, topic string) (context.Context, []int32, func(), error) {
+	release, err := o.use()
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	ctx, cancel, left := bounded(ctx)
-	defer cancel()
-	return o.partitions(ctx, topic, left)
+	done := func() { cancel(); release() }
+	parts, err := o.partitions(ctx, topic, left)
+	if err != nil {
+		done()
+		return nil, nil, nil, err
+	}
+	return ctx, parts, done, nil
 }
 
 // errClosed is returned by calls after Close.
@@ -153,17 +169,11 @@ func (o *Offsets) partitions(ctx context.Context, topic string, left time.Durati
 // "latest", which both kfake and Apache Kafka answer with the high
 // watermark.
 func (o *Offsets) HighWatermarks(ctx context.Context, topic string) (map[int32]int64, error) {
-	release, err := o.use()
+	ctx, parts, done, err := o.begin(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	ctx, cancel, left := bounded(ctx)
-	defer cancel()
-	parts, err := o.partitions(ctx, topic, left)
-	if err != nil {
-		return nil, err
-	}
+	defer done()
 	req := make(map[kafka.TopicPartition]kafka.OffsetSpec, len(parts))
 	for _, p := range parts {
 		req[kafka.TopicPartition{Topic: &topic, Partition: p}] = kafka.LatestOffsetSpec
@@ -194,17 +204,11 @@ func (o *Offsets) HighWatermarks(ctx context.Context, topic string) (map[int32]i
 // reports as OffsetInvalid, -1001). A NOT_COORDINATOR answer (a broker
 // still loading its group coordinator) is retried until the deadline.
 func (o *Offsets) Committed(ctx context.Context, group, topic string) (map[int32]int64, error) {
-	release, err := o.use()
+	ctx, parts, done, err := o.begin(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	ctx, cancel, left := bounded(ctx)
-	defer cancel()
-	parts, err := o.partitions(ctx, topic, left)
-	if err != nil {
-		return nil, err
-	}
+	defer done()
 	out := make(map[int32]int64, len(parts))
 	tps := make([]kafka.TopicPartition, len(parts))
 	for i, p := range parts {
