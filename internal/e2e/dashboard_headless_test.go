@@ -45,13 +45,7 @@ quit
 		t.Fatalf("dashboard exited %d", code)
 	}
 	r := d.readReport()
-	checkReportHeader(t, d, r)
-	checkProcesses(t, r, d, map[string][2]int{
-		"consumer-current": {2, 1}, "consumer-usage": {2, 1}, "consumer-query": {2, 1},
-	})
-	if u := r.proc(t, "consumer-usage"); u.Mode != "guarded" || u.Reset != "latest" {
-		t.Errorf("consumer-usage mode %q reset %q, want guarded latest", u.Mode, u.Reset)
-	}
+	checkEachConsumerCrashedOnce(t, d, r, "guarded")
 	for _, name := range []string{"consumer-current", "consumer-usage", "consumer-query"} {
 		if !strings.Contains(d.stderr(), name+" crashed on request: killed by SIGKILL") {
 			t.Errorf("the event log has no crash of %s", name)
@@ -97,13 +91,7 @@ quit
 		t.Fatalf("dashboard exited %d", code)
 	}
 	r := d.readReport()
-	checkReportHeader(t, d, r)
-	checkProcesses(t, r, d, map[string][2]int{
-		"consumer-current": {2, 1}, "consumer-usage": {2, 1}, "consumer-query": {2, 1},
-	})
-	if u := r.proc(t, "consumer-usage"); u.Mode != "naive" || u.Reset != "latest" {
-		t.Errorf("consumer-usage mode %q reset %q, want naive latest", u.Mode, u.Reset)
-	}
+	checkEachConsumerCrashedOnce(t, d, r, "naive")
 	rt := d.readRunTruth()
 	checkCurrentIsTruth(t, r, rt.Truth)
 	checkUsageExact(t, r, rt)
@@ -223,4 +211,17 @@ func readLog(t *testing.T, d *dashboard, name string) string {
 		t.Fatalf("log of %s: %v", name, err)
 	}
 	return string(b)
+}
+
+// checkEachConsumerCrashedOnce checks the report of a run that crashed and
+// restarted each consumer once, with consumer-usage in mode and reset latest.
+func checkEachConsumerCrashedOnce(t *testing.T, d *dashboard, r dashReport, mode string) {
+	t.Helper()
+	checkReportHeader(t, d, r)
+	checkProcesses(t, r, d, map[string][2]int{
+		"consumer-current": {2, 1}, "consumer-usage": {2, 1}, "consumer-query": {2, 1},
+	})
+	if u := r.proc(t, "consumer-usage"); u.Mode != mode || u.Reset != "latest" {
+		t.Errorf("consumer-usage mode %q reset %q, want %s latest", u.Mode, u.Reset, mode)
+	}
 }
