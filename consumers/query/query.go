@@ -198,7 +198,9 @@ func (s *server) handler() http.Handler {
 func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), queryTimeout)
 	defer cancel()
-	totals, err := s.st.UsageTotals(ctx)
+	// Totals and the furthest record they include come from one scan, so
+	// the answer describes one cut of the stream.
+	cov, err := s.st.UsageCoverage(ctx)
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
@@ -207,7 +209,7 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "store unavailable: " + err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, api.UsageFromTotals(totals))
+	writeJSON(w, http.StatusOK, api.UsageFromCoverage(cov))
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -1,7 +1,20 @@
 package query
 
 import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/api"
+	"github.com/kafka-recovery-lab/krl/internal/embedded/embeddedtest"
+	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/store"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
 func TestFlags(t *testing.T) {
@@ -10,5 +23,49 @@ func TestFlags(t *testing.T) {
 	}
 	if h, err := mongoHost("mongodb://u:p@db:27017/krl"); err != nil || h != "db:27017" {
 		t.Fatalf("mongoHost = %q, %v", h, err)
+	}
+}
+
+// GET /usage answers, per sensor, the totals and the furthest record they
+// include, from the store's one read.
+func TestUsageAnswerCarriesItsCut(t *testing.T) {
+	uri := embeddedtest.StartStore(t, "query")
+	ctx := context.Background()
+	st, err := store.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(ctx)
+	for i, off := range []int64{3, 9, 6} {
+		rec := store.UsageRecord{ID: store.EffectID("t", 1, off), Partition: 1, Offset: off,
+			Usage: telemetry.Usage{SensorID: "sensor-01", Date: "2026-11-30", DeltaHours: 0.25, DeltaKm: float64(i)}}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			_, err := st.InsertUsageOnce(ctx, rec)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond) // waiting for the store to listen
+		}
+	}
+	s := &server{st: st, em: status.NewTo(Role, io.Discard), log: slog.New(slog.DiscardHandler), host: "test"}
+	srv := httptest.NewServer(s.handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/usage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var u api.Usage
+	if err := json.NewDecoder(resp.Body).Decode(&u); err != nil {
+		t.Fatal(err)
+	}
+	want := store.Covered{Totals: store.Totals{HoursCents: 75, KmCents: 300, Records: 3},
+		Through: store.Position{Partition: 1, Offset: 9}, Partitions: 1}
+	if len(u.Sensors) != 1 || u.Sensors[0].Covered() != want {
+		t.Fatalf("answer %+v, want %+v", u, want)
 	}
 }

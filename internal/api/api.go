@@ -52,10 +52,21 @@ func (t UsageTotal) Totals() store.Totals {
 	return store.Totals{HoursCents: store.Cents(t.TotalHours), KmCents: store.Cents(t.TotalKm), Records: t.Records}
 }
 
-// SensorUsage is one sensor's line of Usage.
+// SensorUsage is one sensor's line of Usage. Through and Partitions come
+// from the same read as the totals: Through is the furthest usage record
+// the totals include (the highest offset), Partitions how many partitions
+// those records came from (1 normally). A reader compares the totals with
+// the topic up to Through, so the comparison is of one cut of the stream.
 type SensorUsage struct {
 	SensorID string `json:"sensor_id"`
 	UsageTotal
+	Through    store.Position `json:"through"`
+	Partitions int            `json:"partitions"`
+}
+
+// Covered is the line as the store's exact coverage.
+func (s SensorUsage) Covered() store.Covered {
+	return store.Covered{Totals: s.Totals(), Through: s.Through, Partitions: s.Partitions}
 }
 
 // BySensor indexes the per-sensor totals in exact hundredths.
@@ -67,13 +78,25 @@ func (u Usage) BySensor() map[string]store.Totals {
 	return out
 }
 
-// UsageFromTotals builds the /usage body from the store's exact totals,
-// sorted by sensor id; sums are done in cents and converted once.
-func UsageFromTotals(totals map[string]store.Totals) Usage {
-	u := Usage{Sensors: make([]SensorUsage, 0, len(totals))}
+// CoveredBySensor indexes the per-sensor lines as the store's coverage.
+func (u Usage) CoveredBySensor() map[string]store.Covered {
+	out := make(map[string]store.Covered, len(u.Sensors))
+	for _, s := range u.Sensors {
+		out[s.SensorID] = s.Covered()
+	}
+	return out
+}
+
+// UsageFromCoverage builds the /usage body from the store's one read
+// (store.UsageCoverage), sorted by sensor id; sums are done in cents and
+// converted once.
+func UsageFromCoverage(cov map[string]store.Covered) Usage {
+	u := Usage{Sensors: make([]SensorUsage, 0, len(cov))}
 	var all store.Totals
-	for id, t := range totals {
-		u.Sensors = append(u.Sensors, SensorUsage{SensorID: id, UsageTotal: totalOf(t)})
+	for id, c := range cov {
+		t := c.Totals
+		u.Sensors = append(u.Sensors, SensorUsage{SensorID: id, UsageTotal: totalOf(t),
+			Through: c.Through, Partitions: c.Partitions})
 		all.HoursCents += t.HoursCents
 		all.KmCents += t.KmCents
 		all.Records += t.Records

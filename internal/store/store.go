@@ -234,31 +234,78 @@ func (t Totals) Km() float64 { return float64(t.KmCents) / 100 }
 // Cents converts a 2-decimal value to exact hundredths.
 func Cents(f float64) int64 { return int64(math.Round(f * 100)) }
 
-// UsageTotals sums every usage record per sensor. One scan, summed here in
-// integer cents: a multi-accumulator $group is silently wrong on FerretDB.
+// Position is where a record was read in the topic.
+type Position struct {
+	Partition int32 `json:"partition"`
+	Offset    int64 `json:"offset"`
+}
+
+// Covered is one sensor's totals together with the records they stand for:
+// Through is the furthest of them (the highest offset) and Partitions how
+// many partitions they came from (1 normally: keys decide the partition;
+// 0 when Records is 0). A reader compares the totals with what the topic
+// yields up to Through, and with nothing else.
+type Covered struct {
+	Totals
+	Through    Position
+	Partitions int
+}
+
+// UsageTotals sums every usage record per sensor (see UsageCoverage).
 func (s *Store) UsageTotals(ctx context.Context) (map[string]Totals, error) {
+	cov, err := s.UsageCoverage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Totals, len(cov))
+	for id, c := range cov {
+		out[id] = c.Totals
+	}
+	return out, nil
+}
+
+// UsageCoverage sums every usage record per sensor and notes the furthest
+// record summed, from the same read. One scan, summed here in integer
+// cents: a multi-accumulator $group is silently wrong on FerretDB, and two
+// queries would describe two different moments of a growing collection.
+func (s *Store) UsageCoverage(ctx context.Context) (map[string]Covered, error) {
 	proj := options.Find().SetProjection(bson.D{
-		{Key: "sensor_id", Value: 1}, {Key: "delta_hours", Value: 1}, {Key: "delta_km", Value: 1}})
+		{Key: "sensor_id", Value: 1}, {Key: "delta_hours", Value: 1}, {Key: "delta_km", Value: 1},
+		{Key: "partition", Value: 1}, {Key: "offset", Value: 1}})
 	cur, err := s.db.Collection(usageColl).Find(ctx, bson.D{}, proj)
 	if err != nil {
 		return nil, fmt.Errorf("store: usage totals: %w", err)
 	}
 	defer cur.Close(ctx)
-	out := map[string]Totals{}
+	out := map[string]Covered{}
+	parts := map[string]map[int32]bool{}
 	for cur.Next(ctx) {
 		var rec struct {
 			SensorID   string  `bson:"sensor_id"`
 			DeltaHours float64 `bson:"delta_hours"`
 			DeltaKm    float64 `bson:"delta_km"`
+			Partition  int32   `bson:"partition"`
+			Offset     int64   `bson:"offset"`
 		}
 		if err := cur.Decode(&rec); err != nil {
 			return nil, fmt.Errorf("store: usage totals: %w", err)
 		}
-		t := out[rec.SensorID]
-		t.HoursCents += Cents(rec.DeltaHours)
-		t.KmCents += Cents(rec.DeltaKm)
-		t.Records++
-		out[rec.SensorID] = t
+		c := out[rec.SensorID]
+		c.HoursCents += Cents(rec.DeltaHours)
+		c.KmCents += Cents(rec.DeltaKm)
+		c.Records++
+		if c.Records == 1 || rec.Offset > c.Through.Offset ||
+			rec.Offset == c.Through.Offset && rec.Partition > c.Through.Partition {
+			c.Through = Position{Partition: rec.Partition, Offset: rec.Offset}
+		}
+		ps := parts[rec.SensorID]
+		if ps == nil {
+			ps = map[int32]bool{}
+			parts[rec.SensorID] = ps
+		}
+		ps[rec.Partition] = true
+		c.Partitions = len(ps)
+		out[rec.SensorID] = c
 	}
 	if err := cur.Err(); err != nil {
 		return nil, fmt.Errorf("store: usage totals: %w", err)
