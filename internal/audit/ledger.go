@@ -259,9 +259,9 @@ func (t Truth) ExpectedUsage(sensor string, partition int32, after int64) (usage
 	return t.ExpectedUsageBetween(sensor, partition, after, -1)
 }
 
-// ExpectedUsageBetween is ExpectedUsage over the window (after, through]:
-// use the consumer's checkpoint offset as through to compare with what it
-// has processed so far. through < 0 means "to the end read so far".
+// ExpectedUsageBetween is ExpectedUsage over the window (after, through];
+// through < 0 means "to the end read so far". ExpectedOver (window.go)
+// picks the window a consumer's recorded totals stand for.
 func (t Truth) ExpectedUsageBetween(sensor string, partition int32, after, through int64) (usage store.Totals, ok bool) {
 	es, ok := t.series[seriesKey{sensor, partition}]
 	if !ok || len(es) == 0 {
@@ -280,19 +280,6 @@ func (t Truth) ExpectedUsageBetween(sensor string, partition int32, after, throu
 		KmCents:    end.kmCents - start.kmCents,
 		Records:    end.records - start.records,
 	}, true
-}
-
-// ExpectedForCheckpoint is the usage consumer-usage should have recorded for
-// a sensor given its checkpoint: the window from the first message it ever
-// checkpointed (the reference, contributing nothing itself) through the
-// message of its current checkpoint. ok is false when the audit cannot say
-// yet: it has not read that far in the partition, the checkpoint moved to
-// another partition, or the audit has no valid message of the sensor there.
-func (t Truth) ExpectedForCheckpoint(cp store.Checkpoint) (usage store.Totals, ok bool) {
-	if cp.Partition != cp.FirstPartition || !t.hasRead(cp.Partition, cp.Offset) {
-		return store.Totals{}, false
-	}
-	return t.ExpectedUsageBetween(cp.SensorID, cp.FirstPartition, cp.FirstOffset, cp.Offset)
 }
 
 // hasRead reports whether the audit has read offset of partition.

@@ -346,24 +346,3 @@ func TestLedgerHundredThousand(t *testing.T) {
 		t.Fatalf("ingesting 100k records took %v", took)
 	}
 }
-
-func TestExpectedForCheckpoint(t *testing.T) {
-	l := NewLedger()
-	for i := range int64(10) {
-		l.Add(2, 100+i, []byte("s"), encode(t, "s", 1_700_000_000_000+i, float64(i), float64(3*i)))
-	}
-	truth := l.Snapshot()
-	cp := store.Checkpoint{SensorID: "s", Partition: 2, Offset: 106, FirstPartition: 2, FirstOffset: 103}
-	got, ok := truth.ExpectedForCheckpoint(cp)
-	if want := (store.Totals{HoursCents: 300, KmCents: 900, Records: 3}); !ok || got != want {
-		t.Fatalf("got %+v ok=%v, want %+v", got, ok, want)
-	}
-	cp.Offset = 110 // beyond what the audit has read
-	if _, ok := truth.ExpectedForCheckpoint(cp); ok {
-		t.Fatal("ok for a checkpoint the audit has not reached")
-	}
-	cp.Offset, cp.Partition = 106, 1
-	if _, ok := truth.ExpectedForCheckpoint(cp); ok {
-		t.Fatal("ok for a checkpoint that changed partition")
-	}
-}
