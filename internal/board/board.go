@@ -34,14 +34,6 @@ const (
 	// SampleEvery is the lag sampling interval (on Tick): HistoryLen of them
 	// make the last minute.
 	SampleEvery = time.Second
-	// SettleAfter: a drift must keep its sign this long before the usage
-	// panel calls it over-counted or lost. The usage answer and the audit are
-	// read at slightly different moments, so a message processed in between
-	// shows as a drift for one poll; a real drift stays.
-	SettleAfter = 3 * time.Second
-	// PairWindow: how close in time a usage answer and an audit snapshot
-	// must be to be compared for SettleAfter.
-	PairWindow = 500 * time.Millisecond
 	// TimelineLen bounds the events timeline.
 	TimelineLen = 200
 	// StaleAfter: a successful poll older than this no longer counts as live
@@ -86,8 +78,6 @@ type Board struct {
 
 	lagHist   map[string][]int64
 	sampledAt time.Time
-	// driftSince: since when each sensor's drift has had its current sign.
-	driftSince map[string]driftMark
 
 	sensors     []SensorState
 	sensorsAt   time.Time
@@ -101,6 +91,8 @@ type Board struct {
 	usageSeen bool
 	usageErr  error
 	usageErAt time.Time
+	// expectErr: the latest cut could not say what the audit expects.
+	expectErr error
 
 	truth        map[string]Truth
 	truthAt      time.Time
@@ -122,14 +114,13 @@ type hwmSample struct {
 // Canonical order, unknown names after it).
 func New(processes []string, cfg Config) *Board {
 	b := &Board{
-		cfg:        cfg,
-		procs:      map[string]*proc{},
-		lagHist:    map[string][]int64{},
-		driftSince: map[string]driftMark{},
-		usage:      map[string]UsageTotals{},
-		truth:      map[string]Truth{},
-		mode:       orDefault(cfg.UsageMode, "naive"),
-		reset:      orDefault(cfg.UsageReset, "latest"),
+		cfg:     cfg,
+		procs:   map[string]*proc{},
+		lagHist: map[string][]int64{},
+		usage:   map[string]UsageTotals{},
+		truth:   map[string]Truth{},
+		mode:    orDefault(cfg.UsageMode, "naive"),
+		reset:   orDefault(cfg.UsageReset, "latest"),
 	}
 	rank := func(n string) int {
 		for i, c := range Canonical {

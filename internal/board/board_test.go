@@ -471,35 +471,36 @@ func TestReplayProgress(t *testing.T) {
 	}
 }
 
+// ready is a usage line whose expectation the audit could compute.
+func ready(id string, hours, km, expHours, expKm float64) UsageTotals {
+	return UsageTotals{SensorID: id, Hours: hours, Km: km, Expect: ExpectReady, ExpectedHours: expHours, ExpectedKm: expKm}
+}
+
 func TestDriftClassification(t *testing.T) {
 	tests := []struct {
 		name     string
 		rec      UsageTotals
-		exp      Truth
 		verdict  Verdict
 		dh, dk   int64
 		noWindow bool
 	}{
-		{name: "exact", rec: UsageTotals{Hours: 1.5, Km: 20}, exp: Truth{ExpectedHours: 1.5, ExpectedKm: 20, Window: true}, verdict: VerdictExact},
-		{name: "float noise is exact to the cent", rec: UsageTotals{Hours: 0.1 + 0.2, Km: 0.3}, exp: Truth{ExpectedHours: 0.3, ExpectedKm: 0.1 + 0.2, Window: true}, verdict: VerdictExact},
-		{name: "over-counted", rec: UsageTotals{Hours: 3, Km: 40.5}, exp: Truth{ExpectedHours: 1.5, ExpectedKm: 20.25, Window: true}, verdict: VerdictOver, dh: 150, dk: 2025},
-		{name: "one counter over is over-counted", rec: UsageTotals{Hours: 1.5, Km: 20.01}, exp: Truth{ExpectedHours: 1.5, ExpectedKm: 20, Window: true}, verdict: VerdictOver, dk: 1},
-		{name: "lost", rec: UsageTotals{Hours: 1, Km: 10}, exp: Truth{ExpectedHours: 1.5, ExpectedKm: 20, Window: true}, verdict: VerdictLost, dh: -50, dk: -1000},
-		{name: "mixed", rec: UsageTotals{Hours: 2, Km: 10}, exp: Truth{ExpectedHours: 1.5, ExpectedKm: 20, Window: true}, verdict: VerdictMixed, dh: 50, dk: -1000},
-		{name: "no window yet: no verdict", rec: UsageTotals{}, exp: Truth{}, verdict: VerdictNone, noWindow: true},
+		{name: "exact", rec: ready("s1", 1.5, 20, 1.5, 20), verdict: VerdictExact},
+		{name: "float noise is exact to the cent", rec: ready("s1", 0.1+0.2, 0.3, 0.3, 0.1+0.2), verdict: VerdictExact},
+		{name: "over-counted", rec: ready("s1", 3, 40.5, 1.5, 20.25), verdict: VerdictOver, dh: 150, dk: 2025},
+		{name: "one counter over is over-counted", rec: ready("s1", 1.5, 20.01, 1.5, 20), verdict: VerdictOver, dk: 1},
+		{name: "lost", rec: ready("s1", 1, 10, 1.5, 20), verdict: VerdictLost, dh: -50, dk: -1000},
+		{name: "mixed", rec: ready("s1", 2, 10, 1.5, 20), verdict: VerdictMixed, dh: 50, dk: -1000},
+		{name: "no window yet: no verdict", rec: UsageTotals{SensorID: "s1"}, verdict: VerdictNone, noWindow: true},
+		{name: "audit behind the records: pending", rec: UsageTotals{SensorID: "s1", Hours: 2, Records: 3, Expect: ExpectPending}, verdict: VerdictPending},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.rec.SensorID, tc.exp.SensorID = "s1", "s1"
-			settled := at(1).Add(SettleAfter)
+			// One cut is enough: a verdict needs no second reading.
 			b := newBoard(
 				ProcStarted{Name: Usage, PID: 2, At: at(0)},
 				ProcStarted{Name: Query, PID: 3, At: at(0)},
+				TruthSnapshot{At: at(1), Sensors: []Truth{{SensorID: "s1"}}},
 				UsageSnapshot{At: at(1), Sensors: []UsageTotals{tc.rec}},
-				TruthSnapshot{At: at(1), Sensors: []Truth{tc.exp}},
-				Tick{Now: settled},
-				UsageSnapshot{At: settled, Sensors: []UsageTotals{tc.rec}},
-				TruthSnapshot{At: settled, Sensors: []Truth{tc.exp}},
 			)
 			u := b.Usage()
 			if u.Status != Live || len(u.Rows) != 1 {
@@ -509,7 +510,13 @@ func TestDriftClassification(t *testing.T) {
 			if r.Verdict != tc.verdict || r.NoWindow != tc.noWindow {
 				t.Fatalf("verdict %q noWindow %v, want %q %v", r.Verdict, r.NoWindow, tc.verdict, tc.noWindow)
 			}
-			if tc.verdict != VerdictNone && (r.Drift.HoursCents != tc.dh || r.Drift.KmCents != tc.dk) {
+			if u.Total.Verdict != tc.verdict {
+				t.Fatalf("total verdict %q, want %q", u.Total.Verdict, tc.verdict)
+			}
+			if tc.verdict == VerdictPending && (r.Drift != nil || r.Expected != nil) {
+				t.Fatalf("pending with a drift %+v / expected %+v", r.Drift, r.Expected)
+			}
+			if r.Drift != nil && (r.Drift.HoursCents != tc.dh || r.Drift.KmCents != tc.dk) {
 				t.Fatalf("drift %+v, want %d %d", *r.Drift, tc.dh, tc.dk)
 			}
 		})
@@ -521,23 +528,23 @@ func TestUsageTotalsAndMissingSensors(t *testing.T) {
 		ProcStarted{Name: Usage, PID: 2, At: at(0)},
 		ProcStarted{Name: Query, PID: 3, At: at(0)},
 		UsageSnapshot{At: at(1), Sensors: []UsageTotals{
-			{SensorID: "a", Hours: 2, Km: 10, Records: 4},
-			{SensorID: "b", Hours: 1, Km: 5, Records: 2},
+			{SensorID: "a", Hours: 2, Km: 10, Records: 4, Expect: ExpectReady, ExpectedHours: 1, ExpectedKm: 10},
+			{SensorID: "b", Hours: 1, Km: 5, Records: 2, Expect: ExpectReady, ExpectedHours: 1.5, ExpectedKm: 5},
+			// checkpointed, nothing recorded, the audit says deltas were due: lost
+			{SensorID: "c", Expect: ExpectReady, ExpectedHours: 0.5, ExpectedKm: 1},
 		}},
-		TruthSnapshot{At: at(1), Sensors: []Truth{
-			{SensorID: "a", ExpectedHours: 1, ExpectedKm: 10, Window: true},
-			{SensorID: "b", ExpectedHours: 1.5, ExpectedKm: 5, Window: true},
-			{SensorID: "c", ExpectedHours: 0.5, ExpectedKm: 1, Window: true}, // nothing recorded: lost
-		}},
-		Tick{Now: at(1).Add(SettleAfter)},
+		TruthSnapshot{At: at(1), Sensors: []Truth{{SensorID: "a"}, {SensorID: "b"}, {SensorID: "c"}, {SensorID: "d"}}},
 	)
 	u := b.Usage()
 	var ids []string
 	for _, r := range u.Rows {
 		ids = append(ids, string(r.Verdict))
 	}
-	if want := []string{"over-counted", "lost", "lost"}; !slices.Equal(ids, want) {
+	if want := []string{"over-counted", "lost", "lost", ""}; !slices.Equal(ids, want) {
 		t.Fatalf("verdicts %v, want %v", ids, want)
+	}
+	if d := u.Rows[3]; !d.NoWindow || d.Recorded == nil || d.Recorded.Records != 0 {
+		t.Fatalf("sensor the audit knows, without checkpoint or records: %+v", d)
 	}
 	tot := u.Total
 	if tot.Recorded.Hours != 3 || tot.Recorded.Records != 6 || tot.Expected.Hours != 3 || tot.Drift.HoursCents != 0 || tot.Drift.KmCents != -100 {
@@ -549,54 +556,50 @@ func TestUsageTotalsAndMissingSensors(t *testing.T) {
 	}
 }
 
-func TestDriftSettlesAndBehind(t *testing.T) {
-	truth := func(sec float64) TruthSnapshot {
-		return TruthSnapshot{At: at(sec), Sensors: []Truth{{SensorID: "a", ExpectedHours: 2, ExpectedKm: 20, Window: true}}}
-	}
-	usage := func(sec, hours float64) UsageSnapshot {
-		return UsageSnapshot{At: at(sec), Sensors: []UsageTotals{{SensorID: "a", Hours: hours, Km: 20}}}
-	}
-	// One poll cycle: the usage answer, then the audit as of the same moment.
-	cycle := func(b *Board, sec, hours float64) {
-		b.Apply(usage(sec, hours))
-		b.Apply(truth(sec + 0.1))
-	}
+// Each cut carries recorded and expected together, so the verdict is the
+// one of the latest cut: exact at every poll in a steady state, whatever
+// the audit snapshots arriving in between say, and off at once (and only)
+// when a cut is off.
+func TestUsageCutVerdicts(t *testing.T) {
 	verdict := func(b *Board) Verdict { return b.Usage().Rows[0].Verdict }
 	b := newBoard(ProcStarted{Name: Usage, PID: 2, At: at(0)}, ProcStarted{Name: Query, PID: 3, At: at(0)})
-	cycle(b, 1, 2.5)
-	if v := verdict(b); v != VerdictSettling {
-		t.Fatalf("fresh drift: %q", v)
+	for i := range 20 {
+		sec := 1 + float64(i)*0.5
+		// The totals grow between polls; expected grows with them, in the
+		// same cut. Audit snapshots taken at other moments change nothing.
+		h := float64(i) * 0.37
+		b.Apply(UsageSnapshot{At: at(sec), Sensors: []UsageTotals{ready("a", h, 2*h, h, 2*h)}})
+		b.Apply(TruthSnapshot{At: at(sec + 0.3), Sensors: []Truth{{SensorID: "a"}}})
+		b.Apply(Tick{Now: at(sec + 0.4)})
+		if v := verdict(b); v != VerdictExact {
+			t.Fatalf("poll %d: %q", i, v)
+		}
 	}
-	// Two reads a message apart, then agreeing again: never called over-counted.
-	cycle(b, 2, 2)
-	if v := verdict(b); v != VerdictExact {
-		t.Fatalf("back to exact: %q", v)
+	// The audit behind the records: pending, no drift, not lost.
+	b.Apply(UsageSnapshot{At: at(12), Sensors: []UsageTotals{{SensorID: "a", Hours: 9, Km: 18, Records: 20, Expect: ExpectPending}}})
+	if r := b.Usage().Rows[0]; r.Verdict != VerdictPending || r.Drift != nil || r.NoWindow {
+		t.Fatalf("audit behind: %+v", r)
 	}
-	cycle(b, 3, 2.5)
-	cycle(b, 5, 2.6) // still over, growing: the sign is what must last
-	if v := verdict(b); v != VerdictSettling {
-		t.Fatalf("2 s of drift: %q", v)
-	}
-	// A usage answer far from any audit snapshot is shown but not paired.
-	b.Apply(usage(5.8, 2))
-	b.Apply(usage(6.2, 2.7))
-	b.Apply(truth(6.25))
+	// A duplicated delta shows in the first cut that holds it, and stays
+	// while consumer-usage is down: its records cover the same window.
+	b.Apply(UsageSnapshot{At: at(13), Sensors: []UsageTotals{ready("a", 9.5, 19, 9, 18)}})
 	if v := verdict(b); v != VerdictOver {
-		t.Fatalf("3 s of drift: %q", v)
+		t.Fatalf("duplicate: %q", v)
 	}
-	// Less recorded than expected while consumer-usage is dead: owed, not lost.
-	cycle(b, 7, 1)
-	b.Apply(ProcExited{Name: Usage, PID: 2, At: at(7.5), Signal: "SIGKILL"})
-	if v := verdict(b); v != VerdictBehind {
-		t.Fatalf("usage down: %q", v)
+	b.Apply(ProcExited{Name: Usage, PID: 2, At: at(13.5), Signal: "SIGKILL"})
+	b.Apply(UsageSnapshot{At: at(14), Sensors: []UsageTotals{ready("a", 9.5, 19, 9, 18)}})
+	if v := verdict(b); v != VerdictOver {
+		t.Fatalf("duplicate, consumer-usage down: %q", v)
 	}
-	if v := b.Usage().Total.Verdict; v != VerdictBehind {
-		t.Fatalf("total: %q", v)
+	// Checkpoints unreadable: no expectation, and the panel says why
+	// rather than "no window".
+	b.Apply(UsageSnapshot{At: at(15), Sensors: []UsageTotals{{SensorID: "a", Hours: 9.5}}, ExpectErr: errors.New("store unreachable")})
+	u := b.Usage()
+	if r := u.Rows[0]; r.Verdict != VerdictNone || r.NoWindow || r.Drift != nil {
+		t.Fatalf("no expectation: %+v", r)
 	}
-	b.Apply(ProcStarted{Name: Usage, PID: 4, At: at(8)})
-	cycle(b, 11, 1)
-	if v := verdict(b); v != VerdictLost {
-		t.Fatalf("running and still short after %s: %q", SettleAfter, v)
+	if u.Truth != Failing || !strings.Contains(u.TruthReason, "store unreachable") {
+		t.Fatalf("truth %v %q", u.Truth, u.TruthReason)
 	}
 }
 
@@ -901,9 +904,10 @@ func TestReportJSON(t *testing.T) {
 		Offsets{At: at(2), HighWatermarks: map[int32]int64{0: 10}},
 		Committed{At: at(2), Group: "g", Offsets: map[int32]int64{0: 7}},
 		ProcStarted{Name: Query, PID: 9, At: at(0)},
-		UsageSnapshot{At: at(2), Sensors: []UsageTotals{{SensorID: "s1", Hours: 1.25, Km: 3, Records: 2}}},
+		UsageSnapshot{At: at(2), Sensors: []UsageTotals{{SensorID: "s1", Hours: 1.25, Km: 3, Records: 2,
+			Partition: 1, Offset: 41, Expect: ExpectReady, ExpectedHours: 1, ExpectedKm: 3}}},
 		TruthSnapshot{At: at(2), Sensors: []Truth{
-			{SensorID: "s1", Last: &last, ExpectedHours: 1, ExpectedKm: 3, Window: true},
+			{SensorID: "s1", Last: &last},
 			{SensorID: "s2", Last: &SensorState{SensorID: "s2", Timestamp: 5}},
 		}},
 		ProcExited{Name: Producer, PID: 0, At: at(1), Signal: "SIGKILL"},
@@ -939,7 +943,7 @@ func TestReportJSON(t *testing.T) {
 		t.Fatalf("sensors %v", sensors)
 	}
 	s1 := sensors[0].(map[string]any)
-	wantS1 := `{"current":{"hours_tot":10,"km_tot":100,"lat":45,"lon":9,"timestamp":1000},"drift":{"hours":0.25,"km":0},"sensor_id":"s1","truth":{"hours_tot":10,"km_tot":100,"timestamp":1000,"usage_hours":1,"usage_km":3},"usage":{"hours":1.25,"km":3,"records":2}}`
+	wantS1 := `{"current":{"hours_tot":10,"km_tot":100,"lat":45,"lon":9,"timestamp":1000},"drift":{"hours":0.25,"km":0},"sensor_id":"s1","truth":{"hours_tot":10,"km_tot":100,"timestamp":1000,"usage_hours":1,"usage_km":3},"usage":{"hours":1.25,"km":3,"records":2,"through":{"offset":41,"partition":1}},"verdict":"over-counted"}`
 	if s, _ := json.Marshal(s1); string(s) != wantS1 {
 		t.Fatalf("s1 = %s\nwant %s", s, wantS1)
 	}

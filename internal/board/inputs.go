@@ -84,30 +84,59 @@ type SensorsSnapshot struct {
 	Err      error
 }
 
-// UsageTotals: one sensor's accumulated usage as consumer-query answers it.
+// UsageTotals: one sensor's line of a usage cut: what consumer-query
+// answered for it, and what the audit expects over exactly the records that
+// answer covers.
 type UsageTotals struct {
 	SensorID string
 	Hours    float64
 	Km       float64
 	Records  int64
+	// Partition and Offset: the furthest usage record the totals include,
+	// from the same read as the totals (meaningful when Records > 0).
+	Partition int32
+	Offset    int64
+	// Expect says what the audit could say about exactly these records;
+	// with ExpectReady, ExpectedHours and ExpectedKm are the seed's rule
+	// over the messages after consumer-usage's first checkpoint of the
+	// sensor through Partition/Offset.
+	Expect        Expectation
+	ExpectedHours float64
+	ExpectedKm    float64
 }
 
-// UsageSnapshot: one poll of consumer-query's GET /usage.
+// Expectation is what the audit could say about a UsageTotals line.
+type Expectation int
+
+const (
+	// ExpectNone: no window (consumer-usage has no checkpoint of the
+	// sensor, or its records do not fit one), so nothing can be compared.
+	ExpectNone Expectation = iota
+	// ExpectPending: the audit has not yet read as far as the furthest
+	// record; the comparison waits for it.
+	ExpectPending
+	// ExpectReady: ExpectedHours and ExpectedKm are known.
+	ExpectReady
+)
+
+// UsageSnapshot: one cut of the usage: consumer-query's GET /usage answer
+// (Err when it failed) and, per sensor, the audit's expectation over
+// exactly the records that answer covered, computed together so that
+// recorded and expected never come from two different moments.
 type UsageSnapshot struct {
 	At      time.Time
 	Sensors []UsageTotals
 	Err     error
+	// ExpectErr: the expectations could not be computed (consumer-usage's
+	// checkpoints were unreadable); every line is then ExpectNone.
+	ExpectErr error
 }
 
-// Truth: what the independent audit of the topic says about one sensor.
-// Window is false while consumer-usage has no checkpoint for the sensor yet,
-// so no usage is expected from it.
+// Truth: what the independent audit of the topic says about one sensor's
+// latest valid message (nil when it has none).
 type Truth struct {
-	SensorID      string
-	Last          *SensorState
-	ExpectedHours float64
-	ExpectedKm    float64
-	Window        bool
+	SensorID string
+	Last     *SensorState
 }
 
 // TruthSnapshot: the audit's state after reading the topic up to AuditOffset

@@ -38,6 +38,10 @@ type ReportSensor struct {
 	Usage    *ReportUsage   `json:"usage"`
 	Truth    *ReportTruth   `json:"truth"`
 	Drift    *ReportDrift   `json:"drift"`
+	// Verdict is the usage panel's word for the sensor: exact,
+	// over-counted, lost, mixed, or pending while the audit has not read as
+	// far as the records (drift is then null); empty without a comparison.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // ReportCurrent is consumer-current's state of the sensor.
@@ -54,10 +58,21 @@ type ReportUsage struct {
 	Hours   float64 `json:"hours"`
 	Km      float64 `json:"km"`
 	Records int64   `json:"records"`
+	// Through is the furthest usage record the totals include, from the
+	// same read (null without records): the end of the window the
+	// expected usage and the drift are computed over.
+	Through *ReportPosition `json:"through,omitempty"`
+}
+
+// ReportPosition is a place in the topic.
+type ReportPosition struct {
+	Partition int32 `json:"partition"`
+	Offset    int64 `json:"offset"`
 }
 
 // ReportTruth is the audit's view: the latest message and the usage
-// expected over consumer-usage's window (0 before it has one).
+// expected over exactly the records the usage answer covered (0 without
+// a window or while the audit has not read that far).
 type ReportTruth struct {
 	Timestamp  int64   `json:"timestamp"`
 	HoursTot   float64 `json:"hours_tot"`
@@ -117,22 +132,30 @@ func (b *Board) Report() Report {
 		}
 	}
 	uv := b.Usage()
+	expected := map[string]Amount{}
 	for _, row := range uv.Rows {
 		s := get(row.SensorID)
 		if row.Recorded != nil {
 			s.Usage = &ReportUsage{Hours: round2(row.Recorded.Hours), Km: round2(row.Recorded.Km), Records: row.Recorded.Records}
+			if row.Recorded.Records > 0 {
+				s.Usage.Through = &ReportPosition{Partition: row.Recorded.Partition, Offset: row.Recorded.Offset}
+			}
 		}
 		if row.Drift != nil {
 			s.Drift = &ReportDrift{Hours: row.Drift.Hours(), Km: row.Drift.Km()}
 		}
+		if row.Expected != nil {
+			expected[row.SensorID] = *row.Expected
+		}
+		s.Verdict = string(row.Verdict)
 	}
 	for id, t := range b.truth {
 		if t.Last == nil {
 			continue
 		}
 		rt := &ReportTruth{Timestamp: t.Last.Timestamp, HoursTot: t.Last.HoursTot, KmTot: t.Last.KmTot}
-		if t.Window {
-			rt.UsageHours, rt.UsageKm = round2(t.ExpectedHours), round2(t.ExpectedKm)
+		if e, ok := expected[id]; ok {
+			rt.UsageHours, rt.UsageKm = round2(e.Hours), round2(e.Km)
 		}
 		get(id).Truth = rt
 	}

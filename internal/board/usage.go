@@ -27,7 +27,10 @@ func (b *Board) usageSnapshot(v UsageSnapshot) {
 	}
 	b.usageAt = v.At
 	b.usageSeen = true
-	b.trackDrift()
+	if v.ExpectErr != nil && b.expectErr == nil {
+		b.event(v.At, "", LevelWarn, "cannot compare usage with the audit: "+v.ExpectErr.Error())
+	}
+	b.expectErr = v.ExpectErr
 }
 
 func (b *Board) truthSnapshot(v TruthSnapshot) {
@@ -51,65 +54,6 @@ func (b *Board) truthSnapshot(v TruthSnapshot) {
 	b.truthSeen = true
 	b.auditCount = v.AuditOffset
 	b.auditThrough = maps.Clone(v.AuditThrough)
-	b.trackDrift()
-}
-
-type driftMark struct {
-	sign  Verdict
-	since time.Time
-}
-
-// trackDrift notes, per sensor, since when its drift has had its current
-// sign (see SettleAfter). It only compares a usage answer and an audit
-// snapshot taken within PairWindow of each other: the pair from one poll
-// cycle, not the new half of one cycle against the old half of the last.
-func (b *Board) trackDrift() {
-	if !b.usageSeen || !b.truthSeen {
-		return
-	}
-	at, other := b.usageAt, b.truthAt
-	if other.After(at) {
-		at, other = other, at
-	}
-	if at.Sub(other) > PairWindow {
-		return
-	}
-	for id, t := range b.truth {
-		if !t.Window {
-			delete(b.driftSince, id)
-			continue
-		}
-		u := b.usage[id]
-		sign := Drift{HoursCents: cents(u.Hours) - cents(t.ExpectedHours), KmCents: cents(u.Km) - cents(t.ExpectedKm)}.Verdict()
-		if sign == VerdictExact {
-			delete(b.driftSince, id)
-		} else if m, ok := b.driftSince[id]; !ok || m.sign != sign {
-			b.driftSince[id] = driftMark{sign: sign, since: at}
-		}
-	}
-}
-
-// shownVerdict is what the panel says about a drift: a drift younger than
-// SettleAfter is "settling", and usage missing while consumer-usage is not
-// running is "behind" (it may still come), not "lost".
-func (b *Board) shownVerdict(id string, d Drift) Verdict {
-	raw := d.Verdict()
-	if raw == VerdictExact {
-		return raw
-	}
-	if p := b.procs[Usage]; raw == VerdictLost && p != nil && (!p.alive() || p.pending != "") {
-		return VerdictBehind
-	}
-	ref := b.now
-	for _, t := range []time.Time{b.usageAt, b.truthAt} {
-		if t.After(ref) {
-			ref = t
-		}
-	}
-	if m, ok := b.driftSince[id]; !ok || m.sign != raw || ref.Sub(m.since) < SettleAfter {
-		return VerdictSettling
-	}
-	return raw
 }
 
 // Verdict classifies a drift.
@@ -121,12 +65,9 @@ const (
 	VerdictOver  Verdict = "over-counted" // recorded more than happened (duplicated effects)
 	VerdictLost  Verdict = "lost"         // recorded less than happened (skipped effects)
 	VerdictMixed Verdict = "mixed"        // one counter over, the other under
-	// VerdictSettling: a drift seen for less than SettleAfter (it may be two
-	// reads taken a message apart).
-	VerdictSettling Verdict = "settling"
-	// VerdictBehind: less recorded than expected while consumer-usage is not
-	// running; it is owed, not lost yet.
-	VerdictBehind Verdict = "behind"
+	// VerdictPending: the audit has not yet read as far as the records the
+	// usage answer covered; there is nothing to compare yet (not a drift).
+	VerdictPending Verdict = "pending"
 )
 
 // Level is how a view should colour the verdict.
@@ -134,7 +75,7 @@ func (v Verdict) Level() Level {
 	switch v {
 	case VerdictExact:
 		return LevelGood
-	case VerdictOver, VerdictBehind:
+	case VerdictOver:
 		return LevelWarn
 	case VerdictLost, VerdictMixed:
 		return LevelBad
@@ -159,7 +100,9 @@ func (d Drift) Hours() float64 { return float64(d.HoursCents) / 100 }
 func (d Drift) Km() float64    { return float64(d.KmCents) / 100 }
 
 // Verdict classifies the drift by its sign alone (exact, over-counted,
-// lost, mixed); the usage panel adds settling and behind on top.
+// lost, mixed). Recorded and expected describe the same records, so the
+// sign is the verdict at once; the usage panel adds pending when the audit
+// has not read that far yet.
 func (d Drift) Verdict() Verdict {
 	over := d.HoursCents > 0 || d.KmCents > 0
 	under := d.HoursCents < 0 || d.KmCents < 0
@@ -179,16 +122,15 @@ type UsageRow struct {
 	SensorID string
 	// Recorded: what consumer-query answers (nil while it cannot answer).
 	Recorded *UsageTotals
-	// Expected: the audit's usage over consumer-usage's window (nil without
-	// audit data or when NoWindow).
+	// Expected: the audit's usage over exactly the records Recorded covers
+	// (nil while consumer-query cannot answer, when NoWindow, or while the
+	// audit has not read that far: Verdict is then VerdictPending).
 	Expected *Amount
-	// NoWindow: the audit knows the sensor but consumer-usage has no
-	// checkpoint for it yet, so no usage is expected.
+	// NoWindow: consumer-usage has no checkpoint of the sensor yet (or its
+	// records do not fit one window), so no usage is expected.
 	NoWindow bool
 	Drift    *Drift
-	// Verdict is what the panel shows: Drift.Verdict() once the drift has
-	// lasted SettleAfter, VerdictSettling before, VerdictBehind for missing
-	// usage while consumer-usage is down.
+	// Verdict is what the panel shows: Drift.Verdict(), or VerdictPending.
 	Verdict Verdict
 }
 
@@ -232,6 +174,8 @@ func (b *Board) Usage() UsageView {
 		v.Truth, v.TruthReason = Waiting, "audit reading the topic"
 	case b.truthErr != nil:
 		v.Truth, v.TruthReason = Failing, "audit failed, showing its last read: "+b.truthErr.Error()
+	case b.expectErr != nil:
+		v.Truth, v.TruthReason = Failing, "cannot compare with the audit: "+b.expectErr.Error()
 	default:
 		v.Truth, v.TruthReason = Live, fmt.Sprintf("audit read %d messages", b.auditCount)
 	}
@@ -263,17 +207,18 @@ func (b *Board) Usage() UsageView {
 			tot.Recorded.Hours += u.Hours
 			tot.Recorded.Km += u.Km
 			tot.Recorded.Records += u.Records
-		}
-		if t, ok := b.truth[id]; ok {
-			if t.Window {
-				r.Expected = &Amount{Hours: t.ExpectedHours, Km: t.ExpectedKm}
+			switch u.Expect {
+			case ExpectReady:
+				r.Expected = &Amount{Hours: u.ExpectedHours, Km: u.ExpectedKm}
 				if tot.Expected == nil {
 					tot.Expected = &Amount{}
 				}
-				tot.Expected.Hours += t.ExpectedHours
-				tot.Expected.Km += t.ExpectedKm
-			} else {
-				r.NoWindow = true
+				tot.Expected.Hours += u.ExpectedHours
+				tot.Expected.Km += u.ExpectedKm
+			case ExpectPending:
+				r.Verdict = VerdictPending
+			default:
+				r.NoWindow = b.expectErr == nil
 			}
 		}
 		if r.Recorded != nil && r.Expected != nil {
@@ -282,13 +227,15 @@ func (b *Board) Usage() UsageView {
 				KmCents:    cents(r.Recorded.Km) - cents(r.Expected.Km),
 			}
 			r.Drift = &d
-			r.Verdict = b.shownVerdict(id, d)
-			verdicts = append(verdicts, r.Verdict)
+			r.Verdict = d.Verdict()
 			if tot.Drift == nil {
 				tot.Drift = &Drift{}
 			}
 			tot.Drift.HoursCents += d.HoursCents
 			tot.Drift.KmCents += d.KmCents
+		}
+		if r.Verdict != VerdictNone {
+			verdicts = append(verdicts, r.Verdict)
 		}
 		v.Rows = append(v.Rows, r)
 	}
@@ -299,7 +246,8 @@ func (b *Board) Usage() UsageView {
 
 // combine is the total's verdict: exact only if every sensor is exact, and
 // a total that hides an over-count in one sensor and a loss in another is
-// "mixed", not "exact".
+// "mixed", not "exact"; pending while any sensor waits for the audit and
+// none is off.
 func combine(vs []Verdict) Verdict {
 	if len(vs) == 0 {
 		return VerdictNone
@@ -317,10 +265,8 @@ func combine(vs []Verdict) Verdict {
 		return VerdictOver
 	case lost:
 		return VerdictLost
-	case has[VerdictBehind]:
-		return VerdictBehind
-	case has[VerdictSettling]:
-		return VerdictSettling
+	case has[VerdictPending]:
+		return VerdictPending
 	}
 	return VerdictExact
 }

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -80,7 +82,6 @@ type Lab struct {
 	reset      string
 	listening  map[string]chan string
 	mirror     *board.Board
-	maxCheckpt map[string]int64
 
 	offsets *observe.Offsets
 	auditor *audit.Reader
@@ -131,7 +132,6 @@ func New(cfg Config) (*Lab, error) {
 		mode:           cfg.UsageMode,
 		reset:          cfg.UsageReset,
 		listening:      map[string]chan string{},
-		maxCheckpt:     map[string]int64{},
 		quit:           make(chan struct{}),
 		exitSeen:       map[int]chan struct{}{},
 	}
@@ -279,8 +279,8 @@ func (l *Lab) Launch(ctx context.Context) error {
 	l.poll(runCtx, 250*time.Millisecond, func(ctx context.Context) { l.emit(board.Tick{Now: time.Now()}) })
 	l.poll(runCtx, 500*time.Millisecond, l.pollOffsets)
 	l.poll(runCtx, 500*time.Millisecond, l.pollState)
-	// Usage and truth are polled together: the board compares only answers
-	// taken close together in time.
+	// A usage cut carries its own expectation (pollUsage); the truth
+	// snapshot feeds the sensors panel and the audit's progress.
 	l.poll(runCtx, time.Second, func(ctx context.Context) { l.pollUsage(ctx); l.pollTruth(ctx) })
 	return nil
 }
@@ -481,6 +481,15 @@ func (l *Lab) pollState(ctx context.Context) {
 	l.emit(snap)
 }
 
+// pollUsage takes one cut of the usage and hands it to the board as one
+// input: consumer-query's answer (per sensor the totals and the furthest
+// record they include, from one scan of the store), consumer-usage's first
+// checkpoint of each sensor, and the audit's usage over exactly the records
+// that answer covered (audit.ExpectedForCut). The checkpoints are read
+// after the answer, so every sensor with records has its first checkpoint
+// (it is written before its first record and never changes); the audit
+// snapshot is taken last, as far along as it can be, and where it has not
+// yet read as far as the records the line says so instead of a drift.
 func (l *Lab) pollUsage(ctx context.Context) {
 	addr := l.httpAddr(Query)
 	if addr == "" {
@@ -492,24 +501,54 @@ func (l *Lab) pollUsage(ctx context.Context) {
 		return
 	}
 	snap := board.UsageSnapshot{At: asked, Err: err}
+	if err != nil {
+		l.emit(snap)
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	cps, cerr := l.db.LoadCheckpoints(cctx)
+	cancel()
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return
+	}
+	var cut map[string]audit.Cut
+	if cerr != nil {
+		snap.ExpectErr = fmt.Errorf("consumer-usage's checkpoints: %w", cerr)
+	} else {
+		cut = audit.ExpectedForCut(l.auditor.Snapshot(), u.CoveredBySensor(), cps)
+	}
+	seen := map[string]bool{}
 	for _, s := range u.Sensors {
-		snap.Sensors = append(snap.Sensors, board.UsageTotals{SensorID: s.SensorID, Hours: s.TotalHours,
-			Km: s.TotalKm, Records: s.Records})
+		seen[s.SensorID] = true
+		snap.Sensors = append(snap.Sensors, usageLine(s.SensorID, s.Covered(), cut[s.SensorID]))
+	}
+	for _, id := range slices.Sorted(maps.Keys(cut)) {
+		if !seen[id] { // checkpointed, nothing recorded yet
+			snap.Sensors = append(snap.Sensors, usageLine(id, store.Covered{}, cut[id]))
+		}
 	}
 	l.emit(snap)
 }
 
-// pollTruth combines the audit's view of the topic with consumer-usage's
-// checkpoints: expected usage is what the seed's rule yields over the
-// window the consumer is responsible for, from its first checkpointed
-// message through the furthest message it has checkpointed so far (a naive
-// replay moves the checkpoint back; the window does not shrink with it).
+// usageLine is one sensor's line of a usage cut.
+func usageLine(id string, c store.Covered, cut audit.Cut) board.UsageTotals {
+	line := board.UsageTotals{SensorID: id, Hours: c.Hours(), Km: c.Km(), Records: c.Records,
+		Partition: c.Through.Partition, Offset: c.Through.Offset}
+	switch cut.State {
+	case audit.Expected:
+		line.Expect = board.ExpectReady
+		line.ExpectedHours, line.ExpectedKm = cut.Expected.Hours(), cut.Expected.Km()
+	case audit.AuditBehind:
+		line.Expect = board.ExpectPending
+	}
+	return line
+}
+
+// pollTruth hands the board the audit's view of each sensor's latest
+// message and how far it has read (the usage comparison is in pollUsage).
 func (l *Lab) pollTruth(ctx context.Context) {
 	asked := time.Now()
 	truth := l.auditor.Snapshot()
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	cps, err := l.db.LoadCheckpoints(cctx)
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
@@ -519,10 +558,7 @@ func (l *Lab) pollTruth(ctx context.Context) {
 	}
 	if truth.Err != "" {
 		snap.Err = errors.New(truth.Err)
-	} else if err != nil {
-		snap.Err = fmt.Errorf("checkpoints: %w", err)
 	}
-	l.mu.Lock()
 	for _, st := range truth.Sensors {
 		t := board.Truth{SensorID: st.SensorID}
 		if st.HasLast {
@@ -531,17 +567,8 @@ func (l *Lab) pollTruth(ctx context.Context) {
 				KmTot: m.Odometry.KmTot, Lat: m.Position.Lat, Lon: m.Position.Lon,
 				Partition: st.Last.Partition, Offset: st.Last.Offset}
 		}
-		if cp, ok := cps[st.SensorID]; ok && cp.Partition == cp.FirstPartition {
-			through := max(cp.Offset, l.maxCheckpt[st.SensorID])
-			l.maxCheckpt[st.SensorID] = through
-			if exp, ok := truth.ExpectedUsageBetween(st.SensorID, cp.FirstPartition, cp.FirstOffset, through); ok {
-				t.Window = true
-				t.ExpectedHours, t.ExpectedKm = exp.Hours(), exp.Km()
-			}
-		}
 		snap.Sensors = append(snap.Sensors, t)
 	}
-	l.mu.Unlock()
 	l.emit(snap)
 }
 

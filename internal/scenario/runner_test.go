@@ -83,9 +83,10 @@ func (h *fakeHost) snapshots() {
 		id := fmt.Sprintf("sensor-%02d", i)
 		s := board.SensorState{SensorID: id, Timestamp: at.UnixMilli(), HoursTot: 100, KmTot: 200}
 		sensors = append(sensors, s)
-		usage = append(usage, board.UsageTotals{SensorID: id, Hours: 1.5, Km: 3, Records: 4})
+		usage = append(usage, board.UsageTotals{SensorID: id, Hours: 1.5, Km: 3, Records: 4,
+			Expect: board.ExpectReady, ExpectedHours: 1.5, ExpectedKm: 3})
 		last := s
-		truth = append(truth, board.Truth{SensorID: id, Last: &last, ExpectedHours: 1.5, ExpectedKm: 3, Window: true})
+		truth = append(truth, board.Truth{SensorID: id, Last: &last})
 	}
 	h.apply(
 		board.SensorsSnapshot{At: at, Sensors: sensors, CaughtUp: true},

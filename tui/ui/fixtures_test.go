@@ -124,7 +124,8 @@ func sceneRunning() *scene {
 }
 
 // usageAt is what consumer-usage recorded after n messages per sensor, with
-// extra cents added (positive: over-counted).
+// extra cents added (positive: over-counted), in one cut with what the
+// audit expects over those same messages.
 func usageAt(n int, extra func(i int) (h, km float64)) []board.UsageTotals {
 	out := make([]board.UsageTotals, nSensors)
 	for i := range out {
@@ -133,7 +134,8 @@ func usageAt(n int, extra func(i int) (h, km float64)) []board.UsageTotals {
 			dh, dk := extra(i)
 			h, km = h+dh, km+dk
 		}
-		out[i] = board.UsageTotals{SensorID: sensorID(i), Hours: h, Km: km, Records: int64(n - 2)}
+		out[i] = board.UsageTotals{SensorID: sensorID(i), Hours: h, Km: km, Records: int64(n - 2),
+			Expect: board.ExpectReady, ExpectedHours: float64(n-2) * 0.13, ExpectedKm: float64(n-2) * 0.41}
 	}
 	return out
 }
@@ -142,7 +144,7 @@ func truthAt(n int, sec float64) []board.Truth {
 	out := make([]board.Truth, nSensors)
 	for i := range out {
 		last := sensorAt(i, n, sec)
-		out[i] = board.Truth{SensorID: sensorID(i), Last: &last, ExpectedHours: float64(n-2) * 0.13, ExpectedKm: float64(n-2) * 0.41, Window: true}
+		out[i] = board.Truth{SensorID: sensorID(i), Last: &last}
 	}
 	return out
 }
@@ -170,7 +172,8 @@ func sceneUsageCrashed() *scene {
 	n := 75
 	s.apply(board.SensorsSnapshot{At: at(76), CaughtUp: true, Sensors: sensorsAt(n, 76)})
 	s.apply(board.UsageSnapshot{At: at(76), Sensors: usageAt(63, nil)})
-	// consumer-usage is dead: the audit expects what it owes up to the newest message.
+	// consumer-usage is dead: its records are exact over what they cover,
+	// while the audit reads on to the newest message.
 	s.apply(board.TruthSnapshot{At: at(76), AuditOffset: int64(n * nSensors), Sensors: truthAt(n, 76)})
 	return s.tick(76.3)
 }
@@ -217,7 +220,7 @@ func sceneDrift() *scene {
 		s.apply(board.Offsets{At: at(float64(sec)), HighWatermarks: hwm(total)})
 		s.apply(board.Committed{At: at(float64(sec)), Group: "demo-usage-e1", Offsets: hwm(total - 4)})
 	}
-	// Read twice, a few seconds apart: a drift that lasts is a verdict.
+	// Read twice, a few seconds apart: each cut is a verdict of its own.
 	for _, sec := range []float64{66, 70} {
 		n := int(sec) - 1
 		s.apply(board.UsageSnapshot{At: at(sec), Sensors: usageAt(n, func(i int) (float64, float64) {

@@ -96,6 +96,8 @@ func (p Panel) row(r board.UsageRow, base lipgloss.Style) []common.Cell {
 			word = s
 		}
 		cells[8] = common.Styled(word, st.Level(r.Verdict.Level()))
+	} else if r.Verdict != board.VerdictNone { // pending: the audit has not read as far as the records
+		cells[8] = common.Styled(string(r.Verdict), st.Level(r.Verdict.Level()))
 	} else if r.NoWindow {
 		cells[8] = common.Styled("no window", st.Muted)
 	} else if r.Recorded == nil && r.SensorID != "total" {
