@@ -46,13 +46,21 @@ type Armed struct {
 	Seen  int    `json:"seen"`
 }
 
-// Arm arms point to fire at the after-th message that reaches it from now on.
-func (a *CrashArm) Arm(point string, after int) error {
+// ValidateArm checks an arming request without arming anything.
+func ValidateArm(point string, after int) error {
 	if _, err := ParsePoint(point); err != nil {
 		return err
 	}
 	if after < 1 {
 		return fmt.Errorf("crash after %d messages: want 1 or more", after)
+	}
+	return nil
+}
+
+// Arm arms point to fire at the after-th message that reaches it from now on.
+func (a *CrashArm) Arm(point string, after int) error {
+	if err := ValidateArm(point, after); err != nil {
+		return err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

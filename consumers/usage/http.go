@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
 // health is the GET /healthz answer.
@@ -20,7 +21,14 @@ type health struct {
 }
 
 // newHandler serves GET /healthz and POST /crash-at?point=P&after=N.
-func newHandler(mode kafkacfg.UsageMode, reset, group string, stats func() Stats, arm *CrashArm, log *slog.Logger) http.Handler {
+//
+// An armed point can kill this process at the next message, so arming is
+// ordered: the request is validated, the arm is announced on the status
+// stream, the whole reply is written and flushed, and only then does the
+// point take effect. A client therefore always has its answer (and the
+// status reader its CrashPointArmed) before the crash it asked for.
+func newHandler(mode kafkacfg.UsageMode, reset, group string, stats func() Stats, arm *CrashArm,
+	em *status.Emitter, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		h := health{Status: "ok", Mode: mode, Reset: reset, GroupID: group, Stats: stats()}
@@ -40,19 +48,33 @@ func newHandler(mode kafkacfg.UsageMode, reset, group string, stats func() Stats
 			}
 			after = n
 		}
-		if err := arm.Arm(point, after); err != nil {
+		if err := ValidateArm(point, after); err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return
 		}
 		log.Warn("crash point armed over HTTP", "point", point, "after", after)
-		a, _ := arm.State()
-		writeJSON(w, http.StatusOK, map[string]Armed{"armed": a})
+		em.Emit(status.Event{Type: status.CrashPointArmed, Point: point, After: after})
+		w.Header().Set("Connection", "close")
+		writeJSON(w, http.StatusOK, map[string]Armed{"armed": {Point: point, After: after}})
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		_ = arm.Arm(point, after) // validated above
 	})
 	return mux
 }
 
+// writeJSON writes a complete reply (its length known up front), so a
+// flushed reply is whole on the wire even if the process dies right after.
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	body = append(body, '\n')
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(body)
 }

@@ -44,6 +44,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 			return err
 		}
 		log.Warn("crash point armed", "point", cfg.CrashPoint, "after", cfg.CrashAfter)
+		em.Emit(status.Event{Type: status.CrashPointArmed, Point: cfg.CrashPoint, After: cfg.CrashAfter})
 	}
 
 	st, err := store.Connect(ctx, cfg.Conn.Mongo)
@@ -66,7 +67,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		return fmt.Errorf("http: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           newHandler(cfg.Mode, cfg.Reset, group, proc.Stats, arm, log),
+		Handler:           newHandler(cfg.Mode, cfg.Reset, group, proc.Stats, arm, em, log),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
 	go func() { _ = srv.Serve(ln) }()

@@ -1,17 +1,20 @@
 package usage
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -71,7 +74,7 @@ func TestMainBadFlagsExit2(t *testing.T) {
 func TestHTTP(t *testing.T) {
 	arm := &CrashArm{}
 	stats := func() Stats { return Stats{Processed: 7, Invalid: 1} }
-	srv := httptest.NewServer(newHandler(kafkacfg.Guarded, "latest", "demo-usage", stats, arm,
+	srv := httptest.NewServer(newHandler(kafkacfg.Guarded, "latest", "demo-usage", stats, arm, nil,
 		slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer srv.Close()
 
@@ -146,5 +149,53 @@ func TestCrashArmCounts(t *testing.T) {
 		if fired[i] != want[i] {
 			t.Fatalf("fired %v, want %v", fired, want)
 		}
+	}
+}
+
+// flushSpy records what was true when the handler flushed its reply.
+type flushSpy struct {
+	*httptest.ResponseRecorder
+	onFlush func()
+}
+
+func (f flushSpy) Flush() { f.onFlush(); f.ResponseRecorder.Flush() }
+
+// TestCrashAtReplyBeforeArm: the arm announced on the status stream and the
+// complete reply are out before the point can fire (issue: a client got EOF
+// because the process killed itself between arming and replying).
+func TestCrashAtReplyBeforeArm(t *testing.T) {
+	arm := &CrashArm{}
+	var events bytes.Buffer
+	em := status.NewTo("consumer-usage", &events)
+	h := newHandler(kafkacfg.Guarded, "latest", "g", func() Stats { return Stats{} }, arm, em,
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+
+	flushed := false
+	rec := httptest.NewRecorder()
+	spy := flushSpy{ResponseRecorder: rec, onFlush: func() {
+		flushed = true
+		if a, armed := arm.State(); armed {
+			t.Errorf("armed (%+v) before the reply was flushed", a)
+		}
+		if !strings.Contains(events.String(), `"event":"crash_point_armed"`) {
+			t.Errorf("reply flushed before the arm was announced; status stream: %q", events.String())
+		}
+		if got, want := rec.Body.Len(), rec.Header().Get("Content-Length"); want == "" || strconv.Itoa(got) != want {
+			t.Errorf("body %d bytes at flush, Content-Length %q", got, want)
+		}
+	}}
+	h.ServeHTTP(spy, httptest.NewRequest(http.MethodPost, "/crash-at?point=after-delta&after=2", nil))
+	if !flushed {
+		t.Fatal("the reply was never flushed before the handler returned")
+	}
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"point":"after-delta"`) {
+		t.Errorf("reply %d %s", rec.Code, rec.Body)
+	}
+	if a, armed := arm.State(); !armed || a.Point != PointAfterDelta || a.After != 2 {
+		t.Errorf("after the reply: %+v armed=%v, want after-delta after 2", a, armed)
+	}
+	ev, err := status.Parse(bytes.TrimSpace(events.Bytes()))
+	if err != nil || ev.Type != status.CrashPointArmed || ev.Point != PointAfterDelta || ev.After != 2 {
+		t.Errorf("status event %+v (%v), want crash_point_armed after-delta after 2", ev, err)
 	}
 }

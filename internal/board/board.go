@@ -196,11 +196,6 @@ func (b *Board) Apply(in any) bool {
 		b.request(v)
 	case RequestDone:
 		b.requestDone(v)
-	case Armed:
-		if p := b.procs[v.Name]; p != nil {
-			p.armed = v.Point
-			b.event(v.At, v.Name, LevelWarn, "crash point armed: "+v.Point)
-		}
 	default:
 		return false
 	}

@@ -40,6 +40,16 @@ func lastEvent(b *Board) string {
 	return e[len(e)-1].Text
 }
 
+func countEvents(b *Board, substr string) int {
+	n := 0
+	for _, e := range b.Events() {
+		if strings.Contains(e.Text, substr) {
+			n++
+		}
+	}
+	return n
+}
+
 func hasEvent(b *Board, proc, substr string) bool {
 	for _, e := range b.Events() {
 		if e.Proc == proc && strings.Contains(e.Text, substr) {
@@ -413,10 +423,13 @@ func TestCrashTimelineCarriesStderr(t *testing.T) {
 func TestCrashPointAndArming(t *testing.T) {
 	b := newBoard(
 		ProcStarted{Name: Usage, PID: 10, At: at(0)},
-		Armed{At: at(1), Name: Usage, Point: "after-delta"},
+		ev(Usage, 1, status.Event{Type: status.CrashPointArmed, Point: "after-delta", After: 1}),
 	)
 	if a := b.Process(Usage).Armed; a != "after-delta" {
 		t.Fatalf("armed = %q", a)
+	}
+	if n := countEvents(b, "crash point after-delta armed"); n != 1 {
+		t.Fatalf("%d arming events, want 1: %v", n, b.Events())
 	}
 	b.Apply(ev(Usage, 2, status.Event{Type: status.CrashPoint, Point: "after-delta", Partition: 1, Offset: 42}))
 	b.Apply(ProcExited{Name: Usage, PID: 10, At: at(2.01), Signal: "SIGKILL"})

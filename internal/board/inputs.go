@@ -163,11 +163,3 @@ type RequestDone struct {
 	Op   string
 	Err  error
 }
-
-// Armed: a crash point was armed on a process (consumer-usage's
-// POST /crash-at). It is shown until the process reaches it or exits.
-type Armed struct {
-	At    time.Time
-	Name  string
-	Point string // "after-delta" or "after-checkpoint"
-}

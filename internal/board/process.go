@@ -274,6 +274,9 @@ func (b *Board) procStatus(v ProcStatus) {
 		b.event(at, v.Name, LevelGood, fmt.Sprintf("caught up after %d messages in %.1f s", e.Processed, float64(e.Millis)/1000))
 	case status.InvalidMessage:
 		b.invalidEvent(at, v.Name, e)
+	case status.CrashPointArmed:
+		p.armed = e.Point
+		b.event(at, v.Name, LevelWarn, fmt.Sprintf("crash point %s armed: SIGKILLs itself at the next message that reaches it", e.Point))
 	case status.CrashPoint:
 		p.armed = ""
 		p.lastCrash = &CrashPointHit{At: at, Point: e.Point, Partition: e.Partition, Offset: e.Offset}

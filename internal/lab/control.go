@@ -69,6 +69,11 @@ func (l *Lab) setPaused(p bool) error {
 }
 
 // ArmCrash arms a crash point of consumer-usage over its HTTP endpoint.
+//
+// The process announces the arm on its status stream before it replies,
+// and arms only once the reply is flushed. A reply lost all the same (the
+// connection cut as the process dies) is not taken for a failure when the
+// announcement arrived: the point was armed, and may already have fired.
 func (l *Lab) ArmCrash(name, point string) error {
 	if name != Usage {
 		return fmt.Errorf("crash points exist only on %s", Usage)
@@ -77,6 +82,8 @@ func (l *Lab) ArmCrash(name, point string) error {
 	if err != nil {
 		return err
 	}
+	pid := l.sup.PID(name)
+	before := l.armsAnnounced(name, pid)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
@@ -86,14 +93,45 @@ func (l *Lab) ArmCrash(name, point string) error {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		if l.awaitArmAnnounced(name, pid, before, 2*time.Second) {
+			return nil
+		}
 		return fmt.Errorf("arm crash point: %w", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("arm crash point %q: %s", point, resp.Status)
 	}
-	l.emit(board.Armed{At: time.Now(), Name: name, Point: point})
 	return nil
+}
+
+// armNote counts the CrashPointArmed announcements of one incarnation.
+type armNote struct {
+	pid, n int
+}
+
+// armsAnnounced is how many arms pid has announced so far.
+func (l *Lab) armsAnnounced(name string, pid int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a := l.arms[name]; a.pid == pid {
+		return a.n
+	}
+	return 0
+}
+
+// awaitArmAnnounced waits until pid announces an arm after the before-th.
+func (l *Lab) awaitArmAnnounced(name string, pid, before int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if l.armsAnnounced(name, pid) > before {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond) // the pump relays the stdout line: poll it
+	}
 }
 
 // awaitHTTP returns the HTTP address of a running process, waiting while

@@ -79,6 +79,7 @@ type Lab struct {
 	mode       string
 	reset      string
 	listening  map[string]chan string
+	arms       map[string]armNote
 	mirror     *board.Board
 	maxCheckpt map[string]int64
 
@@ -131,6 +132,7 @@ func New(cfg Config) (*Lab, error) {
 		mode:           cfg.UsageMode,
 		reset:          cfg.UsageReset,
 		listening:      map[string]chan string{},
+		arms:           map[string]armNote{},
 		maxCheckpt:     map[string]int64{},
 		quit:           make(chan struct{}),
 		exitSeen:       map[int]chan struct{}{},
@@ -386,6 +388,12 @@ func (l *Lab) noteStatus(name string, ev status.Event) {
 			case ch <- ev.Addr:
 			default:
 			}
+		}
+	case status.CrashPointArmed:
+		if pid := l.runPID[name]; l.arms[name].pid == pid {
+			l.arms[name] = armNote{pid: pid, n: l.arms[name].n + 1}
+		} else {
+			l.arms[name] = armNote{pid: pid, n: 1}
 		}
 	case status.Started:
 		if name == Usage && ev.GroupID != "" {

@@ -382,10 +382,6 @@ func (m Model) result(r ActionResultMsg) Model {
 		} else {
 			m.board.Apply(board.Mode{UsageReset: r.Value})
 		}
-	case OpArm:
-		if r.Err == nil {
-			m.board.Apply(board.Armed{At: now, Name: r.Name, Point: r.Value})
-		}
 	}
 	if r.Err != nil {
 		m.setStatus(board.LevelBad, fmt.Sprintf("%s %s failed: %v", r.Op, r.Name, r.Err))
