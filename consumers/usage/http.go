@@ -6,28 +6,29 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
 // health is the GET /healthz answer.
 type health struct {
-	Status  string             `json:"status"`
-	Mode    kafkacfg.UsageMode `json:"mode"`
-	Reset   string             `json:"reset"`
-	GroupID string             `json:"group_id"`
-	Stats   Stats              `json:"stats"`
-	CrashAt *Armed             `json:"crash_at"` // null when nothing is armed
+	Status  string       `json:"status"`
+	Mode    lesson.Mode  `json:"mode"`
+	Reset   lesson.Reset `json:"reset"`
+	GroupID string       `json:"group_id"`
+	Stats   Stats        `json:"stats"`
+	CrashAt *Armed       `json:"crash_at"` // null when nothing is armed
 }
 
-// newHandler serves GET /healthz and POST /crash-at?point=P&after=N.
+// newHandler serves GET /healthz and POST /crash-at?point=P&after=N
+// (point=none disarms).
 //
 // An armed point can kill this process at the next message, so arming is
 // ordered: the request is validated, the arm is announced on the status
 // stream, the whole reply is written and flushed, and only then does the
 // point take effect. A client therefore always has its answer (and the
 // status reader its CrashPointArmed) before the crash it asked for.
-func newHandler(mode kafkacfg.UsageMode, reset, group string, stats func() Stats, arm *CrashArm,
+func newHandler(mode lesson.Mode, reset lesson.Reset, group string, stats func() Stats, arm *CrashArm,
 	em *status.Emitter, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -38,7 +39,11 @@ func newHandler(mode kafkacfg.UsageMode, reset, group string, stats func() Stats
 		writeJSON(w, http.StatusOK, h)
 	})
 	mux.HandleFunc("POST /crash-at", func(w http.ResponseWriter, r *http.Request) {
-		point := r.URL.Query().Get("point")
+		point, err := lesson.ParseCrashPoint(r.URL.Query().Get("point"))
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
 		after := 1
 		if s := r.URL.Query().Get("after"); s != "" {
 			n, err := strconv.Atoi(s)
@@ -48,12 +53,19 @@ func newHandler(mode kafkacfg.UsageMode, reset, group string, stats func() Stats
 			}
 			after = n
 		}
+		if point == lesson.NoCrashPoint {
+			arm.Disarm()
+			log.Warn("crash point disarmed over HTTP")
+			em.Emit(status.Event{Type: status.CrashPointArmed, Point: string(lesson.NoCrashPoint)})
+			writeJSON(w, http.StatusOK, map[string]*Armed{"armed": nil})
+			return
+		}
 		if err := ValidateArm(point, after); err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return
 		}
 		log.Warn("crash point armed over HTTP", "point", point, "after", after)
-		em.Emit(status.Event{Type: status.CrashPointArmed, Point: point, After: after})
+		em.Emit(status.Event{Type: status.CrashPointArmed, Point: string(point), After: after})
 		w.Header().Set("Connection", "close")
 		writeJSON(w, http.StatusOK, map[string]Armed{"armed": {Point: point, After: after}})
 		if f, ok := w.(http.Flusher); ok {

@@ -46,7 +46,8 @@ const (
 	CrashPoint Type = "crash_point"
 	// CrashPointArmed: a crash point is armed from now on. It is written
 	// before the point can fire, so a reader of this stream always sees it
-	// ahead of the CrashPoint it leads to. Fields: Point, After.
+	// ahead of the CrashPoint it leads to. Fields: Point ("none": disarmed),
+	// After.
 	CrashPointArmed Type = "crash_point_armed"
 	// Paused / Resumed: the producer stopped or restarted publishing.
 	Paused  Type = "paused"
