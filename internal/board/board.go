@@ -227,6 +227,10 @@ func (b *Board) setMode(m Mode) {
 		b.reset, changed = m.UsageReset, true
 	}
 	if changed {
-		b.event(b.now, Usage, LevelAction, "consumer-usage will run "+b.mode+" with reset "+b.reset)
+		at := m.At
+		if at.IsZero() {
+			at = b.now
+		}
+		b.event(at, Usage, LevelAction, "from its next start: mode "+b.mode+", reset "+b.reset)
 	}
 }
