@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
@@ -18,13 +19,13 @@ import (
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/usage"
 )
 
-// Layout thresholds: boxes, the lag panel and every column from here up;
-// below it a borderless layout with fewer columns.
+// Layout thresholds: boxes, the lag panel and every column from the
+// designed size (120x36) up; below it, down to 80x24, a borderless layout
+// with fewer columns. In each the columns are fixed: values and states
+// never move or drop one.
 const (
-	fullWidth  = 100
+	fullWidth  = 120
 	fullHeight = 30
-	// lagPanelWidth is the lag panel's share of the process box.
-	lagPanelWidth = 30
 	// sensorRowsReserved keeps the layout still while sensors appear (the
 	// producer's default fleet is 10).
 	sensorRowsReserved = 10
@@ -44,22 +45,22 @@ func (m Model) View() string {
 
 	header := m.header(w)
 	statusLine := m.statusLine(w, !full)
-	footer := help.Footer{Styles: st, Keys: m.keys, ShowAll: m.showHelp}.View(w, h/3)
+	footer := help.Footer{Styles: st, Keys: m.keys, ShowAll: m.showHelp, Pinned: []key.Binding{m.keys.Help, m.keys.Quit}}.View(w, h/3)
 	footerH := len(common.Lines(footer))
 
 	procs := m.board.Processes()
 	var top string
 	if full {
 		inner := w - 2
-		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(inner-lagPanelWidth-1, len(procs)+1)
-		lagCol := lag.Panel{Styles: st, Procs: procs}.View(lagPanelWidth, len(procs)+1)
+		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(inner-lag.Width-1, len(procs)+1)
+		lagCol := lag.Panel{Styles: st, Procs: procs}.View(lag.Width, len(procs)+1)
 		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
 		if m.board.Has(board.Usage) {
 			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), inner))
 		}
 		top = common.Box(st, "Processes · lag", body, w, len(body)+2)
 	} else {
-		top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, ShowLag: true, Compact: true}.View(w, len(procs)+1)
+		top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, Compact: true}.View(w, len(procs)+1)
 	}
 	topH := len(common.Lines(top))
 
@@ -101,17 +102,22 @@ func (m Model) View() string {
 
 func (m Model) middle(sv board.SensorsView, uv board.UsageView, w, h int, full bool) string {
 	st := m.styles
+	up := usage.New(st, uv, !full)
+	if m.board.Has(board.Usage) {
+		up = up.WithWriter(m.board.Process(board.Usage))
+	}
+	// The usage table has fixed columns; the sensors take the rest.
 	if full {
-		sw := w * 43 / 100
-		uw := w - sw
+		uw := usage.Width(false) + 2
+		sw := w - uw
 		left := common.Box(st, sensors.Title(), common.Lines(sensors.New(st, sv, false).View(sw-2, h-2)), sw, h)
-		right := common.Box(st, usage.Title(), common.Lines(usage.New(st, uv, false).View(uw-2, h-2)), uw, h)
+		right := common.Box(st, usage.Title(), common.Lines(up.View(uw-2, h-2)), uw, h)
 		return lipgloss.JoinHorizontal(lipgloss.Top, left, right)
 	}
-	sw := w * 45 / 100
-	uw := w - sw - 1
+	uw := usage.Width(true)
+	sw := w - uw - 1
 	left := sensors.New(st, sv, true).View(sw, h)
-	right := usage.New(st, uv, true).View(uw, h)
+	right := up.View(uw, h)
 	bar := strings.TrimSuffix(strings.Repeat(st.Border.Render("│")+"\n", h), "\n")
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, bar, right)
 }
@@ -200,6 +206,9 @@ func (m Model) statusLine(w int, compact bool) string {
 		right = fmt.Sprintf("usage %s/%s", pv.Mode, pv.Reset)
 		if pv.Armed != "" {
 			right += " crash@" + pv.Armed
+		}
+		if note := lag.ShortNote(pv); note != "" {
+			right += " · lag " + note
 		}
 		right = st.Muted.Render(right)
 	}
