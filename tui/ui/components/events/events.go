@@ -5,6 +5,9 @@ package events
 import (
 	"strings"
 
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
@@ -28,7 +31,8 @@ var symbol = map[board.Level]string{
 	board.LevelMuted:  " ",
 }
 
-// View renders the latest entries that fit.
+// View renders the latest entries that fit, each wrapped at words under
+// its text (a long error reads in full on two or three lines).
 func (p Panel) View(width, height int) string {
 	st := p.Styles
 	evs := p.Events
@@ -39,22 +43,33 @@ func (p Panel) View(width, height int) string {
 	for _, e := range evs {
 		procW = max(procW, len(e.Proc))
 	}
-	lines := make([]string, 0, len(evs))
+	var lines []string
 	for _, e := range evs {
 		ls := st.Level(e.Level)
-		text := e.Text
-		if e.Level == board.LevelMuted {
-			text = "  " + text
-		}
-		line := st.Muted.Render(e.At.Format("15:04:05")) + " " + ls.Render(symbol[e.Level]) + " "
+		prefix := st.Muted.Render(e.At.Format("15:04:05")) + " " + ls.Render(symbol[e.Level]) + " "
 		if procW > 0 {
-			line += common.Fit(e.Proc, procW) + "  "
+			prefix += common.Fit(e.Proc, procW) + "  "
 		}
-		line += ls.UnsetBold().Render(text)
-		lines = append(lines, line)
+		indent := lipgloss.Width(prefix)
+		text := e.Text
+		wrapped := common.Lines(ansi.Wrap(text, max(10, width-indent), ""))
+		if len(wrapped) > maxEventLines {
+			wrapped = append(wrapped[:maxEventLines-1], ansi.Truncate(strings.Join(wrapped[maxEventLines-1:], " "), width-indent, "…"))
+		}
+		for k, w := range wrapped {
+			lead := prefix
+			if k > 0 {
+				lead = strings.Repeat(" ", indent)
+			}
+			lines = append(lines, lead+ls.UnsetBold().Render(w))
+		}
 	}
 	if len(lines) == 0 {
 		lines = []string{st.Muted.Render("nothing happened yet")}
 	}
+	lines = common.Elide(lines, height)
 	return strings.Join(common.FitLines(lines, width, min(height, len(lines))), "\n")
 }
+
+// maxEventLines bounds one entry's share of the panel.
+const maxEventLines = 3
