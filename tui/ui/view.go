@@ -31,6 +31,61 @@ const (
 	sensorRowsReserved = 10
 )
 
+// screen is the frame's parts and the heights of the areas between them,
+// as View lays them out; the scroll keys size their viewports from it.
+type screen struct {
+	full                bool
+	header, top, footer string
+	middleH, eventsH    int // eventsH: the events' or the narration's area
+	sensors             board.SensorsView
+	usage               board.UsageView
+}
+
+func (m Model) screen() screen {
+	w, h := m.width, m.height
+	full := w >= fullWidth && h >= fullHeight
+	st := m.styles
+	sc := screen{full: full, header: m.header(w)}
+	sc.footer = help.Footer{Styles: st, Keys: m.keys, ShowAll: m.showHelp, Pinned: []key.Binding{m.keys.Help, m.keys.Quit}}.View(w, h/3)
+
+	procs := m.board.Processes()
+	if full {
+		inner := w - 2
+		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(inner-lag.Width-1, len(procs)+1)
+		lagCol := lag.Panel{Styles: st, Procs: procs}.View(lag.Width, len(procs)+1)
+		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
+		if m.board.Has(board.Usage) {
+			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), inner))
+		}
+		sc.top = common.Box(st, "Processes · lag", body, w, len(body)+2)
+	} else {
+		sc.top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, Compact: true}.View(w, len(procs)+1)
+	}
+
+	rest := h - 1 - len(common.Lines(sc.top)) - 1 - len(common.Lines(sc.footer))
+	sc.sensors, sc.usage = m.board.Sensors(), m.board.Usage()
+	rows := max(len(sc.sensors.Rows), len(sc.usage.Rows)+1, sensorRowsReserved)
+	if full {
+		sc.middleH = min(rows+2+2, rest-3)
+	} else {
+		sc.middleH = min(rows+2, rest-1)
+	}
+	sc.eventsH = rest - sc.middleH
+	if m.narration != nil && !m.picking && !m.showLogs {
+		// The narration takes the events' place, and room from the
+		// sensors and usage when the events area is too small for it.
+		need := narrationCompact
+		if full {
+			need = narrationFull
+		}
+		if sc.eventsH < need {
+			sc.middleH = max(rest-need, 3)
+			sc.eventsH = rest - sc.middleH
+		}
+	}
+	return sc
+}
+
 // View renders the whole screen, exactly width×height.
 func (m Model) View() string {
 	w, h := m.width, m.height
@@ -40,64 +95,21 @@ func (m Model) View() string {
 	if w < MinWidth || h < MinHeight {
 		return m.tooSmall()
 	}
-	full := w >= fullWidth && h >= fullHeight
-	st := m.styles
-
-	header := m.header(w)
+	sc := m.screen()
+	full := sc.full
 	statusLine := m.statusLine(w, !full)
-	footer := help.Footer{Styles: st, Keys: m.keys, ShowAll: m.showHelp, Pinned: []key.Binding{m.keys.Help, m.keys.Quit}}.View(w, h/3)
-	footerH := len(common.Lines(footer))
-
-	procs := m.board.Processes()
-	var top string
-	if full {
-		inner := w - 2
-		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(inner-lag.Width-1, len(procs)+1)
-		lagCol := lag.Panel{Styles: st, Procs: procs}.View(lag.Width, len(procs)+1)
-		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
-		if m.board.Has(board.Usage) {
-			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), inner))
-		}
-		top = common.Box(st, "Processes · lag", body, w, len(body)+2)
-	} else {
-		top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, Compact: true}.View(w, len(procs)+1)
-	}
-	topH := len(common.Lines(top))
-
-	rest := h - 1 - topH - 1 - footerH
-	sv, uv := m.board.Sensors(), m.board.Usage()
-	rows := max(len(sv.Rows), len(uv.Rows)+1, sensorRowsReserved)
-	var middleH, eventsH int
-	if full {
-		middleH = min(rows+2+2, rest-3)
-		eventsH = rest - middleH
-	} else {
-		middleH = min(rows+2, rest-1)
-		eventsH = rest - middleH
-	}
-
 	var lower string
 	switch {
 	case m.picking:
-		lower = m.pickerView(w, middleH+eventsH, full)
+		lower = m.pickerView(w, sc.middleH+sc.eventsH, full)
 	case m.showLogs:
-		lower = m.logsView(w, middleH+eventsH, full)
+		lower = m.logsView(w, sc.middleH+sc.eventsH, full)
 	case m.narration != nil:
-		// The narration takes the events' place, and room from the
-		// sensors and usage when the events area is too small for it.
-		need := narrationCompact
-		if full {
-			need = narrationFull
-		}
-		if eventsH < need {
-			middleH = max(rest-need, 3)
-			eventsH = rest - middleH
-		}
-		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sv, uv, w, middleH, full), m.narrationView(w, eventsH, full))
+		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sc.sensors, sc.usage, w, sc.middleH, full), m.narrationView(w, sc.eventsH, full))
 	default:
-		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sv, uv, w, middleH, full), m.events(w, eventsH, full))
+		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sc.sensors, sc.usage, w, sc.middleH, full), m.events(w, sc.eventsH, full))
 	}
-	return strings.Join([]string{header, top, lower, statusLine, footer}, "\n")
+	return strings.Join([]string{sc.header, sc.top, lower, statusLine, sc.footer}, "\n")
 }
 
 func (m Model) middle(sv board.SensorsView, uv board.UsageView, w, h int, full bool) string {
@@ -135,15 +147,29 @@ func (m Model) events(w, h int, full bool) string {
 
 func (m Model) logsView(w, h int, full bool) string {
 	st := m.styles
+	p := m.logsPanel()
+	bw, bh := logsBody(w, h, full)
+	body := common.Lines(p.View(bw, bh))
+	if full {
+		return common.Box(st, p.Title(bw, bh), body, w, h)
+	}
+	return common.Section(st.Title.Render(p.Title(bw, bh)), body, w, h)
+}
+
+// logsBody is the log viewport's size in an area of w×h.
+func logsBody(w, h int, full bool) (int, int) {
+	if full {
+		return w - 2, h - 2
+	}
+	return w, h - 1
+}
+
+func (m Model) logsPanel() logs.Panel {
 	lines := m.logLines
 	if !m.logFetched || len(lines) == 0 {
 		lines = m.board.Tail(m.logName, m.opts.LogLines)
 	}
-	p := logs.Panel{Styles: st, Name: m.logName, Lines: lines}
-	if full {
-		return common.Box(st, p.Title(), common.Lines(p.View(w-2, h-2)), w, h)
-	}
-	return common.Section(st.Title.Render(p.Title()), common.Lines(p.View(w, h-1)), w, h)
+	return logs.Panel{Styles: m.styles, Name: m.logName, Lines: lines, Back: m.scrollOffset()}
 }
 
 func (m Model) header(w int) string {

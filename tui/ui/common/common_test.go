@@ -130,3 +130,14 @@ func TestBox(t *testing.T) {
 		t.Fatalf("box:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
 	}
 }
+
+func TestWrapKeepsWords(t *testing.T) {
+	got := Wrap("group demo-current-1a2b3c4d → demo-current-5e6f7a8b, read 1234", 30)
+	want := []string{"group demo-current-1a2b3c4d →", "demo-current-5e6f7a8b, read", "1234"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("Wrap = %q, want %q", got, want)
+	}
+	if got := Wrap("abcdefghij", 4); strings.Join(got, "|") != "abcd|efgh|ij" {
+		t.Fatalf("long word: %q", got)
+	}
+}

@@ -52,7 +52,7 @@ func (p Panel) View(width, height int) string {
 		}
 		indent := lipgloss.Width(prefix)
 		text := e.Text
-		wrapped := common.Lines(ansi.Wrap(text, max(10, width-indent), ""))
+		wrapped := common.Wrap(text, max(10, width-indent))
 		if len(wrapped) > maxEventLines {
 			wrapped = append(wrapped[:maxEventLines-1], ansi.Truncate(strings.Join(wrapped[maxEventLines-1:], " "), width-indent, "…"))
 		}

@@ -166,7 +166,7 @@ func (p Panel) statusLines(width int) []string {
 		// Said in words, so it survives any colour scheme.
 		text += " · " + st.Bad.Render("STALE") + fmt.Sprintf(" as of %s", v.AsOf.Format("15:04:05"))
 	}
-	lines := common.Lines(ansi.Wrap(text, width, ""))
+	lines := common.Wrap(text, width)
 	if len(lines) > 2 {
 		lines = append(lines[:1], ansi.Truncate(strings.Join(lines[1:], " "), width, "…"))
 	}
