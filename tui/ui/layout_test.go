@@ -83,3 +83,24 @@ func TestStableLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestLagLowerBoundIsExplained: with partitions not committed yet the lag
+// is a lower bound, and the screen says why, at both sizes.
+func TestLagLowerBoundIsExplained(t *testing.T) {
+	s := sceneRunning()
+	s.apply(board.Committed{At: at(64.5), Group: "demo-usage", Offsets: map[int32]int64{0: 100, 1: 100}})
+	for _, sz := range sizes[:2] {
+		out := render(t, s, sz.w, sz.h, keyMsg("3"))
+		want := "lag ≥"
+		explain := "no commit yet on partition 2"
+		if sz.w < fullWidth {
+			explain = "no commit on p2"
+		}
+		if !strings.Contains(out, want) || !strings.Contains(out, explain) {
+			t.Errorf("%dx%d: no explained lower bound:\n%s", sz.w, sz.h, out)
+		}
+		if strings.Contains(out, "+?") {
+			t.Errorf("%dx%d: the unexplained +? is back", sz.w, sz.h)
+		}
+	}
+}

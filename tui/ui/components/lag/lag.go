@@ -81,7 +81,7 @@ func Text(p board.ProcView) (string, board.Level) {
 }
 
 // Note explains a lag that is not a plain number, "" when it is one:
-// "≥682: no commit yet on partition 2".
+// "lag ≥682: no commit yet on partition 2" (whose lag is unknown).
 func Note(p board.ProcView) string {
 	l := p.Lag
 	if !l.Applies || l.Down || l.NoData || len(l.Unknown) == 0 {
@@ -98,7 +98,7 @@ func Note(p board.ProcView) string {
 	if l.Messages == 0 {
 		return "lag unknown: no commit yet on " + which
 	}
-	return fmt.Sprintf("lag ≥%s: no commit yet on %s (its lag is unknown)", common.Count(l.Messages), which)
+	return fmt.Sprintf("lag ≥%s: no commit yet on %s", common.Count(l.Messages), which)
 }
 
 // ShortNote is Note for the compact layout: "≥682: no commit on p2".

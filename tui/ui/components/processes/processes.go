@@ -124,14 +124,18 @@ func UsageLine(st *theme.Styles, pv board.ProcView, width int) string {
 	s := fmt.Sprintf("consumer-usage: mode %s %s · reset %s %s · crash point %s %s",
 		mode, st.Muted.Render("(m)"), lipgloss.NewStyle().Bold(true).Render(pv.Reset), st.Muted.Render("(e)"),
 		armed, st.Muted.Render("(c)"))
-	extra := ""
+	// Then what its lag means when it is not a plain number, else its group.
+	var extras []string
 	if note := lag.Note(pv); note != "" {
-		extra = st.Warn.UnsetBold().Render(" · " + note)
+		extras = []string{st.Warn.UnsetBold().Render(" · " + note), st.Warn.UnsetBold().Render(" · lag " + lag.ShortNote(pv))}
 	} else if pv.GroupID != "" {
-		extra = st.Muted.Render(" · group " + pv.GroupID)
+		extras = []string{st.Muted.Render(" · group " + pv.GroupID)}
 	}
-	if lipgloss.Width(s)+lipgloss.Width(extra)+1 <= width {
-		s += extra
+	for _, extra := range extras {
+		if lipgloss.Width(s)+lipgloss.Width(extra)+1 <= width {
+			s += extra
+			break
+		}
 	}
 	return common.Fit(" "+s, width)
 }

@@ -164,7 +164,10 @@ func (p Panel) statusLines(width int) []string {
 	text := common.StatusWord(st, v.Status, title) + " " + reason
 	if v.StaleRows {
 		// Said in words, so it survives any colour scheme.
-		text += " · " + st.Bad.Render("STALE") + fmt.Sprintf(" as of %s", v.AsOf.Format("15:04:05"))
+		text += " · " + st.Bad.Render("STALE")
+		if !p.Compact {
+			text += fmt.Sprintf(" as of %s", v.AsOf.Format("15:04:05"))
+		}
 	}
 	lines := common.Wrap(text, width)
 	if len(lines) > 2 {

@@ -151,7 +151,8 @@ func (p Panel) statusLine(width int) string {
 	}
 	status, text := v.Status, v.Reason
 	if p.Compact {
-		text = strings.Replace(text, "consumer-query is ", "query ", 1)
+		text = strings.NewReplacer("consumer-query is ", "query ", "consumer-query answers an error: ", "query error: ",
+			"consumer-query's", "query's").Replace(text)
 		text = strings.TrimSuffix(text, ": no answers until it is back")
 	}
 	if v.Status == board.Waiting {
