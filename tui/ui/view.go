@@ -51,7 +51,8 @@ func (m Model) screen() screen {
 	procs := m.board.Processes()
 	if full {
 		inner := w - 2
-		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(inner-lag.Width-1, len(procs)+1)
+		// The lag panel right after the table, whatever the width.
+		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(min(processes.Width(false), inner-lag.Width-1), len(procs)+1)
 		lagCol := lag.Panel{Styles: st, Procs: procs}.View(lag.Width, len(procs)+1)
 		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
 		if m.board.Has(board.Usage) {

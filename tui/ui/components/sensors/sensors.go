@@ -114,7 +114,7 @@ func (p Panel) statusLine(width int) string {
 		if len(v.Rows) == 0 {
 			// Caught up on an empty topic: nothing is live yet.
 			word = common.StatusWord(st, board.Waiting, title)
-			return common.Fit(word+" no sensor has sent a message yet", width)
+			return common.Fit(word+" for the first sensor message", width)
 		}
 		text := fmt.Sprintf("%d sensors, caught up", len(v.Rows))
 		if p.Compact {
