@@ -49,8 +49,6 @@ const (
 	StaleAfter = 5 * time.Second
 	// logKeep is how many stderr lines per process the board keeps.
 	logKeep = 100
-	// crashLogLines is how many stderr lines a crash copies into the timeline.
-	crashLogLines = 3
 )
 
 // Config is what the dashboard knows before anything runs.

@@ -164,14 +164,18 @@ func (b *Board) procExited(v ProcExited) {
 	default:
 		p.crashes++
 		p.state = Crashed
-		how := "crashed: " + crashCause(ex)
-		if p.pending == OpCrash {
-			how = "crashed on request: " + crashCause(ex)
+		// Its last log lines are in the log view (l), not copied here.
+		text := fmt.Sprintf("crashed: %s (pid %d)", crashCause(ex), v.PID)
+		if len(p.recentLogs(1)) > 0 {
+			text += "; l shows its last log lines"
 		}
-		b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s (pid %d)", how, v.PID))
-		for _, l := range p.recentLogs(crashLogLines) {
-			b.event(v.At, v.Name, LevelMuted, "stderr: "+l)
+		switch {
+		case p.pending == OpCrash && !restarting:
+			text = fmt.Sprintf("crashed on request: %s (pid %d); it stays down until r restarts it", crashCause(ex), v.PID)
+		case p.pending == OpCrash:
+			text = fmt.Sprintf("crashed on request: %s (pid %d)", crashCause(ex), v.PID)
 		}
+		b.event(v.At, v.Name, LevelBad, text)
 	}
 	if restarting {
 		p.state = Restarting

@@ -187,12 +187,14 @@ func (x *run) step(ctx context.Context, i int) error {
 	}
 	if s.Hold > 0 {
 		x.prog.Waiting = fmt.Sprintf("watching for %s", s.Hold)
+		x.prog.HoldUntil = time.Now().Add(s.Hold)
 		x.report()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(s.Hold):
 		}
+		x.prog.HoldUntil = time.Time{}
 	}
 	if s.Until != nil {
 		timeout := s.Timeout

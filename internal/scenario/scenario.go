@@ -155,7 +155,10 @@ type Progress struct {
 	Press *Press
 	// Waiting says what the runner waits for ("" when nothing).
 	Waiting string
-	Checks  []CheckResult
+	// HoldUntil, while a step holds the screen (Hold), is when it ends, so
+	// a view can count down; zero otherwise.
+	HoldUntil time.Time
+	Checks    []CheckResult
 	// Done: the run ended; Passed and Err are final.
 	Done   bool
 	Passed bool

@@ -21,6 +21,8 @@ type KeyMap struct {
 	Help                 key.Binding // ?
 	Close                key.Binding // esc
 	Quit                 key.Binding // q, ctrl+c
+	// Scroll the narration or the log view.
+	ScrollUp, ScrollDown key.Binding // [ and ], pgup and pgdown
 }
 
 // DefaultKeyMap returns the key contract.
@@ -43,6 +45,8 @@ func DefaultKeyMap() KeyMap {
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		ScrollUp:   key.NewBinding(key.WithKeys("[", "pgup"), key.WithHelp("[", "scroll narration/logs up")),
+		ScrollDown: key.NewBinding(key.WithKeys("]", "pgdown"), key.WithHelp("]", "scroll narration/logs down")),
 	}
 }
 
@@ -55,7 +59,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{
 		k.Up, k.Jump, short(k.Crash, "crash"), k.Stop, short(k.Restart, "restart"), short(k.Pause, "pause"),
 		short(k.Mode, "mode"), short(k.Reset, "reset"), short(k.CrashPoint, "crash point"), k.Logs,
-		k.Scenarios, k.Help, k.Quit,
+		k.Scenarios, k.scroll(), k.Help, k.Quit,
 	}
 }
 
@@ -67,6 +71,11 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{up, k.Down, k.Next, k.Jump},
 		{k.Crash, k.Stop, k.Restart, k.Pause},
 		{k.Mode, k.Reset, k.CrashPoint, k.Scenarios},
-		{k.Logs, k.Help, k.Close, k.Quit},
+		{k.Logs, k.scroll(), k.Help, k.Close, k.Quit},
 	}
+}
+
+// scroll is [ and ] as one help entry.
+func (k KeyMap) scroll() key.Binding {
+	return key.NewBinding(key.WithKeys("[", "]"), key.WithHelp("[ ]", "scroll"))
 }

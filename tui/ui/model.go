@@ -79,6 +79,9 @@ type Model struct {
 	// starting: the scenario just started from the picker; reports of the
 	// one it replaced (its end) are not shown over it.
 	starting string
+
+	// scroll: the narration's or the log view's scrolling (scroll.go).
+	scroll scrollState
 }
 
 // New returns the model. The board is owned by the model from now on: feed
@@ -182,6 +185,9 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
 	if m.picking {
 		return m.pickerKey(msg)
+	}
+	if next, ok := m.scrollKey(msg); ok { // [ and ]: scroll.go
+		return next, nil
 	}
 	switch {
 	case key.Matches(msg, k.Quit):

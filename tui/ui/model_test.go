@@ -50,6 +50,8 @@ func TestGolden(t *testing.T) {
 		{name: "usage_drift", scene: sceneDrift, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpReset, Name: board.Usage, Value: "earliest", Restarted: true}}},
 		{name: "current_and_query_down", scene: sceneDown, msgs: []tea.Msg{keyMsg("4"), ActionResultMsg{Op: board.OpCrash, Name: board.Query}}},
 		{name: "full_help", scene: sceneRunning, msgs: []tea.Msg{keyMsg("?")}},
+		{name: "largest_values_states_a", scene: sceneStatesA, msgs: []tea.Msg{keyMsg("3")}},
+		{name: "largest_values_states_b", scene: sceneStatesB, msgs: []tea.Msg{keyMsg("2")}},
 		{name: "logs", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), keyMsg("l"), LogTailMsg{Name: board.Usage, Lines: []string{
 			`time=10:00:01.200 level=INFO msg="consumer-usage starting" mode=naive reset=latest group=demo-usage`,
 			`time=10:00:01.700 level=INFO msg=assigned partitions="[0 1 2]"`,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
@@ -109,11 +110,19 @@ const (
 )
 
 func (m Model) narrationView(w, h int, full bool) string {
-	p := narration.Panel{Styles: m.styles, Progress: *m.narration, Selected: m.selected}
-	if full {
-		return common.Box(m.styles, m.styles.Title.Render(p.Title()), common.Lines(p.View(w-2, h-2)), w, h)
+	p := m.narrationPanel()
+	bw, bh := narrationBody(w, h, full)
+	title := m.styles.Title.Render(p.Title())
+	if hint := p.ScrollHint(bw, bh, false); hint != "" {
+		if lipgloss.Width(title+" · "+hint) > bw-4 {
+			hint = p.ScrollHint(bw, bh, true)
+		}
+		title += m.styles.Muted.Render(" · " + hint)
 	}
-	return common.Section(m.styles.Title.Render(p.Title()), common.Lines(p.View(w, h-1)), w, h)
+	if full {
+		return common.Box(m.styles, title, common.Lines(p.View(bw, bh)), w, h)
+	}
+	return common.Section(title, common.Lines(p.View(bw, bh)), w, h)
 }
 
 func (m Model) pickerView(w, h int, full bool) string {

@@ -115,3 +115,39 @@ func Clip(lines []string, height int, more func(n int) string) []string {
 	kept := append([]string(nil), lines[:height-1]...)
 	return append(kept, more(len(lines)-height+1))
 }
+
+// Wrap breaks s into lines of at most width cells at spaces only, so a
+// word (a group id such as demo-current-1a2b3c4d, a number) is never split;
+// only a word longer than a whole line is cut into pieces. Newlines in s
+// are kept.
+func Wrap(s string, width int) []string {
+	if width <= 0 {
+		return nil
+	}
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line, lineW := "", 0
+		for _, word := range strings.Split(para, " ") {
+			ww := lipgloss.Width(word)
+			if ww == 0 && word == "" {
+				continue
+			}
+			switch {
+			case lineW == 0:
+			case lineW+1+ww <= width:
+				line, lineW = line+" "+word, lineW+1+ww
+				continue
+			default:
+				out = append(out, line)
+			}
+			for ww > width { // a word longer than the line
+				out = append(out, ansi.Truncate(word, width, ""))
+				word = ansi.TruncateLeft(word, width, "")
+				ww = lipgloss.Width(word)
+			}
+			line, lineW = word, ww
+		}
+		out = append(out, line)
+	}
+	return out
+}
