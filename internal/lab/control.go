@@ -305,5 +305,46 @@ func (l *Lab) WaitCaughtUp(ctx context.Context) error {
 	}
 }
 
+// ResetLab starts a new baseline (R, reset-lab): consumer-usage stops,
+// its usage records and checkpoints are cleared, and it starts again in a
+// group of its own with reset latest, so it reads on from the current end
+// of the topic. Usage then accumulates from zero and the drift is exactly
+// 0 until a crash makes it move. Its mode is kept.
+func (l *Lab) ResetLab() error {
+	l.baselineMu.Lock()
+	defer l.baselineMu.Unlock()
+	if l.db == nil {
+		return fmt.Errorf("reset lab: the store is not connected yet")
+	}
+	l.Note("reset lab: stopping consumer-usage, clearing its usage records and checkpoints")
+	if l.sup.Running(board.Usage) {
+		if err := l.Stop(board.Usage); err != nil {
+			return fmt.Errorf("reset lab: %w", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := l.db.Drop(ctx); err != nil {
+		return fmt.Errorf("reset lab: %w", err)
+	}
+	l.mu.Lock()
+	l.baseline++
+	clear(l.maxCheckpt)
+	n := l.baseline
+	l.mu.Unlock()
+	// A new group with reset latest starts at the end (earliest would
+	// replay the whole topic into the fresh baseline).
+	l.emit(board.Mode{At: time.Now(), UsageReset: string(lesson.Latest)})
+	if err := l.sup.SetArgs(board.Usage, l.roleArgs(board.Usage)); err != nil {
+		return fmt.Errorf("reset lab: %w", err)
+	}
+	if err := l.Start(board.Usage); err != nil {
+		return fmt.Errorf("reset lab: %w", err)
+	}
+	l.Note(fmt.Sprintf("new baseline #%d: consumer-usage reads on from the end of the topic in group %s; usage counts from 0",
+		n, l.usageGroup()))
+	return nil
+}
+
 // Quit asks the front end to end the run.
 func (l *Lab) Quit() { l.RequestQuit() }

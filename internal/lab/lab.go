@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"log/slog"
 	"os"
@@ -84,8 +85,8 @@ type Lab struct {
 	embeddedBroker, embeddedStore bool
 
 	// pauseMu, armMu and switchMu make a toggle read the board and act on
-	// it as one step.
-	pauseMu, armMu, switchMu sync.Mutex
+	// it as one step; baselineMu makes a reset-lab one step.
+	pauseMu, armMu, switchMu, baselineMu sync.Mutex
 
 	mu         sync.Mutex
 	mirror     *board.Board
@@ -95,6 +96,9 @@ type Lab struct {
 	listening  map[string]chan string
 	arms       map[string]armNote
 	maxCheckpt map[string]int64
+	// baseline counts reset-labs: each gives consumer-usage a group of its
+	// own, so it starts at the end of the topic.
+	baseline int
 
 	offsets *observe.Offsets
 	auditor *audit.Reader
@@ -356,9 +360,9 @@ func (l *Lab) roleArgs(name string) []string {
 		return append([]string{"consumer", "current"}, conn...)
 	case board.Usage:
 		args := append(append([]string{"consumer", "usage"}, conn...), "--mode", mode, "--reset", reset)
-		if reset != string(lesson.Earliest) && l.cfg.UsageGroup != "" {
-			// earliest picks a fresh group of its own (consumer usage --reset).
-			args = append(args, "--group", l.cfg.UsageGroup)
+		// earliest picks a fresh group of its own (consumer usage --reset).
+		if g := l.usageGroupLocked(); reset != string(lesson.Earliest) && g != "" {
+			args = append(args, "--group", g)
 		}
 		return args
 	case board.Query:
@@ -370,6 +374,28 @@ func (l *Lab) roleArgs(name string) []string {
 func (l *Lab) startPump() {
 	l.pumpDone = make(chan struct{})
 	go func() { defer close(l.pumpDone); l.pump() }()
+}
+
+// usageGroup is consumer-usage's fixed group in this baseline ("" = the
+// consumer's default).
+func (l *Lab) usageGroup() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if g := l.usageGroupLocked(); g != "" {
+		return g
+	}
+	return kafkacfg.UsageGroupID
+}
+
+func (l *Lab) usageGroupLocked() string {
+	g := l.cfg.UsageGroup
+	if l.baseline == 0 {
+		return g
+	}
+	if g == "" {
+		g = kafkacfg.UsageGroupID
+	}
+	return fmt.Sprintf("%s-baseline-%d", g, l.baseline)
 }
 
 // pump turns supervisor events into board inputs and keeps the addresses

@@ -156,7 +156,15 @@ func (x *run) prepare(ctx context.Context) error {
 	if x.sc.UsageMode != "" && x.sc.UsageMode != o.UsageMode {
 		acts = append(acts, "mode "+board.Usage+" "+x.sc.UsageMode)
 	}
+	if x.sc.Baseline {
+		x.r.Host.Note(fmt.Sprintf("scenario %s starts from a new baseline (reset-lab): usage records and checkpoints "+
+			"cleared, consumer-usage reads on from the end of the topic, so every drift it shows comes from this lesson", x.sc.Name))
+		acts = append(acts, string(script.ResetLab))
+	}
 	x.prog.Waiting = stackReady.What
+	if x.sc.Baseline {
+		x.prog.Waiting = "a new baseline (reset-lab): usage records cleared, drift starts at exactly 0"
+	}
 	x.report()
 	if len(acts) > 0 {
 		if err := x.do(ctx, strings.Join(acts, "\n")); err != nil {

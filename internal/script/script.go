@@ -12,6 +12,7 @@
 //	resume producer                       SIGUSR2
 //	wait-caught-up 30s                    wait until the consumers caught up; fail after 30s
 //	crash-at consumer-usage after-delta   arm a crash point (after-checkpoint; none disarms)
+//	reset-lab                             a new baseline: usage records and checkpoints cleared
 //	mode consumer-usage guarded           naive|guarded, from the next start
 //	reset consumer-usage earliest         latest|earliest, from the next start
 //	quit                                  end the dashboard
@@ -58,6 +59,7 @@ const (
 	CrashAt      Kind = "crash-at"
 	Mode         Kind = "mode"
 	Reset        Kind = "reset"
+	ResetLab     Kind = "reset-lab"
 	Quit         Kind = "quit"
 )
 
@@ -80,7 +82,7 @@ func (a Action) String() string {
 	switch a.Kind {
 	case Wait, WaitCaughtUp:
 		return string(a.Kind) + " " + a.Duration.String()
-	case Quit:
+	case Quit, ResetLab:
 		return string(a.Kind)
 	case CrashAt, Mode, Reset:
 		return string(a.Kind) + " " + a.Name + " " + a.Value
@@ -121,10 +123,11 @@ var grammars = map[Kind]grammar{
 	CrashAt:      {names: []string{board.Usage}, values: crashPoints, what: "crash point"},
 	Mode:         {names: []string{board.Usage}, values: modes, what: "mode"},
 	Reset:        {names: []string{board.Usage}, values: resets, what: "reset"},
+	ResetLab:     {},
 	Quit:         {},
 }
 
-var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, Quit}
+var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, Quit}
 
 // LineError is a mistake on one line of a script.
 type LineError struct {
@@ -265,6 +268,9 @@ type Target interface {
 	// WaitCaughtUp returns once the consumers have caught up, or ctx's
 	// error when ctx ends first.
 	WaitCaughtUp(ctx context.Context) error
+	// ResetLab starts a new baseline: usage records and checkpoints
+	// cleared, consumer-usage reading on from the end of the topic.
+	ResetLab() error
 	// Quit ends the dashboard; the script stops after it.
 	Quit()
 }
@@ -352,6 +358,8 @@ func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-ch
 			return timedOut
 		}
 		return err
+	case ResetLab:
+		return t.ResetLab()
 	case Crash:
 		return t.Crash(a.Name)
 	case Stop:

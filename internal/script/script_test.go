@@ -93,7 +93,7 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, quit)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, quit)`},
 		{"Crash producer", `unknown action "Crash"`},
 		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
 		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
@@ -208,6 +208,7 @@ func (f *fakeTarget) ArmCrash(n, p string) error { return f.record("arm " + n + 
 func (f *fakeTarget) SetMode(n, m string) error  { return f.record("mode " + n + " " + m) }
 func (f *fakeTarget) SetReset(n, r string) error { return f.record("reset " + n + " " + r) }
 func (f *fakeTarget) Quit()                      { _ = f.record("quit") }
+func (f *fakeTarget) ResetLab() error            { return f.record("reset-lab") }
 func (f *fakeTarget) WaitCaughtUp(ctx context.Context) error {
 	if err := f.record("wait-caught-up"); err != nil {
 		return err
@@ -287,6 +288,7 @@ reset consumer-usage earliest
 restart consumer-usage
 stop broker
 wait-caught-up 30s
+reset-lab
 quit
 start producer`
 	done := make(chan error, 1)
@@ -308,12 +310,12 @@ start producer`
 		"crash consumer-usage", "start consumer-usage", "pause", "resume",
 		"arm consumer-usage after-checkpoint", "mode consumer-usage guarded",
 		"reset consumer-usage earliest", "restart consumer-usage", "stop broker",
-		"wait-caught-up", "quit",
+		"wait-caught-up", "reset-lab", "quit",
 	}
 	if calls := target.log(); !reflect.DeepEqual(calls, want) {
 		t.Fatalf("calls\n%v\nwant\n%v", calls, want)
 	}
-	if len(logged) != 12 || logged[1] != "wait 5s" || logged[11] != "quit" {
+	if len(logged) != 13 || logged[1] != "wait 5s" || logged[12] != "quit" {
 		t.Fatalf("OnAction saw %v", logged)
 	}
 }

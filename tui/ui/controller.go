@@ -36,6 +36,9 @@ type Controller interface {
 	// ToggleUsageReset switches consumer-usage between latest and earliest
 	// (a fresh group) likewise.
 	ToggleUsageReset() (reset string, restarted bool, err error)
+	// ResetLab starts a new baseline: usage records and checkpoints cleared,
+	// consumer-usage reading on from the end of the topic.
+	ResetLab() error
 	// Tail returns up to n of the latest stderr lines of the named process.
 	Tail(name string, n int) []string
 }
@@ -46,7 +49,9 @@ const (
 	OpPause = "pause" // TogglePause
 	OpArm   = "arm"   // ArmCrash
 	OpMode  = "mode"  // SetUsageMode
-	OpReset = "reset" // SetUsageReset
+	OpReset = "reset" // ToggleUsageReset
+	// OpResetLab: ResetLab.
+	OpResetLab = "reset-lab"
 	// OpScenario: ScenarioHost.Start (Value is the name) or Stop (Value "").
 	OpScenario = "scenario"
 )

@@ -338,6 +338,7 @@ func (f *fakeController) ToggleUsageReset() (string, bool, error) {
 	f.emit(board.Mode{At: at(70), UsageReset: string(f.reset)})
 	return string(f.reset), true, f.record("reset " + string(f.reset))
 }
+func (f *fakeController) ResetLab() error { return f.record("reset-lab") }
 func (f *fakeController) Tail(name string, n int) []string {
 	_ = f.record("tail " + name)
 	return append([]string(nil), f.tail...)

@@ -16,6 +16,7 @@ type KeyMap struct {
 	Mode                 key.Binding // m
 	Reset                key.Binding // e
 	CrashPoint           key.Binding // c
+	ResetLab             key.Binding // R
 	Logs                 key.Binding // l
 	Scenarios            key.Binding // g (reserved)
 	Help                 key.Binding // ?
@@ -39,7 +40,8 @@ func DefaultKeyMap() KeyMap {
 		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause producer")),
 		Mode:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "usage naive/guarded")),
 		Reset:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "usage latest/earliest")),
-		CrashPoint: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "arm crash point")),
+		CrashPoint: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cycle crash point")),
+		ResetLab:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset lab (usage 0)")),
 		Logs:       key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs")),
 		Scenarios:  key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "scenarios"), key.WithDisabled()),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -58,7 +60,8 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	}
 	return []key.Binding{
 		k.Up, k.Jump, short(k.Crash, "crash"), k.Stop, short(k.Restart, "restart"), short(k.Pause, "pause"),
-		short(k.Mode, "mode"), short(k.Reset, "reset"), short(k.CrashPoint, "crash point"), k.Logs,
+		short(k.Mode, "mode"), short(k.Reset, "reset"), short(k.CrashPoint, "crash point"),
+		short(k.ResetLab, "reset lab"), k.Logs,
 		k.Scenarios, k.scroll(), k.Help, k.Quit,
 	}
 }
@@ -70,7 +73,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{up, k.Down, k.Next, k.Jump},
 		{k.Crash, k.Stop, k.Restart, k.Pause},
-		{k.Mode, k.Reset, k.CrashPoint, k.Scenarios},
+		{k.Mode, k.Reset, k.CrashPoint, k.ResetLab, k.Scenarios},
 		{k.Logs, k.scroll(), k.Help, k.Close, k.Quit},
 	}
 }

@@ -219,6 +219,9 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.usageSwitch(OpReset, m.ctl.ToggleUsageReset)
 	case key.Matches(msg, k.CrashPoint):
 		return m.armCrash()
+	case key.Matches(msg, k.ResetLab):
+		m.setStatus(board.LevelAction, "R: new baseline: stopping consumer-usage, clearing usage records and checkpoints…")
+		return m, call(OpResetLab, board.Usage, "", m.ctl.ResetLab)
 	case key.Matches(msg, k.Logs):
 		m.showLogs = !m.showLogs
 		if m.showLogs {
@@ -389,6 +392,8 @@ func (m Model) result(r ActionResultMsg) Model {
 		} else {
 			m.setStatus(board.LevelGood, "consumer-usage will start with "+what+" (it is not running: r starts it)")
 		}
+	case OpResetLab:
+		m.setStatus(board.LevelGood, "new baseline: consumer-usage reads on from the end of the topic, usage counts from 0")
 	case OpArm:
 		if r.Value == string(lesson.NoCrashPoint) {
 			m.setStatus(board.LevelGood, "crash point disarmed on consumer-usage (c arms after-delta)")

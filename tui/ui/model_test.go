@@ -165,6 +165,7 @@ func TestKeysCallTheController(t *testing.T) {
 		{name: "c cycles crash points through none", keys: []string{"c", "c", "c", "c"}, calls: []string{
 			"arm consumer-usage after-delta", "arm consumer-usage after-checkpoint", "arm consumer-usage none",
 			"arm consumer-usage after-delta"}},
+		{name: "R resets the lab", keys: []string{"R"}, calls: []string{"reset-lab"}},
 		{name: "l tails the selected process", keys: []string{"3", "l"}, calls: []string{"tail consumer-usage"}},
 		{name: "l follows the selection", keys: []string{"3", "l", "down"}, calls: []string{"tail consumer-usage", "tail consumer-query"}},
 		{name: "help and quit call nothing", keys: []string{"?", "g", "q"}},
