@@ -79,6 +79,8 @@ type Model struct {
 	// starting: the scenario just started from the picker; reports of the
 	// one it replaced (its end) are not shown over it.
 	starting string
+	// offScript notes an action key the current step did not ask for.
+	offScript string
 
 	// scroll: the narration's or the log view's scrolling (scroll.go).
 	scroll scrollState
@@ -186,6 +188,7 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.picking {
 		return m.pickerKey(msg)
 	}
+	m.noteOffScript(msg)
 	if next, ok := m.scrollKey(msg); ok { // [ and ]: scroll.go
 		return next, nil
 	}

@@ -24,12 +24,35 @@ func (m Model) narrate(p scenario.Progress) (tea.Model, tea.Cmd) {
 	if p.Press != nil && m.board.Has(p.Press.Process) {
 		step := fmt.Sprintf("%s/%d", p.Name, p.Step)
 		if m.narratedStep != step {
-			m.narratedStep = step
+			m.narratedStep, m.offScript = step, ""
 			m.selected = p.Press.Process
 			return m.followLogs()
 		}
 	}
 	return m, nil
+}
+
+// noteOffScript: while a step waits for the presenter's key, an action key
+// other than that one (or on another process) still acts, and the
+// narration says it was not the step's.
+func (m *Model) noteOffScript(msg tea.KeyMsg) {
+	if !m.running() || m.narration.Press == nil {
+		return
+	}
+	k := m.keys
+	if !key.Matches(msg, k.Crash, k.Stop, k.Restart, k.Pause, k.Mode, k.Reset, k.CrashPoint, k.ResetLab) {
+		return
+	}
+	press := m.narration.Press
+	if msg.String() == press.Key && (m.selected == press.Process || press.Key == "p") {
+		m.offScript = ""
+		return
+	}
+	on := ""
+	if key.Matches(msg, k.Crash, k.Stop, k.Restart) {
+		on = " on " + m.selected
+	}
+	m.offScript = fmt.Sprintf("%s%s is not this step's key (it still acted)", msg.String(), on)
 }
 
 // running reports whether a scenario is in progress.

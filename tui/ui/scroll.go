@@ -94,7 +94,7 @@ func narrationBody(w, h int, full bool) (int, int) {
 // narrationPanel is the narration as the view shows it.
 func (m Model) narrationPanel() narration.Panel {
 	p := narration.Panel{Styles: m.styles, Progress: *m.narration, Selected: m.selected,
-		Now: m.board.Now(), Offset: m.scrollOffset()}
+		Now: m.board.Now(), Offset: m.scrollOffset(), OffScript: m.offScript}
 	if evs := m.board.Events(); len(evs) > 0 {
 		p.Latest = &evs[len(evs)-1]
 	}

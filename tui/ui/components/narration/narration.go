@@ -24,8 +24,11 @@ import (
 // between them the narration, what to watch and the checks, wrapped at
 // words, in a viewport that scrolls.
 type Panel struct {
-	Styles   *theme.Styles
-	Progress scenario.Progress
+	// OffScript notes a key the presenter pressed that the step did not
+	// ask for ("" = none).
+	OffScript string
+	Styles    *theme.Styles
+	Progress  scenario.Progress
 	// Selected is the dashboard's selected process (a key hint says when
 	// the key's process is already selected).
 	Selected string
@@ -138,7 +141,11 @@ func (p Panel) action() string {
 		if p.Selected == pr.Press.Process {
 			hint += " (selected)"
 		}
-		return st.Action.Render("▶ YOUR TURN: " + hint)
+		line := st.Action.Render("▶ YOUR TURN: " + hint)
+		if p.OffScript != "" {
+			line += st.Warn.Render(" · " + p.OffScript)
+		}
+		return line
 	case !pr.HoldUntil.IsZero() && !p.Now.IsZero():
 		left := pr.HoldUntil.Sub(p.Now)
 		secs := int((left + time.Second - 1) / time.Second) // rounded up: 0 only when over
