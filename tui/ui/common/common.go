@@ -1,6 +1,8 @@
-// Package common holds what the dashboard's components share: the
-// Component contract, boxes, a column-dropping table, number formats and
-// sparklines. Everything here is a pure function of its arguments.
+// Package common holds what the dashboard's components share: boxes,
+// fixed-width tables, number formats, wrapping and sparklines. Every
+// component is a value built from state for each frame whose View(width,
+// height) fills exactly that many cells. Everything here is a pure function
+// of its arguments.
 package common
 
 import (
@@ -11,12 +13,6 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
 )
-
-// Component renders itself into exactly width×height cells (or fewer lines
-// when it has less to say); it is a value built from state for each frame.
-type Component interface {
-	View(width, height int) string
-}
 
 // Fit truncates s to width cells (with an ellipsis) and pads it with spaces
 // to exactly width.
