@@ -20,6 +20,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lab"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/internal/script"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
@@ -50,7 +51,7 @@ func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error
 	fs.IntVar(&f.Sensors, "sensors", 10, "number of simulated sensors")
 	fs.DurationVar(&f.Interval, "interval", time.Second, "time between two messages of one sensor")
 	fs.Int64Var(&f.Seed, "seed", 0, "producer seed for reproducible data (0: time-based)")
-	fs.StringVar(&f.UsageMode, "usage-mode", string(kafkacfg.Naive), "consumer-usage mode: naive (the article) or guarded")
+	fs.StringVar(&f.UsageMode, "usage-mode", string(lesson.Naive), "consumer-usage mode: naive (the article) or guarded")
 	fs.StringVar(&f.UsageReset, "usage-reset", "latest", "consumer-usage offset reset: latest (fixed group) or earliest (fresh group)")
 	fs.StringVar(&f.UsageGroup, "usage-group", kafkacfg.UsageGroupID, "consumer-usage's fixed group (with reset latest); give each dashboard sharing one broker its own")
 	fs.BoolVar(&f.headless, "headless", false, "supervise without a terminal UI, logging events to stderr")
@@ -67,10 +68,10 @@ func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error
 	if f.Interval < 10*time.Millisecond {
 		return f, cli.Usagef("--interval must be at least 10ms, got %s", f.Interval)
 	}
-	if _, err := kafkacfg.ParseUsageMode(f.UsageMode); err != nil {
+	if _, err := lesson.ParseMode(f.UsageMode); err != nil {
 		return f, cli.Usagef("--usage-mode: %v", err)
 	}
-	if _, err := kafkacfg.ParseReset(f.UsageReset); err != nil {
+	if _, err := lesson.ParseReset(f.UsageReset); err != nil {
 		return f, cli.Usagef("--usage-reset: %v", err)
 	}
 	if f.UsageGroup == "" {
@@ -295,7 +296,7 @@ func startScenario(ctx context.Context, l *lab.Lab, name string) <-chan scenario
 		return nil
 	}
 	done := make(chan scenario.Result, 1)
-	go func() { done <- scenario.Runner{Host: lab.ScriptTarget{Lab: l}}.Run(ctx, sc) }()
+	go func() { done <- scenario.Runner{Host: l}.Run(ctx, sc) }()
 	return done
 }
 
@@ -310,7 +311,7 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// With a presenter at the keyboard, scenarios wait for their keys.
-	session := &scenario.Session{Runner: scenario.Runner{Host: lab.ScriptTarget{Lab: l}, Interactive: true}}
+	session := &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true}}
 	model := ui.New(l.NewBoard(), l, ui.Options{Scenarios: scenarioHost{session}})
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithoutSignalHandler())
 	session.Runner.OnProgress = func(pr scenario.Progress) { p.Send(pr) }
@@ -322,17 +323,17 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 	code := cli.ExitOK
 	go func() {
 		if err := l.Launch(ctx); err != nil {
-			p.Send(board.Action{At: time.Now(), Text: "start failed: " + err.Error()})
+			l.Note("start failed: " + err.Error())
 			return
 		}
 		if f.scenario != "" {
 			if err := session.Start(f.scenario); err != nil {
-				p.Send(board.Action{At: time.Now(), Text: "scenario: " + err.Error()})
+				l.Note("scenario: " + err.Error())
 			}
 		}
 		if done := startScript(ctx, l, actions); done != nil {
 			if err := <-done; err != nil {
-				p.Send(board.Action{At: time.Now(), Text: "script failed: " + err.Error()})
+				l.Note("script failed: " + err.Error())
 				code = cli.ExitError
 				l.RequestQuit()
 			}

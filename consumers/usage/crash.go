@@ -6,58 +6,53 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
-
-// Crash points: where in the handling of one message the consumer can be
-// made to SIGKILL itself, to show what each recovery strategy does with a
-// crash between its writes.
-const (
-	// PointAfterDelta: the usage record is written, the checkpoint is not.
-	// Only messages that wrote a usage record reach it.
-	PointAfterDelta = "after-delta"
-	// PointAfterCheckpoint: the checkpoint is written, the offset is not
-	// stored or committed yet.
-	PointAfterCheckpoint = "after-checkpoint"
-)
-
-// ParsePoint validates a crash point name.
-func ParsePoint(s string) (string, error) {
-	switch s {
-	case PointAfterDelta, PointAfterCheckpoint:
-		return s, nil
-	}
-	return "", fmt.Errorf("unknown crash point %q (want %s or %s)", s, PointAfterDelta, PointAfterCheckpoint)
-}
 
 // CrashArm holds at most one armed crash point. It is shared between the
 // message loop and the HTTP server, hence the mutex.
 type CrashArm struct {
 	mu    sync.Mutex
-	point string // "" = disarmed
-	after int    // crash at the after-th message that reaches point
-	seen  int    // messages that reached point since it was armed
+	point lesson.CrashPoint // "" = disarmed
+	after int               // crash at the after-th message that reaches point
+	seen  int               // messages that reached point since it was armed
 }
 
 // Armed describes the armed crash point.
 type Armed struct {
-	Point string `json:"point"`
-	After int    `json:"after"`
-	Seen  int    `json:"seen"`
+	Point lesson.CrashPoint `json:"point"`
+	After int               `json:"after"`
+	Seen  int               `json:"seen"`
 }
 
-// Arm arms point to fire at the after-th message that reaches it from now on.
-func (a *CrashArm) Arm(point string, after int) error {
-	if _, err := ParsePoint(point); err != nil {
+// ValidateArm checks an arming request without arming anything.
+func ValidateArm(point lesson.CrashPoint, after int) error {
+	if _, err := lesson.ParseArmablePoint(string(point)); err != nil {
 		return err
 	}
 	if after < 1 {
 		return fmt.Errorf("crash after %d messages: want 1 or more", after)
 	}
+	return nil
+}
+
+// Arm arms point to fire at the after-th message that reaches it from now on.
+func (a *CrashArm) Arm(point lesson.CrashPoint, after int) error {
+	if err := ValidateArm(point, after); err != nil {
+		return err
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.point, a.after, a.seen = point, after, 0
 	return nil
+}
+
+// Disarm removes the armed point, if any.
+func (a *CrashArm) Disarm() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.point, a.after, a.seen = "", 0, 0
 }
 
 // State reports the armed point, if any.
@@ -73,7 +68,7 @@ func (a *CrashArm) State() (Armed, bool) {
 // reach counts a message arriving at point and reports whether the crash
 // fires now. A fired point is disarmed (it matters for tests, where the
 // "crash" returns).
-func (a *CrashArm) reach(point string) bool {
+func (a *CrashArm) reach(point lesson.CrashPoint) bool {
 	if a == nil {
 		return false
 	}

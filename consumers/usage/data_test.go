@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
@@ -43,7 +43,7 @@ func rec(sensor string, partition int32, offset int64, value []byte) Record {
 
 // newTestProcessor returns a processor on st whose crash points return
 // ErrCrashed instead of killing the test, and the sink of its events.
-func newTestProcessor(t testing.TB, st Store, mode kafkacfg.UsageMode, arm *CrashArm) (*Processor, *eventSink) {
+func newTestProcessor(t testing.TB, st Store, mode lesson.Mode, arm *CrashArm) (*Processor, *eventSink) {
 	t.Helper()
 	sink := &eventSink{}
 	p := NewProcessor(ProcessorConfig{

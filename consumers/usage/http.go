@@ -6,21 +6,30 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
+	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
 // health is the GET /healthz answer.
 type health struct {
-	Status  string             `json:"status"`
-	Mode    kafkacfg.UsageMode `json:"mode"`
-	Reset   string             `json:"reset"`
-	GroupID string             `json:"group_id"`
-	Stats   Stats              `json:"stats"`
-	CrashAt *Armed             `json:"crash_at"` // null when nothing is armed
+	Status  string       `json:"status"`
+	Mode    lesson.Mode  `json:"mode"`
+	Reset   lesson.Reset `json:"reset"`
+	GroupID string       `json:"group_id"`
+	Stats   Stats        `json:"stats"`
+	CrashAt *Armed       `json:"crash_at"` // null when nothing is armed
 }
 
-// newHandler serves GET /healthz and POST /crash-at?point=P&after=N.
-func newHandler(mode kafkacfg.UsageMode, reset, group string, stats func() Stats, arm *CrashArm, log *slog.Logger) http.Handler {
+// newHandler serves GET /healthz and POST /crash-at?point=P&after=N
+// (point=none disarms).
+//
+// An armed point can kill this process at the next message, so arming is
+// ordered: the request is validated, the arm is announced on the status
+// stream, the whole reply is written and flushed, and only then does the
+// point take effect. A client therefore always has its answer (and the
+// status reader its CrashPointArmed) before the crash it asked for.
+func newHandler(mode lesson.Mode, reset lesson.Reset, group string, stats func() Stats, arm *CrashArm,
+	em *status.Emitter, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		h := health{Status: "ok", Mode: mode, Reset: reset, GroupID: group, Stats: stats()}
@@ -30,7 +39,11 @@ func newHandler(mode kafkacfg.UsageMode, reset, group string, stats func() Stats
 		writeJSON(w, http.StatusOK, h)
 	})
 	mux.HandleFunc("POST /crash-at", func(w http.ResponseWriter, r *http.Request) {
-		point := r.URL.Query().Get("point")
+		point, err := lesson.ParseCrashPoint(r.URL.Query().Get("point"))
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
 		after := 1
 		if s := r.URL.Query().Get("after"); s != "" {
 			n, err := strconv.Atoi(s)
@@ -40,19 +53,40 @@ func newHandler(mode kafkacfg.UsageMode, reset, group string, stats func() Stats
 			}
 			after = n
 		}
-		if err := arm.Arm(point, after); err != nil {
+		if point == lesson.NoCrashPoint {
+			arm.Disarm()
+			log.Warn("crash point disarmed over HTTP")
+			em.Emit(status.Event{Type: status.CrashPointArmed, Point: string(lesson.NoCrashPoint)})
+			writeJSON(w, http.StatusOK, map[string]*Armed{"armed": nil})
+			return
+		}
+		if err := ValidateArm(point, after); err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return
 		}
 		log.Warn("crash point armed over HTTP", "point", point, "after", after)
-		a, _ := arm.State()
-		writeJSON(w, http.StatusOK, map[string]Armed{"armed": a})
+		em.Emit(status.Event{Type: status.CrashPointArmed, Point: string(point), After: after})
+		w.Header().Set("Connection", "close")
+		writeJSON(w, http.StatusOK, map[string]Armed{"armed": {Point: point, After: after}})
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		_ = arm.Arm(point, after) // validated above
 	})
 	return mux
 }
 
+// writeJSON writes a complete reply (its length known up front), so a
+// flushed reply is whole on the wire even if the process dies right after.
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	body = append(body, '\n')
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(body)
 }

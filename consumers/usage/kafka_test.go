@@ -22,6 +22,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 )
@@ -224,7 +225,7 @@ func TestKafkaGuardedRestartsStayExact(t *testing.T) {
 	produce(t, brokers, topic, b1)
 	group := "usage-test-" + randHex(4)
 	cfg := Config{Conn: cli.Conn{Brokers: brokers, Mongo: uri, Topic: topic}, HTTP: "127.0.0.1:0",
-		Mode: kafkacfg.Guarded, Reset: "earliest", Group: group, GroupExplicit: true, CrashAfter: 1}
+		Mode: lesson.Guarded, Reset: "earliest", Group: group, GroupExplicit: true, CrashAfter: 1}
 
 	start := time.Now()
 	c1 := startConsumer(t, cfg)
@@ -273,7 +274,7 @@ func TestKafkaGuardedRestartsStayExact(t *testing.T) {
 
 	// The article's rule the other way: the naive consumer replaying from
 	// earliest counts every delta a second time.
-	cfg.Mode = kafkacfg.Naive
+	cfg.Mode = lesson.Naive
 	c4 := startConsumer(t, cfg)
 	caughtUp(t, c4.sink, all, 60*time.Second)
 	doubled := truth(t, b1, b2)
@@ -343,7 +344,7 @@ func (s *syncBuffer) String() string {
 }
 
 // waitKilled waits for the child to die of SIGKILL after a CrashPoint event.
-func (c *child) waitKilled(t *testing.T, point string) status.Event {
+func (c *child) waitKilled(t *testing.T, point lesson.CrashPoint) status.Event {
 	t.Helper()
 	select {
 	case <-c.exited:
@@ -355,7 +356,7 @@ func (c *child) waitKilled(t *testing.T, point string) status.Event {
 		t.Fatalf("child ended with %v, want killed by SIGKILL; stderr:\n%s", c.cmd.ProcessState, c.stderr)
 	}
 	ev, found := c.sink.first(status.CrashPoint)
-	if !found || ev.Point != point {
+	if !found || ev.Point != string(point) {
 		t.Fatalf("crash event %+v (found %v), want point %s", ev, found, point)
 	}
 	return ev
@@ -388,7 +389,7 @@ func TestKafkaGuardedRealCrashes(t *testing.T) {
 	conn := []string{"--brokers", brokers, "--mongo", uri, "--topic", topic, "--mode", "guarded", "--reset", "earliest"}
 
 	a := startChild(t, append(conn, "--crash-at", "after-delta", "--crash-after", "12")...)
-	crash := a.waitKilled(t, PointAfterDelta)
+	crash := a.waitKilled(t, lesson.AfterDelta)
 	t.Logf("child A crashed at %+v", crash)
 	if got := totalsOf(t, st); sumRecords(got) != 12 {
 		t.Errorf("%d usage records after crashing at the 12th delta, want 12", sumRecords(got))
@@ -408,11 +409,11 @@ func TestKafkaGuardedRealCrashes(t *testing.T) {
 	}
 	b2 := data.next(t, 5, 3)
 	produce(t, brokers, topic, b2)
-	crash = b.waitKilled(t, PointAfterCheckpoint)
+	crash = b.waitKilled(t, lesson.AfterCheckpoint)
 	t.Logf("child B crashed at %+v", crash)
 
 	c := startConsumer(t, Config{Conn: cli.Conn{Brokers: brokers, Mongo: uri, Topic: topic}, HTTP: "127.0.0.1:0",
-		Mode: kafkacfg.Guarded, Reset: "earliest", Group: kafkacfg.UsageGroupID, CrashAfter: 1})
+		Mode: lesson.Guarded, Reset: "earliest", Group: kafkacfg.UsageGroupID, CrashAfter: 1})
 	caughtUp(t, c.sink, int64(len(b1.recs)+len(b2.recs)), 60*time.Second)
 	sameTotals(t, "after both crashes", totalsOf(t, st), truth(t, b1, b2))
 }
@@ -451,7 +452,7 @@ func TestUnreachableDependenciesRetry(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rc := startConsumer(t, Config{Conn: tc.conn(), HTTP: "127.0.0.1:0", Mode: kafkacfg.Guarded, Reset: "latest",
+			rc := startConsumer(t, Config{Conn: tc.conn(), HTTP: "127.0.0.1:0", Mode: lesson.Guarded, Reset: "latest",
 				Group: kafkacfg.UsageGroupID, CrashAfter: 1})
 			deadline := time.Now().Add(20 * time.Second)
 			for {
@@ -507,7 +508,7 @@ func TestKafkaSIGTERMCommitsAndExits(t *testing.T) {
 	}
 
 	c := startConsumer(t, Config{Conn: cli.Conn{Brokers: brokers, Mongo: uri, Topic: topic}, HTTP: "127.0.0.1:0",
-		Mode: kafkacfg.Guarded, Reset: "earliest", Group: group, GroupExplicit: true, CrashAfter: 1})
+		Mode: lesson.Guarded, Reset: "earliest", Group: group, GroupExplicit: true, CrashAfter: 1})
 	if ev := caughtUp(t, c.sink, 0, 60*time.Second); ev.Processed != 0 || ev.Invalid != 0 {
 		t.Errorf("after a clean stop the same group redid %d messages (%d invalid), want 0", ev.Processed, ev.Invalid)
 	}

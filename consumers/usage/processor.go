@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
@@ -78,7 +78,7 @@ var ErrCrashed = errors.New("usage: crash point reached")
 type ProcessorConfig struct {
 	Store Store
 	Topic string
-	Mode  kafkacfg.UsageMode
+	Mode  lesson.Mode
 	// Crash is the armed crash point, shared with the HTTP server; nil means
 	// crash points are never armed.
 	Crash *CrashArm
@@ -213,7 +213,7 @@ func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
 			return p.reject(r, err), nil
 		}
 	}
-	guarded := p.cfg.Mode == kafkacfg.Guarded
+	guarded := p.cfg.Mode == lesson.Guarded
 	if guarded && samePartition && r.Offset <= prev.Offset {
 		p.processed.Add(1)
 		p.replayed.Add(1)
@@ -243,7 +243,7 @@ func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
 			}
 			res.Recorded, res.Usage = true, u
 			p.records.Add(1)
-			if p.crashAt(PointAfterDelta, r) {
+			if p.crashAt(lesson.AfterDelta, r) {
 				return res, ErrCrashed
 			}
 		}
@@ -274,7 +274,7 @@ func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
 	}
 	p.checkpoints[m.SensorID] = cp
 	p.processed.Add(1)
-	if p.crashAt(PointAfterCheckpoint, r) {
+	if p.crashAt(lesson.AfterCheckpoint, r) {
 		return res, ErrCrashed
 	}
 	return res, nil
@@ -287,12 +287,12 @@ func (p *Processor) reject(r Record, err error) Result {
 	return Result{Outcome: Invalid}
 }
 
-func (p *Processor) crashAt(point string, r Record) bool {
+func (p *Processor) crashAt(point lesson.CrashPoint, r Record) bool {
 	if !p.cfg.Crash.reach(point) {
 		return false
 	}
 	p.log.Warn("crash point reached: killing myself", "point", point, "partition", r.Partition, "offset", r.Offset)
-	p.cfg.OnCrash(status.Event{Type: status.CrashPoint, Point: point, Partition: r.Partition, Offset: r.Offset})
+	p.cfg.OnCrash(status.Event{Type: status.CrashPoint, Point: string(point), Partition: r.Partition, Offset: r.Offset})
 	return true
 }
 

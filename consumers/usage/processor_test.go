@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
@@ -35,7 +35,7 @@ func deltas(k int64) store.Totals {
 
 func TestNaiveDeltasAndCheckpoint(t *testing.T) {
 	_, st := freshDB(t)
-	p, _ := newTestProcessor(t, st, kafkacfg.Naive, nil)
+	p, _ := newTestProcessor(t, st, lesson.Naive, nil)
 	res := feed(t, p,
 		rec("s1", 0, 0, reading(t, "s1", 0, 10000, 100000)),
 		rec("s1", 0, 1, reading(t, "s1", 1, 10200, 101050)),
@@ -64,7 +64,7 @@ func TestNaiveDeltasAndCheckpoint(t *testing.T) {
 	}
 
 	// A restart loads the checkpoints: the next delta is computed from them.
-	p2, _ := newTestProcessor(t, st, kafkacfg.Naive, nil)
+	p2, _ := newTestProcessor(t, st, lesson.Naive, nil)
 	feed(t, p2, rec("s1", 0, 4, reading(t, "s1", 4, 10400, 101200)))
 	sameTotals(t, "after restart", totalsOf(t, st), map[string]store.Totals{
 		"s1": {HoursCents: 400, KmCents: 1200, Records: 3},
@@ -82,12 +82,12 @@ func TestNaiveReplayOverCountsExactly(t *testing.T) {
 		t.Run(fmt.Sprintf("replay from offset %d", from), func(t *testing.T) {
 			_, st := freshDB(t)
 			log := series(t, "s1", 10)
-			feed(t, newProcessorQuiet(t, st, kafkacfg.Naive), log...)
+			feed(t, newProcessorQuiet(t, st, lesson.Naive), log...)
 			sameTotals(t, "first pass", totalsOf(t, st), map[string]store.Totals{"s1": deltas(9)})
 
 			// Restart, then read again from an earlier offset (--reset
 			// earliest with a fresh group, or an offset commit lost).
-			p := newProcessorQuiet(t, st, kafkacfg.Naive)
+			p := newProcessorQuiet(t, st, lesson.Naive)
 			res := feed(t, p, log[from])
 			if res[0].Recorded {
 				t.Errorf("first replayed message recorded %+v: its delta is negative", res[0].Usage)
@@ -109,11 +109,11 @@ func TestNaiveReplayOverCountsExactly(t *testing.T) {
 func TestGuardedReplayChangesNothing(t *testing.T) {
 	_, st := freshDB(t)
 	log := series(t, "s1", 10)
-	feed(t, newProcessorQuiet(t, st, kafkacfg.Guarded), log...)
+	feed(t, newProcessorQuiet(t, st, lesson.Guarded), log...)
 	want := map[string]store.Totals{"s1": deltas(9)}
 	sameTotals(t, "first pass", totalsOf(t, st), want)
 
-	p := newProcessorQuiet(t, st, kafkacfg.Guarded)
+	p := newProcessorQuiet(t, st, lesson.Guarded)
 	for from := 9; from >= 0; from-- {
 		for _, r := range feed(t, p, log[from:]...) {
 			if r.Outcome != Replayed {
@@ -130,7 +130,7 @@ func TestGuardedReplayChangesNothing(t *testing.T) {
 	}
 }
 
-func newProcessorQuiet(t *testing.T, st Store, mode kafkacfg.UsageMode) *Processor {
+func newProcessorQuiet(t *testing.T, st Store, mode lesson.Mode) *Processor {
 	p, _ := newTestProcessor(t, st, mode, nil)
 	return p
 }
@@ -141,25 +141,25 @@ func newProcessorQuiet(t *testing.T, st Store, mode kafkacfg.UsageMode) *Process
 func TestCrashBetweenWrites(t *testing.T) {
 	log := series(t, "s1", 6)
 	for _, tc := range []struct {
-		mode      kafkacfg.UsageMode
-		point     string
+		mode      lesson.Mode
+		point     lesson.CrashPoint
 		resumeAt  int // the first offset read after the restart
 		overCount int64
 	}{
-		{kafkacfg.Naive, PointAfterDelta, 3, 1},      // offset not committed: the same delta again
-		{kafkacfg.Naive, PointAfterDelta, 4, 1},      // offset committed: next delta spans both
-		{kafkacfg.Naive, PointAfterCheckpoint, 3, 0}, // idempotent by luck: zero delta vs checkpoint
-		{kafkacfg.Guarded, PointAfterDelta, 3, 0},
-		{kafkacfg.Guarded, PointAfterDelta, 0, 0},
-		{kafkacfg.Guarded, PointAfterCheckpoint, 3, 0},
-		{kafkacfg.Guarded, PointAfterCheckpoint, 0, 0},
+		{lesson.Naive, lesson.AfterDelta, 3, 1},      // offset not committed: the same delta again
+		{lesson.Naive, lesson.AfterDelta, 4, 1},      // offset committed: next delta spans both
+		{lesson.Naive, lesson.AfterCheckpoint, 3, 0}, // idempotent by luck: zero delta vs checkpoint
+		{lesson.Guarded, lesson.AfterDelta, 3, 0},
+		{lesson.Guarded, lesson.AfterDelta, 0, 0},
+		{lesson.Guarded, lesson.AfterCheckpoint, 3, 0},
+		{lesson.Guarded, lesson.AfterCheckpoint, 0, 0},
 	} {
 		t.Run(fmt.Sprintf("%s %s resume at %d", tc.mode, tc.point, tc.resumeAt), func(t *testing.T) {
 			_, st := freshDB(t)
 			arm := &CrashArm{}
 			// Offsets 1, 2, 3 write deltas; offsets 0..3 write checkpoints.
 			after := 3
-			if tc.point == PointAfterCheckpoint {
+			if tc.point == lesson.AfterCheckpoint {
 				after = 4
 			}
 			if err := arm.Arm(tc.point, after); err != nil {
@@ -171,11 +171,11 @@ func TestCrashBetweenWrites(t *testing.T) {
 				t.Fatalf("offset 3: err %v, want the crash", err)
 			}
 			ev, ok := sink.first(status.CrashPoint)
-			if !ok || ev.Point != tc.point || ev.Offset != 3 || ev.Partition != 0 {
+			if !ok || ev.Point != string(tc.point) || ev.Offset != 3 || ev.Partition != 0 {
 				t.Fatalf("crash event %+v (present %v)", ev, ok)
 			}
 			wantCP := int64(2)
-			if tc.point == PointAfterCheckpoint {
+			if tc.point == lesson.AfterCheckpoint {
 				wantCP = 3
 			}
 			if cp := checkpointsOf(t, st)["s1"]; cp.Offset != wantCP {
@@ -187,7 +187,7 @@ func TestCrashBetweenWrites(t *testing.T) {
 			want := deltas(5)
 			want.HoursCents += 125 * tc.overCount
 			want.KmCents += 1050 * tc.overCount
-			if tc.mode == kafkacfg.Naive && tc.point == PointAfterDelta && tc.resumeAt == 3 {
+			if tc.mode == lesson.Naive && tc.point == lesson.AfterDelta && tc.resumeAt == 3 {
 				want.Records += tc.overCount // a second record for the same message
 			}
 			sameTotals(t, "after restart", totalsOf(t, st), map[string]store.Totals{"s1": want})
@@ -196,7 +196,7 @@ func TestCrashBetweenWrites(t *testing.T) {
 }
 
 func TestBadInputSkippedAndCounted(t *testing.T) {
-	for _, mode := range []kafkacfg.UsageMode{kafkacfg.Naive, kafkacfg.Guarded} {
+	for _, mode := range []lesson.Mode{lesson.Naive, lesson.Guarded} {
 		t.Run(string(mode), func(t *testing.T) {
 			_, st := freshDB(t)
 			p, sink := newTestProcessor(t, st, mode, nil)
@@ -269,7 +269,7 @@ func TestGuardedExactUnderCrashesAndReplays(t *testing.T) {
 				}
 			}
 			// Finally every suffix of every partition once more: nothing changes.
-			p := newProcessorQuiet(t, st, kafkacfg.Guarded)
+			p := newProcessorQuiet(t, st, lesson.Guarded)
 			for _, part := range g.parts {
 				for from := range part {
 					feed(t, p, part[from:]...)
@@ -297,15 +297,15 @@ func simulateGuarded(t *testing.T, rng *rand.Rand, st Store, g genLog) int {
 		}
 		arm := &CrashArm{}
 		if rng.IntN(10) < 7 {
-			point := PointAfterDelta
+			point := lesson.AfterDelta
 			if rng.IntN(2) == 0 {
-				point = PointAfterCheckpoint
+				point = lesson.AfterCheckpoint
 			}
 			if err := arm.Arm(point, 1+rng.IntN(6)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		p, _ := newTestProcessor(t, st, kafkacfg.Guarded, arm)
+		p, _ := newTestProcessor(t, st, lesson.Guarded, arm)
 		next := append([]int(nil), committed...)
 		switch x := rng.IntN(10); {
 		case x == 0: // a fresh group with --reset earliest
@@ -409,16 +409,16 @@ func (f *flakyStore) InsertUsageOnce(ctx context.Context, r store.UsageRecord) (
 
 func TestStoreFailuresAreRetriedNotSkipped(t *testing.T) {
 	for _, tc := range []struct {
-		mode    kafkacfg.UsageMode
+		mode    lesson.Mode
 		ackLost bool
 		extra   int64 // records counted twice
 	}{
-		{kafkacfg.Naive, false, 0},
-		{kafkacfg.Guarded, false, 0},
-		{kafkacfg.Guarded, true, 0},
+		{lesson.Naive, false, 0},
+		{lesson.Guarded, false, 0},
+		{lesson.Guarded, true, 0},
 		// Naive retries an insert whose answer was lost: each lost answer is
 		// one more record (two here).
-		{kafkacfg.Naive, true, 2},
+		{lesson.Naive, true, 2},
 	} {
 		t.Run(fmt.Sprintf("%s ack lost %v", tc.mode, tc.ackLost), func(t *testing.T) {
 			_, st := freshDB(t)
@@ -457,7 +457,7 @@ func TestStoreFailuresAreRetriedNotSkipped(t *testing.T) {
 func TestStoreDownUntilShutdown(t *testing.T) {
 	_, st := freshDB(t)
 	flaky := &flakyStore{Store: st}
-	p, sink := newTestProcessor(t, flaky, kafkacfg.Guarded, nil)
+	p, sink := newTestProcessor(t, flaky, lesson.Guarded, nil)
 	log := series(t, "s1", 3)
 	feed(t, p, log[:2]...)
 	flaky.failures.Store(1 << 40)
@@ -555,9 +555,9 @@ func TestStoreGuardPrimitives(t *testing.T) {
 func TestZombieWriteDoesNotRegressCheckpoint(t *testing.T) {
 	_, st := freshDB(t)
 	log := series(t, "s1", 10)
-	zombie := newProcessorQuiet(t, st, kafkacfg.Guarded)
+	zombie := newProcessorQuiet(t, st, lesson.Guarded)
 	feed(t, zombie, log[:6]...) // applied 0..5, committed up to 4
-	owner := newProcessorQuiet(t, st, kafkacfg.Guarded)
+	owner := newProcessorQuiet(t, st, lesson.Guarded)
 	feed(t, owner, log[4:8]...) // from the committed offset: 4, 5 skipped, 6, 7 applied
 	res := feed(t, zombie, log[6])
 	if res[0].Inserted {
@@ -566,7 +566,7 @@ func TestZombieWriteDoesNotRegressCheckpoint(t *testing.T) {
 	if cp := checkpointsOf(t, st)["s1"]; cp.Offset != 7 {
 		t.Fatalf("checkpoint at %d after the zombie write, want 7", cp.Offset)
 	}
-	next := newProcessorQuiet(t, st, kafkacfg.Guarded) // the owner died after committing 8
+	next := newProcessorQuiet(t, st, lesson.Guarded) // the owner died after committing 8
 	feed(t, next, log[8:]...)
 	sameTotals(t, "totals", totalsOf(t, st), map[string]store.Totals{"s1": deltas(9)})
 }

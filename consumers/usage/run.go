@@ -17,6 +17,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 )
@@ -35,7 +36,7 @@ const progressEvery = time.Second
 // bad URI, a busy HTTP address, a fatal client error).
 func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) error {
 	group := cfg.ResolveGroup()
-	em.Emit(status.Event{Type: status.Started, PID: os.Getpid(), Mode: string(cfg.Mode), Reset: cfg.Reset, GroupID: group})
+	em.Emit(status.Event{Type: status.Started, PID: os.Getpid(), Mode: string(cfg.Mode), Reset: string(cfg.Reset), GroupID: group})
 	log.Info("starting", "mode", cfg.Mode, "reset", cfg.Reset, "group", group, "topic", cfg.Conn.Topic)
 
 	arm := &CrashArm{}
@@ -44,6 +45,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 			return err
 		}
 		log.Warn("crash point armed", "point", cfg.CrashPoint, "after", cfg.CrashAfter)
+		em.Emit(status.Event{Type: status.CrashPointArmed, Point: string(cfg.CrashPoint), After: cfg.CrashAfter})
 	}
 
 	st, err := store.Connect(ctx, cfg.Conn.Mongo)
@@ -66,7 +68,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		return fmt.Errorf("http: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           newHandler(cfg.Mode, cfg.Reset, group, proc.Stats, arm, log),
+		Handler:           newHandler(cfg.Mode, cfg.Reset, group, proc.Stats, arm, em, log),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
 	go func() { _ = srv.Serve(ln) }()
@@ -153,7 +155,7 @@ type kafkaLoop struct {
 	lastRetrying time.Time
 }
 
-func (k *kafkaLoop) guarded() bool { return k.cfg.Mode == kafkacfg.Guarded }
+func (k *kafkaLoop) guarded() bool { return k.cfg.Mode == lesson.Guarded }
 
 func (k *kafkaLoop) run() error {
 	defer func() {
@@ -359,7 +361,7 @@ func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) map[int32]int64 {
 		if err != nil {
 			continue
 		}
-		if k.cfg.Reset == "earliest" {
+		if k.cfg.Reset == lesson.Earliest {
 			out[p] = low
 		} else {
 			out[p] = high

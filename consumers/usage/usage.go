@@ -24,6 +24,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
@@ -34,15 +35,15 @@ const Role = "consumer-usage"
 type Config struct {
 	Conn  cli.Conn
 	HTTP  string
-	Mode  kafkacfg.UsageMode
-	Reset string
+	Mode  lesson.Mode
+	Reset lesson.Reset
 	// Group is the consumer group; GroupExplicit says --group was given
 	// (otherwise --reset earliest picks a fresh group, see ResolveGroup).
 	Group         string
 	GroupExplicit bool
 	// CrashPoint ("" = none) is armed at start to fire at the CrashAfter-th
 	// message that reaches it.
-	CrashPoint string
+	CrashPoint lesson.CrashPoint
 	CrashAfter int
 }
 
@@ -50,14 +51,14 @@ type Config struct {
 // cli.ErrUsage.
 func ParseFlags(args []string) (Config, error) {
 	var cfg Config
-	var mode string
+	var mode, reset, point string
 	fs := flag.NewFlagSet("consumer usage", flag.ContinueOnError)
 	cfg.Conn.Register(fs)
 	fs.StringVar(&cfg.HTTP, "http", "127.0.0.1:0", "HTTP listen address (GET /healthz, POST /crash-at)")
-	fs.StringVar(&mode, "mode", string(kafkacfg.Naive), "naive (the article's code) or guarded (effects at most once, in order)")
-	fs.StringVar(&cfg.Reset, "reset", "latest", "auto.offset.reset: latest, or earliest (with a fresh group unless --group is given)")
+	fs.StringVar(&mode, "mode", string(lesson.Naive), "naive (the article's code) or guarded (effects at most once, in order)")
+	fs.StringVar(&reset, "reset", string(lesson.Latest), "auto.offset.reset: latest, or earliest (with a fresh group unless --group is given)")
 	fs.StringVar(&cfg.Group, "group", kafkacfg.UsageGroupID, "consumer group id")
-	fs.StringVar(&cfg.CrashPoint, "crash-at", "", "arm a crash point at start: "+PointAfterDelta+" or "+PointAfterCheckpoint)
+	fs.StringVar(&point, "crash-at", "", "arm a crash point at start: "+string(lesson.AfterDelta)+" or "+string(lesson.AfterCheckpoint))
 	fs.IntVar(&cfg.CrashAfter, "crash-after", 1, "crash at the Nth message that reaches the crash point")
 	if err := cli.Parse(fs, args); err != nil {
 		return Config{}, err
@@ -68,17 +69,17 @@ func ParseFlags(args []string) (Config, error) {
 		}
 	})
 	var err error
-	if cfg.Mode, err = kafkacfg.ParseUsageMode(mode); err != nil {
+	if cfg.Mode, err = lesson.ParseMode(mode); err != nil {
 		return Config{}, cli.Usagef("--mode: %v", err)
 	}
-	if cfg.Reset, err = kafkacfg.ParseReset(cfg.Reset); err != nil {
+	if cfg.Reset, err = lesson.ParseReset(reset); err != nil {
 		return Config{}, cli.Usagef("--reset: %v", err)
 	}
 	if cfg.Group == "" {
 		return Config{}, cli.Usagef("--group is empty")
 	}
-	if cfg.CrashPoint != "" {
-		if _, err := ParsePoint(cfg.CrashPoint); err != nil {
+	if point != "" {
+		if cfg.CrashPoint, err = lesson.ParseArmablePoint(point); err != nil {
 			return Config{}, cli.Usagef("--crash-at: %v", err)
 		}
 	}

@@ -1,17 +1,21 @@
 package usage
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
+	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -19,7 +23,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Mode != kafkacfg.Naive || cfg.Reset != "latest" || cfg.Group != kafkacfg.UsageGroupID ||
+	if cfg.Mode != lesson.Naive || cfg.Reset != "latest" || cfg.Group != kafkacfg.UsageGroupID ||
 		cfg.HTTP != "127.0.0.1:0" || cfg.CrashPoint != "" || cfg.CrashAfter != 1 {
 		t.Errorf("defaults %+v", cfg)
 	}
@@ -31,7 +35,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Mode != kafkacfg.Guarded || cfg.CrashPoint != PointAfterDelta || cfg.CrashAfter != 3 {
+	if cfg.Mode != lesson.Guarded || cfg.CrashPoint != lesson.AfterDelta || cfg.CrashAfter != 3 {
 		t.Errorf("parsed %+v", cfg)
 	}
 	g1, g2 := cfg.ResolveGroup(), cfg.ResolveGroup()
@@ -71,7 +75,7 @@ func TestMainBadFlagsExit2(t *testing.T) {
 func TestHTTP(t *testing.T) {
 	arm := &CrashArm{}
 	stats := func() Stats { return Stats{Processed: 7, Invalid: 1} }
-	srv := httptest.NewServer(newHandler(kafkacfg.Guarded, "latest", "demo-usage", stats, arm,
+	srv := httptest.NewServer(newHandler(lesson.Guarded, "latest", "demo-usage", stats, arm, nil,
 		slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer srv.Close()
 
@@ -91,7 +95,7 @@ func TestHTTP(t *testing.T) {
 		}
 		return h
 	}
-	if h := get(); h.Status != "ok" || h.Mode != kafkacfg.Guarded || h.GroupID != "demo-usage" || h.Stats.Processed != 7 || h.CrashAt != nil {
+	if h := get(); h.Status != "ok" || h.Mode != lesson.Guarded || h.GroupID != "demo-usage" || h.Stats.Processed != 7 || h.CrashAt != nil {
 		t.Errorf("healthz %+v", h)
 	}
 
@@ -105,6 +109,8 @@ func TestHTTP(t *testing.T) {
 		{"", http.StatusBadRequest},
 		{"point=after-delta&after=0", http.StatusBadRequest},
 		{"point=after-delta&after=x", http.StatusBadRequest},
+		{"point=none", http.StatusOK},
+		{"point=after-checkpoint&after=4", http.StatusOK},
 	} {
 		resp, err := http.Post(srv.URL+"/crash-at?"+tc.query, "", nil)
 		if err != nil {
@@ -116,7 +122,7 @@ func TestHTTP(t *testing.T) {
 		}
 	}
 	// The last good request wins; bad ones change nothing.
-	if h := get(); h.CrashAt == nil || h.CrashAt.Point != PointAfterCheckpoint || h.CrashAt.After != 4 {
+	if h := get(); h.CrashAt == nil || h.CrashAt.Point != lesson.AfterCheckpoint || h.CrashAt.After != 4 {
 		t.Errorf("armed %+v, want after-checkpoint after 4", h.CrashAt)
 	}
 	resp, err := http.Get(srv.URL + "/crash-at?point=after-delta")
@@ -131,20 +137,68 @@ func TestHTTP(t *testing.T) {
 
 func TestCrashArmCounts(t *testing.T) {
 	arm := &CrashArm{}
-	if err := arm.Arm(PointAfterDelta, 3); err != nil {
+	if err := arm.Arm(lesson.AfterDelta, 3); err != nil {
 		t.Fatal(err)
 	}
 	var fired []bool
 	for range 2 {
-		fired = append(fired, arm.reach(PointAfterCheckpoint)) // another point: not counted
+		fired = append(fired, arm.reach(lesson.AfterCheckpoint)) // another point: not counted
 	}
 	for range 4 {
-		fired = append(fired, arm.reach(PointAfterDelta))
+		fired = append(fired, arm.reach(lesson.AfterDelta))
 	}
 	want := []bool{false, false, false, false, true, false} // fires once, then disarmed
 	for i := range want {
 		if fired[i] != want[i] {
 			t.Fatalf("fired %v, want %v", fired, want)
 		}
+	}
+}
+
+// flushSpy records what was true when the handler flushed its reply.
+type flushSpy struct {
+	*httptest.ResponseRecorder
+	onFlush func()
+}
+
+func (f flushSpy) Flush() { f.onFlush(); f.ResponseRecorder.Flush() }
+
+// TestCrashAtReplyBeforeArm: the arm announced on the status stream and the
+// complete reply are out before the point can fire (issue: a client got EOF
+// because the process killed itself between arming and replying).
+func TestCrashAtReplyBeforeArm(t *testing.T) {
+	arm := &CrashArm{}
+	var events bytes.Buffer
+	em := status.NewTo("consumer-usage", &events)
+	h := newHandler(lesson.Guarded, "latest", "g", func() Stats { return Stats{} }, arm, em,
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+
+	flushed := false
+	rec := httptest.NewRecorder()
+	spy := flushSpy{ResponseRecorder: rec, onFlush: func() {
+		flushed = true
+		if a, armed := arm.State(); armed {
+			t.Errorf("armed (%+v) before the reply was flushed", a)
+		}
+		if !strings.Contains(events.String(), `"event":"crash_point_armed"`) {
+			t.Errorf("reply flushed before the arm was announced; status stream: %q", events.String())
+		}
+		if got, want := rec.Body.Len(), rec.Header().Get("Content-Length"); want == "" || strconv.Itoa(got) != want {
+			t.Errorf("body %d bytes at flush, Content-Length %q", got, want)
+		}
+	}}
+	h.ServeHTTP(spy, httptest.NewRequest(http.MethodPost, "/crash-at?point=after-delta&after=2", nil))
+	if !flushed {
+		t.Fatal("the reply was never flushed before the handler returned")
+	}
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"point":"after-delta"`) {
+		t.Errorf("reply %d %s", rec.Code, rec.Body)
+	}
+	if a, armed := arm.State(); !armed || a.Point != lesson.AfterDelta || a.After != 2 {
+		t.Errorf("after the reply: %+v armed=%v, want after-delta after 2", a, armed)
+	}
+	ev, err := status.Parse(bytes.TrimSpace(events.Bytes()))
+	if err != nil || ev.Type != status.CrashPointArmed || ev.Point != string(lesson.AfterDelta) || ev.After != 2 {
+		t.Errorf("status event %+v (%v), want crash_point_armed after-delta after 2", ev, err)
 	}
 }

@@ -41,8 +41,6 @@ const (
 	StaleAfter = 5 * time.Second
 	// logKeep is how many stderr lines per process the board keeps.
 	logKeep = 100
-	// crashLogLines is how many stderr lines a crash copies into the timeline.
-	crashLogLines = 3
 )
 
 // Config is what the dashboard knows before anything runs.
@@ -187,11 +185,6 @@ func (b *Board) Apply(in any) bool {
 		b.request(v)
 	case RequestDone:
 		b.requestDone(v)
-	case Armed:
-		if p := b.procs[v.Name]; p != nil {
-			p.armed = v.Point
-			b.event(v.At, v.Name, LevelWarn, "crash point armed: "+v.Point)
-		}
 	default:
 		return false
 	}
@@ -223,6 +216,10 @@ func (b *Board) setMode(m Mode) {
 		b.reset, changed = m.UsageReset, true
 	}
 	if changed {
-		b.event(b.now, Usage, LevelAction, "consumer-usage will run "+b.mode+" with reset "+b.reset)
+		at := m.At
+		if at.IsZero() {
+			at = b.now
+		}
+		b.event(at, Usage, LevelAction, "from its next start: mode "+b.mode+", reset "+b.reset)
 	}
 }

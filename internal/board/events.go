@@ -1,6 +1,8 @@
 package board
 
 import (
+	"cmp"
+	"slices"
 	"time"
 )
 
@@ -24,28 +26,52 @@ func (e Event) String() string {
 	return s + e.Text
 }
 
+// dupWindow: the same entry (process, level and text) twice within this
+// time is one fact reported twice (the lab and the UI both applying an
+// input, two pollers seeing one failure), shown once.
+const dupWindow = 2 * time.Second
+
+// event adds an entry in time order: inputs from different sources
+// (supervisor, pollers, status streams) arrive slightly out of order, and
+// the timeline reads by time. An entry that repeats a recent one is
+// dropped.
 func (b *Board) event(at time.Time, proc string, level Level, text string) {
 	if at.IsZero() {
 		at = b.now
 	}
+	i := len(b.events)
+	for i > 0 && b.events[i-1].At.After(at) {
+		i--
+	}
+	for _, e := range b.events[max(0, i-8):min(len(b.events), i+8)] {
+		if e.Proc == proc && e.Level == level && e.Text == text && e.At.Sub(at).Abs() < dupWindow {
+			return
+		}
+	}
 	b.nextSeq++
-	b.events = append(b.events, Event{Seq: b.nextSeq, At: at, Proc: proc, Level: level, Text: text})
+	e := Event{Seq: b.nextSeq, At: at, Proc: proc, Level: level, Text: text}
+	b.events = append(b.events, Event{})
+	copy(b.events[i+1:], b.events[i:])
+	b.events[i] = e
 	if over := len(b.events) - TimelineLen; over > 0 {
 		b.events = append([]Event(nil), b.events[over:]...)
 	}
 }
 
-// Events returns the timeline, oldest first.
+// Events returns the timeline, oldest first (by time).
 func (b *Board) Events() []Event { return append([]Event(nil), b.events...) }
 
-// EventsSince returns the entries with Seq > seq, oldest first, for a
-// headless loop that logs new entries as they come. A folded entry (a run
-// of invalid messages) keeps its Seq while its text grows.
+// EventsSince returns the entries with Seq > seq in the order they were
+// added, for a headless loop that logs new entries as they come (an entry
+// inserted before later ones in time is still new to it). A folded entry
+// (a run of invalid messages) keeps its Seq while its text grows.
 func (b *Board) EventsSince(seq uint64) []Event {
-	for i, e := range b.events {
+	var out []Event
+	for _, e := range b.events {
 		if e.Seq > seq {
-			return append([]Event(nil), b.events[i:]...)
+			out = append(out, e)
 		}
 	}
-	return nil
+	slices.SortFunc(out, func(a, b Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
 }

@@ -162,6 +162,7 @@ type Action struct {
 
 // Mode is how the dashboard (re)starts consumer-usage from now on.
 type Mode struct {
+	At         time.Time
 	UsageMode  string // "naive" or "guarded"
 	UsageReset string // "latest" or "earliest"
 }
@@ -172,6 +173,10 @@ const (
 	OpStop    = "stop"
 	OpStart   = "start"
 	OpRestart = "restart"
+	// OpPause and OpResume ask the producer to stop or restart publishing;
+	// the producer's own Paused/Resumed status confirms them.
+	OpPause  = "pause"
+	OpResume = "resume"
 )
 
 // Request: the user or a script asked the supervisor to act on a process.
@@ -181,7 +186,7 @@ const (
 type Request struct {
 	At   time.Time
 	Name string
-	Op   string // OpCrash, OpStop, OpStart, OpRestart
+	Op   string // OpCrash, OpStop, OpStart, OpRestart, OpPause, OpResume
 }
 
 // RequestDone: the supervisor answered a Request. A nil Err changes nothing
@@ -191,12 +196,4 @@ type RequestDone struct {
 	Name string
 	Op   string
 	Err  error
-}
-
-// Armed: a crash point was armed on a process (consumer-usage's
-// POST /crash-at). It is shown until the process reaches it or exits.
-type Armed struct {
-	At    time.Time
-	Name  string
-	Point string // "after-delta" or "after-checkpoint"
 }

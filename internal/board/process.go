@@ -58,12 +58,15 @@ type proc struct {
 	state     State
 	prevState State // state before a pending request, restored if it fails
 	pending   string
-	pid       int
-	startedAt time.Time
-	starts    int
-	crashes   int
-	lastExit  *Exit
-	detail    string
+	// pauseAsked: a pause or resume sent and not yet confirmed by the
+	// producer (OpPause, OpResume or "").
+	pauseAsked string
+	pid        int
+	startedAt  time.Time
+	starts     int
+	crashes    int
+	lastExit   *Exit
+	detail     string
 
 	// From the Started event.
 	mode, reset, groupID string
@@ -123,7 +126,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.mode, p.reset, p.groupID, p.httpAddr = "", "", "", ""
 	p.positions = nil
 	p.processed, p.invalid, p.produced = 0, 0, 0
-	p.paused = false
+	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.logSince = len(p.logs)
 	verb := "started"
@@ -161,14 +164,18 @@ func (b *Board) procExited(v ProcExited) {
 	default:
 		p.crashes++
 		p.state = Crashed
-		how := "crashed: " + crashCause(ex)
-		if p.pending == OpCrash {
-			how = "crashed on request: " + crashCause(ex)
+		// Its last log lines are in the log view (l), not copied here.
+		text := fmt.Sprintf("crashed: %s (pid %d)", crashCause(ex), v.PID)
+		if len(p.recentLogs(1)) > 0 {
+			text += "; l shows its last log lines"
 		}
-		b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s (pid %d)", how, v.PID))
-		for _, l := range p.recentLogs(crashLogLines) {
-			b.event(v.At, v.Name, LevelMuted, "stderr: "+l)
+		switch {
+		case p.pending == OpCrash && !restarting:
+			text = fmt.Sprintf("crashed on request: %s (pid %d); it stays down until r restarts it", crashCause(ex), v.PID)
+		case p.pending == OpCrash:
+			text = fmt.Sprintf("crashed on request: %s (pid %d)", crashCause(ex), v.PID)
 		}
+		b.event(v.At, v.Name, LevelBad, text)
 	}
 	if restarting {
 		p.state = Restarting
@@ -274,16 +281,24 @@ func (b *Board) procStatus(v ProcStatus) {
 		b.event(at, v.Name, LevelGood, fmt.Sprintf("caught up after %d messages in %.1f s", e.Processed, float64(e.Millis)/1000))
 	case status.InvalidMessage:
 		b.invalidEvent(at, v.Name, e)
+	case status.CrashPointArmed:
+		if e.Point == "none" {
+			p.armed = ""
+			b.event(at, v.Name, LevelInfo, "crash point disarmed")
+			break
+		}
+		p.armed = e.Point
+		b.event(at, v.Name, LevelWarn, fmt.Sprintf("crash point %s armed: SIGKILLs itself at the next message that reaches it", e.Point))
 	case status.CrashPoint:
 		p.armed = ""
 		p.lastCrash = &CrashPointHit{At: at, Point: e.Point, Partition: e.Partition, Offset: e.Offset}
 		b.event(at, v.Name, LevelBad, fmt.Sprintf("crash point %s reached at partition %d offset %d: killing itself (SIGKILL)", e.Point, e.Partition, e.Offset))
 	case status.Paused:
-		p.paused = true
+		p.paused, p.pauseAsked = true, ""
 		p.quietSince = at
 		b.event(at, v.Name, LevelWarn, "paused publishing")
 	case status.Resumed:
-		p.paused = false
+		p.paused, p.pauseAsked = false, ""
 		b.event(at, v.Name, LevelGood, "resumed publishing")
 	case status.Error:
 		p.detail = e.Error
@@ -333,6 +348,11 @@ func (b *Board) request(v Request) {
 	if p == nil {
 		return
 	}
+	if v.Op == OpPause || v.Op == OpResume {
+		p.pauseAsked = v.Op
+		b.event(v.At, v.Name, LevelAction, v.Op+" requested")
+		return
+	}
 	if p.pending == "" {
 		p.prevState = p.state
 	}
@@ -358,11 +378,28 @@ func (b *Board) requestDone(v RequestDone) {
 	if p == nil || v.Err == nil {
 		return
 	}
+	if v.Op == OpPause || v.Op == OpResume {
+		p.pauseAsked = ""
+		b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s failed: %v", v.Op, v.Err))
+		return
+	}
 	b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s failed: %v", v.Op, v.Err))
 	if p.pending == v.Op {
 		p.pending = ""
 		p.state = p.prevState
 	}
+}
+
+// PausedOrPausing: the producer is paused, or a pause was asked for and
+// not yet confirmed (a resume asked for counts as publishing).
+func (v ProcView) PausedOrPausing() bool {
+	switch v.PauseAsked {
+	case OpPause:
+		return true
+	case OpResume:
+		return false
+	}
+	return v.Paused
 }
 
 // ProcView is one process row, everything a view needs, already in words.
@@ -391,6 +428,9 @@ type ProcView struct {
 	// producer
 	Produced int64
 	Paused   bool
+	// PauseAsked is OpPause or OpResume while the producer has not yet
+	// confirmed it.
+	PauseAsked string
 
 	Lag     Lag
 	History []int64 // lag samples, oldest first; -1 = unknown
@@ -456,22 +496,23 @@ func (b *Board) Process(name string) ProcView {
 		return ProcView{}
 	}
 	v := ProcView{
-		Name:     name,
-		Strategy: b.strategy(p),
-		State:    p.state,
-		Detail:   p.detail,
-		PID:      p.pid,
-		Alive:    p.alive(),
-		Starts:   p.starts,
-		Crashes:  p.crashes,
-		LastExit: p.lastExit,
-		Pending:  p.pending,
-		GroupID:  p.groupID,
-		Armed:    p.armed,
-		Produced: p.produced,
-		Paused:   p.paused,
-		Lag:      b.lagOf(name),
-		History:  append([]int64(nil), b.lagHist[name]...),
+		Name:       name,
+		Strategy:   b.strategy(p),
+		State:      p.state,
+		Detail:     p.detail,
+		PID:        p.pid,
+		Alive:      p.alive(),
+		Starts:     p.starts,
+		Crashes:    p.crashes,
+		LastExit:   p.lastExit,
+		Pending:    p.pending,
+		GroupID:    p.groupID,
+		Armed:      p.armed,
+		Produced:   p.produced,
+		Paused:     p.paused,
+		PauseAsked: p.pauseAsked,
+		Lag:        b.lagOf(name),
+		History:    append([]int64(nil), b.lagHist[name]...),
 
 		Positions:        append([]status.Position(nil), p.positions...),
 		Processed:        p.processed,

@@ -253,7 +253,7 @@ func TestCrashCampaignNaive(t *testing.T) {
 				}, 30*time.Second)
 			}
 			mark := use.Mark()
-			armCrash(t, base, string(s.kind))
+			armCrash(t, use, mark, base, string(s.kind))
 			ev := use.AwaitFrom(mark, "crash point "+string(s.kind), isType(status.CrashPoint), 30*time.Second)
 			if ev.Point != string(s.kind) {
 				t.Fatalf("crash %d: armed %s, crashed at %q", i+1, s.kind, ev.Point)
@@ -331,11 +331,21 @@ func TestCrashCampaignNaive(t *testing.T) {
 		float64(m.halfTotal.h)/100, float64(m.halfTotal.k)/100, m.halfCrashes, exposedNotOver)
 }
 
-func armCrash(t *testing.T, base, point string) {
+// armCrash arms point on consumer-usage. The process announces the arm on
+// its status stream before replying; a reply lost to the crash it armed
+// (the connection cut as the process dies) counts once that announcement,
+// read from mark on, is there.
+func armCrash(t *testing.T, use *Child, mark int, base, point string) {
 	t.Helper()
 	resp, err := http.Post(base+"/crash-at?point="+point, "", nil)
 	if err != nil {
-		t.Fatalf("POST /crash-at: %v", err)
+		if _, aerr := use.WaitEventFrom(mark, func(e status.Event) bool {
+			return e.Type == status.CrashPointArmed && e.Point == point
+		}, 5*time.Second); aerr == nil {
+			t.Logf("POST /crash-at: %v after the arm was announced: armed", err)
+			return
+		}
+		t.Fatalf("POST /crash-at: %v, and no arm announced", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -185,7 +185,7 @@ type procRow struct {
 	Lag      string
 }
 
-var procRowRe = regexp.MustCompile(`(▸| ) (\d) +(\S+)\s+(.+?)\s+(crashed \([^)]*\)|crashed|crashing…|running \(paused\)|running|replaying \d+%|starting|stopping|stopped|restarting|retrying(?: \S+)?)\s+(\d+|—)\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+(— down|…|\? no commit|≥[\d,]+ \+\?|[\d,]+ sent|paused, [\d,]+ sent|no Kafka lag|[\d,]+)(?: stale)?)?`)
+var procRowRe = regexp.MustCompile(`(▸| ) (\d) +(\S+)\s+(.+?)\s+(crashed \([^)]*\)|crashed|crashing…|running \(paused\)|running|replaying \d+%|starting|stopping|stopped|restarting|retrying(?: \S+)?)\s+(\d+|—)\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+(— down|…|no commit|≥[\d,]+|[\d,]+ sent|paused, [\d,]+ sent|no Kafka lag|[\d,]+)(?: stale)?)?`)
 
 // procRows parses the process table of a screen.
 func procRows(screen string) map[string]procRow {
@@ -213,7 +213,7 @@ func lagValue(s string) (int64, bool) {
 	return n, err == nil
 }
 
-var sensorRowRe = regexp.MustCompile(`│sensor-(\d+)\s+\d+\.\d+\s+\d+\.\d+\s+\d+\.\d+\s+\d+\.\d+\s+\S+ ago`)
+var sensorRowRe = regexp.MustCompile(`│sensor-(\d+) +\d+\.\d+ +\d+\.\d+ +(?:same|behind|WRONG|stale)? *│`)
 
 // sensorRows counts the distinct sensors with a state row on the screen.
 func sensorRows(screen string) int {

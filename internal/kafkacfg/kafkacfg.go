@@ -3,7 +3,7 @@
 package kafkacfg
 
 import (
-	"fmt"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
@@ -54,39 +54,11 @@ func Current(brokers, groupID string) *kafka.ConfigMap {
 	return &c
 }
 
-// UsageMode selects consumer-usage's behaviour.
-type UsageMode string
-
-const (
-	// Naive is the seed article's code: auto commit with auto offset store.
-	Naive UsageMode = "naive"
-	// Guarded commits only offsets whose effect is durable.
-	Guarded UsageMode = "guarded"
-)
-
-// ParseUsageMode validates a --mode value.
-func ParseUsageMode(s string) (UsageMode, error) {
-	switch UsageMode(s) {
-	case Naive, Guarded:
-		return UsageMode(s), nil
-	}
-	return "", fmt.Errorf("unknown mode %q (want naive or guarded)", s)
-}
-
-// ParseReset validates an auto.offset.reset value offered to users.
-func ParseReset(s string) (string, error) {
-	switch s {
-	case "latest", "earliest":
-		return s, nil
-	}
-	return "", fmt.Errorf("unknown offset reset %q (want latest or earliest)", s)
-}
-
 // Usage is consumer-usage's config for the given mode, group and reset.
-func Usage(brokers, groupID string, mode UsageMode, reset string) *kafka.ConfigMap {
+func Usage(brokers, groupID string, mode lesson.Mode, reset lesson.Reset) *kafka.ConfigMap {
 	c := base(brokers, "krl-consumer-usage")
 	c["group.id"] = groupID
-	c["auto.offset.reset"] = reset
+	c["auto.offset.reset"] = string(reset)
 	c["enable.auto.commit"] = true
 	c["auto.commit.interval.ms"] = 1000
 	// Static membership: after a kill -9 the restarted consumer takes its
@@ -95,7 +67,7 @@ func Usage(brokers, groupID string, mode UsageMode, reset string) *kafka.ConfigM
 	// not a rebalance timeout. One consumer-usage runs at a time.
 	c["group.instance.id"] = "consumer-usage"
 	c["session.timeout.ms"] = 6000
-	if mode == Guarded {
+	if mode == lesson.Guarded {
 		// Close() would otherwise store and commit prefetched, unprocessed
 		// offsets (FIELD-NOTES): store only after the effect is durable.
 		c["enable.auto.offset.store"] = false

@@ -9,74 +9,128 @@ import (
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
-	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 )
 
-// The methods below are what keys (ui.Controller) and script actions
-// (script.Target) ask of a run. Each blocks until the supervisor has acted.
+// The methods below are everything a key (ui.Controller) or a script action
+// (script.Target) can ask of a run: both front ends call the same methods,
+// and each shows what it does on the board (through emit) before and after
+// it acts, so the TUI's board and the lab's own board learn it the same way.
+// Each blocks until the supervisor has acted.
 
-// Crash SIGKILLs the process group: a real crash, no cleanup.
+// act shows a lifecycle request ("crashing…"), performs it, and reports
+// the outcome (an error reverts the pending state on the board).
+func (l *Lab) act(name, op string, f func(string) error) error {
+	l.emit(board.Request{At: time.Now(), Name: name, Op: op})
+	err := f(name)
+	l.emit(board.RequestDone{At: time.Now(), Name: name, Op: op, Err: err})
+	return err
+}
+
+// Crash SIGKILLs the process group: a real crash, no cleanup. It returns
+// once the board has the exit, so a "crash X" then "restart X" never shows
+// the crash it asked for as an unexpected one.
 func (l *Lab) Crash(name string) error {
-	pid := l.sup.PID(name)
-	if err := l.sup.Crash(name); err != nil {
-		return err
-	}
-	l.awaitExitSeen(pid)
-	return nil
+	return l.act(name, board.OpCrash, func(name string) error {
+		pid := l.sup.PID(name)
+		if err := l.sup.Crash(name); err != nil {
+			return err
+		}
+		l.waitBoard(2*time.Second, func(b *board.Board) bool {
+			e := b.Process(name).LastExit
+			return pid == 0 || (e != nil && e.PID == pid)
+		})
+		return nil
+	})
 }
 
 // Stop stops a process gracefully (SIGTERM, SIGKILL after a timeout).
-func (l *Lab) Stop(name string) error { return l.sup.Stop(name) }
+func (l *Lab) Stop(name string) error { return l.act(name, board.OpStop, l.sup.Stop) }
 
 // Start starts a process that is not running.
-func (l *Lab) Start(name string) error { return l.sup.Start(name) }
+func (l *Lab) Start(name string) error { return l.act(name, board.OpStart, l.sup.Start) }
 
 // Restart stops the process if it runs, then starts it.
-func (l *Lab) Restart(name string) error { return l.sup.Restart(name) }
+func (l *Lab) Restart(name string) error { return l.act(name, board.OpRestart, l.sup.Restart) }
 
 // Tail returns the last n lines the process wrote to stderr.
 func (l *Lab) Tail(name string, n int) []string { return l.sup.Tail(name, n) }
 
-// TogglePause pauses or resumes the producer.
-func (l *Lab) TogglePause() error {
-	l.mu.Lock()
-	paused := l.paused
-	l.mu.Unlock()
-	if paused {
-		return l.Resume()
-	}
-	return l.Pause()
+// TogglePause pauses a publishing producer and resumes a paused one, as
+// the board sees it (a pause asked for and not yet confirmed counts as
+// paused). It returns whether it asked for a pause.
+func (l *Lab) TogglePause() (paused bool, err error) {
+	l.pauseMu.Lock()
+	defer l.pauseMu.Unlock()
+	var v board.ProcView
+	l.Observe(func(b *board.Board) { v = b.Process(board.Producer) })
+	want := !v.PausedOrPausing()
+	return want, l.setPausedLocked(want)
 }
 
 // Pause makes the producer stop publishing (SIGUSR1).
-func (l *Lab) Pause() error { return l.setPaused(true) }
-
-// Resume makes the producer publish again (SIGUSR2).
-func (l *Lab) Resume() error { return l.setPaused(false) }
-
-func (l *Lab) setPaused(p bool) error {
-	sig := syscall.SIGUSR2
-	if p {
-		sig = syscall.SIGUSR1
-	}
-	if err := l.sup.Signal(Producer, sig); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	l.paused = p
-	l.mu.Unlock()
-	return nil
+func (l *Lab) Pause() error {
+	l.pauseMu.Lock()
+	defer l.pauseMu.Unlock()
+	return l.setPausedLocked(true)
 }
 
-// ArmCrash arms a crash point of consumer-usage over its HTTP endpoint.
-func (l *Lab) ArmCrash(name, point string) error {
-	if name != Usage {
-		return fmt.Errorf("crash points exist only on %s", Usage)
+// Resume makes the producer publish again (SIGUSR2).
+func (l *Lab) Resume() error {
+	l.pauseMu.Lock()
+	defer l.pauseMu.Unlock()
+	return l.setPausedLocked(false)
+}
+
+func (l *Lab) setPausedLocked(p bool) error {
+	op, sig := board.OpResume, syscall.SIGUSR2
+	if p {
+		op, sig = board.OpPause, syscall.SIGUSR1
 	}
-	addr, err := l.awaitHTTP(Usage, 10*time.Second)
+	return l.act(board.Producer, op, func(name string) error { return l.sup.Signal(name, sig) })
+}
+
+// ArmCrash arms a crash point of consumer-usage over its HTTP endpoint
+// (lesson.NoCrashPoint disarms it).
+//
+// The process announces the arm on its status stream before it replies,
+// and arms only once the reply is flushed. A reply lost all the same (the
+// connection cut as the process dies) is not taken for a failure when the
+// announcement arrived: the point was armed, and may already have fired.
+func (l *Lab) ArmCrash(name, point string) error {
+	if name != board.Usage {
+		return fmt.Errorf("crash points exist only on %s", board.Usage)
+	}
+	if _, err := lesson.ParseCrashPoint(point); err != nil {
+		return err
+	}
+	l.armMu.Lock()
+	defer l.armMu.Unlock()
+	return l.armLocked(name, point)
+}
+
+// CycleCrashPoint moves consumer-usage's crash point one step along
+// none → after-delta → after-checkpoint → none, arming only the point it
+// moves to, and returns it.
+func (l *Lab) CycleCrashPoint(name string) (lesson.CrashPoint, error) {
+	if name != board.Usage {
+		return "", fmt.Errorf("crash points exist only on %s", board.Usage)
+	}
+	l.armMu.Lock()
+	defer l.armMu.Unlock()
+	var armed string
+	l.Observe(func(b *board.Board) { armed = b.Process(name).Armed })
+	next := lesson.NextCrashPoint(lesson.CrashPoint(armed))
+	return next, l.armLocked(name, string(next))
+}
+
+func (l *Lab) armLocked(name, point string) error {
+	addr, err := l.awaitHTTP(name, 10*time.Second)
 	if err != nil {
 		return err
 	}
+	pid := l.sup.PID(name)
+	before := l.armsAnnounced(name, pid)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
@@ -86,14 +140,42 @@ func (l *Lab) ArmCrash(name, point string) error {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		if l.awaitArmAnnounced(name, pid, before, 2*time.Second) {
+			return nil
+		}
 		return fmt.Errorf("arm crash point: %w", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("arm crash point %q: %s", point, resp.Status)
 	}
-	l.emit(board.Armed{At: time.Now(), Name: name, Point: point})
+	// The next cycle reads the armed point from the board: wait for the
+	// announcement to be on it.
+	l.awaitArmAnnounced(name, pid, before, 2*time.Second)
 	return nil
+}
+
+// armNote counts the crash point announcements of one incarnation.
+type armNote struct {
+	pid, n int
+}
+
+// armsAnnounced is how many arms (or disarms) pid has announced so far.
+func (l *Lab) armsAnnounced(name string, pid int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a := l.arms[name]; a.pid == pid {
+		return a.n
+	}
+	return 0
+}
+
+// awaitArmAnnounced waits until pid announces an arm after the before-th.
+func (l *Lab) awaitArmAnnounced(name string, pid, before int, timeout time.Duration) bool {
+	return l.waitBoard(timeout, func(*board.Board) bool {
+		a := l.arms[name] // l.mu is held by waitBoard
+		return a.pid == pid && a.n > before
+	})
 }
 
 // awaitHTTP returns the HTTP address of a running process, waiting while
@@ -101,69 +183,95 @@ func (l *Lab) ArmCrash(name, point string) error {
 // "restart consumer-usage" followed by "crash-at consumer-usage ..." must
 // not fail because the new process is a few milliseconds from listening.
 func (l *Lab) awaitHTTP(name string, timeout time.Duration) (string, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		if addr := l.httpAddr(name); addr != "" {
-			return addr, nil
-		}
-		if !l.sup.Running(name) {
-			return "", fmt.Errorf("%s is not running", name)
-		}
-		if time.Now().After(deadline) {
-			return "", fmt.Errorf("%s is not listening on HTTP %s after its start", name, timeout)
-		}
-		time.Sleep(20 * time.Millisecond) // nothing signals the Listening event here: poll it
+	var addr string
+	l.waitBoard(timeout, func(*board.Board) bool {
+		addr = l.httpAddrLocked(name)
+		return addr != "" || !l.sup.Running(name)
+	})
+	switch {
+	case addr != "":
+		return addr, nil
+	case !l.sup.Running(name):
+		return "", fmt.Errorf("%s is not running", name)
 	}
+	return "", fmt.Errorf("%s is not listening on HTTP %s after its start", name, timeout)
 }
 
-// SetUsageMode restarts consumer-usage in naive or guarded mode.
-func (l *Lab) SetUsageMode(mode string) error {
-	if _, err := kafkacfg.ParseUsageMode(mode); err != nil {
-		return err
+// SetUsageMode makes consumer-usage run naive or guarded from its next
+// start. A running consumer-usage is restarted at once; a stopped or
+// crashed one is left stopped (restarted reports which).
+func (l *Lab) SetUsageMode(mode string) (restarted bool, err error) {
+	m, err := lesson.ParseMode(mode)
+	if err != nil {
+		return false, err
 	}
-	l.mu.Lock()
-	l.mode = mode
-	l.mu.Unlock()
-	return l.restartUsage()
+	return l.switchUsage(board.Mode{UsageMode: string(m)})
 }
 
-// SetUsageReset restarts consumer-usage with latest (its fixed group) or
-// earliest (a fresh group, so the whole topic is replayed).
-func (l *Lab) SetUsageReset(reset string) error {
-	if _, err := kafkacfg.ParseReset(reset); err != nil {
-		return err
+// SetUsageReset makes consumer-usage start with latest (its fixed group) or
+// earliest (a fresh group, so the whole topic is replayed) from its next
+// start, restarting it only if it runs.
+func (l *Lab) SetUsageReset(reset string) (restarted bool, err error) {
+	r, err := lesson.ParseReset(reset)
+	if err != nil {
+		return false, err
 	}
-	l.mu.Lock()
-	l.reset = reset
-	l.mu.Unlock()
-	return l.restartUsage()
+	return l.switchUsage(board.Mode{UsageReset: string(r)})
 }
 
-func (l *Lab) restartUsage() error {
-	l.mu.Lock()
-	mode, reset := l.mode, l.reset
-	l.mu.Unlock()
-	l.emit(board.Mode{UsageMode: mode, UsageReset: reset})
-	if err := l.sup.SetArgs(Usage, l.roleArgs(Usage)); err != nil {
-		return err
+func (l *Lab) switchUsage(m board.Mode) (restarted bool, err error) {
+	m.At = time.Now()
+	l.emit(m)
+	if err := l.sup.SetArgs(board.Usage, l.roleArgs(board.Usage)); err != nil {
+		return false, err
 	}
-	return l.sup.Restart(Usage)
+	if !l.sup.Running(board.Usage) {
+		l.Note("consumer-usage is not running: the change applies when it starts (r starts it)")
+		return false, nil
+	}
+	return true, l.Restart(board.Usage)
+}
+
+// ToggleUsageMode switches consumer-usage between naive and guarded, from
+// the mode the board shows (the m key).
+func (l *Lab) ToggleUsageMode() (mode string, restarted bool, err error) {
+	l.switchMu.Lock()
+	defer l.switchMu.Unlock()
+	var cur string
+	l.Observe(func(b *board.Board) { cur, _ = b.UsageConfig() })
+	next := lesson.Mode(cur).Other()
+	restarted, err = l.SetUsageMode(string(next))
+	return string(next), restarted, err
+}
+
+// ToggleUsageReset switches consumer-usage between latest and earliest,
+// from the reset the board shows (the e key).
+func (l *Lab) ToggleUsageReset() (reset string, restarted bool, err error) {
+	l.switchMu.Lock()
+	defer l.switchMu.Unlock()
+	var cur string
+	l.Observe(func(b *board.Board) { _, cur = b.UsageConfig() })
+	next := lesson.Reset(cur).Other()
+	restarted, err = l.SetUsageReset(string(next))
+	return string(next), restarted, err
 }
 
 // SetMode is the script form of SetUsageMode.
 func (l *Lab) SetMode(name, mode string) error {
-	if name != Usage {
-		return fmt.Errorf("only %s has a mode", Usage)
+	if name != board.Usage {
+		return fmt.Errorf("only %s has a mode", board.Usage)
 	}
-	return l.SetUsageMode(mode)
+	_, err := l.SetUsageMode(mode)
+	return err
 }
 
 // SetReset is the script form of SetUsageReset.
 func (l *Lab) SetReset(name, reset string) error {
-	if name != Usage {
-		return fmt.Errorf("only %s has an offset reset", Usage)
+	if name != board.Usage {
+		return fmt.Errorf("only %s has an offset reset", board.Usage)
 	}
-	return l.SetUsageReset(reset)
+	_, err := l.SetUsageReset(reset)
+	return err
 }
 
 // WaitCaughtUp returns once consumer-current is caught up and
@@ -174,32 +282,67 @@ func (l *Lab) SetReset(name, reset string) error {
 // that a report taken right after (wait-caught-up, then quit) shows the
 // caught-up run and not answers read a moment before the last writes.
 func (l *Lab) WaitCaughtUp(ctx context.Context) error {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
 	var since time.Time
 	var hwm map[int32]int64
-	for {
-		l.mu.Lock()
-		ok := false
-		if l.mirror != nil && l.mirror.CaughtUp() {
-			if since.IsZero() {
-				since = time.Now()
-				hwm, _ = l.mirror.HighWatermarks()
-			}
-			ok = l.mirror.RefreshedSince(since, hwm)
-		} else {
+	cond := func(b *board.Board) bool {
+		if !b.CaughtUp() {
 			since = time.Time{}
+			return false
 		}
-		l.mu.Unlock()
-		if ok {
+		if since.IsZero() {
+			since = b.Now()
+			hwm, _ = b.HighWatermarks()
+		}
+		return b.RefreshedSince(since, hwm)
+	}
+	for {
+		if l.waitBoard(time.Second, cond) {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 	}
+}
+
+// ResetLab starts a new baseline (R, reset-lab): consumer-usage stops,
+// its usage records and checkpoints are cleared, and it starts again in a
+// group of its own with reset latest, so it reads on from the current end
+// of the topic. Usage then accumulates from zero and the drift is exactly
+// 0 until a crash makes it move. Its mode is kept.
+func (l *Lab) ResetLab() error {
+	l.baselineMu.Lock()
+	defer l.baselineMu.Unlock()
+	if l.db == nil {
+		return fmt.Errorf("reset lab: the store is not connected yet")
+	}
+	l.Note("reset lab: stopping consumer-usage, clearing its usage records and checkpoints")
+	if l.sup.Running(board.Usage) {
+		if err := l.Stop(board.Usage); err != nil {
+			return fmt.Errorf("reset lab: %w", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := l.db.Drop(ctx); err != nil {
+		return fmt.Errorf("reset lab: %w", err)
+	}
+	l.mu.Lock()
+	l.baseline++
+	n := l.baseline
+	l.mu.Unlock()
+	// A new group with reset latest starts at the end (earliest would
+	// replay the whole topic into the fresh baseline).
+	l.emit(board.Mode{At: time.Now(), UsageReset: string(lesson.Latest)})
+	if err := l.sup.SetArgs(board.Usage, l.roleArgs(board.Usage)); err != nil {
+		return fmt.Errorf("reset lab: %w", err)
+	}
+	if err := l.Start(board.Usage); err != nil {
+		return fmt.Errorf("reset lab: %w", err)
+	}
+	l.Note(fmt.Sprintf("new baseline #%d: consumer-usage reads on from the end of the topic in group %s; usage counts from 0",
+		n, l.usageGroup()))
+	return nil
 }
 
 // Quit asks the front end to end the run.

@@ -8,12 +8,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/audit"
@@ -22,16 +25,6 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/supervisor"
-)
-
-// Process names are the board's.
-const (
-	Producer = board.Producer
-	Current  = board.Current
-	Usage    = board.Usage
-	Query    = board.Query
-	Broker   = board.Broker
-	Store    = board.Store
 )
 
 // Config is what the dashboard's flags decide.
@@ -61,27 +54,52 @@ type Config struct {
 	Log *slog.Logger
 }
 
+// processes is what the lab asks of its supervisor (a fake in tests).
+type processes interface {
+	Define(spec supervisor.Spec) error
+	SetArgs(name string, args []string) error
+	Events() <-chan supervisor.Event
+	PID(name string) int
+	Running(name string) bool
+	Tail(name string, n int) []string
+	Start(name string) error
+	Crash(name string) error
+	Stop(name string) error
+	Restart(name string) error
+	Signal(name string, sig syscall.Signal) error
+	KillAll()
+	Shutdown(ctx context.Context) error
+}
+
 // Lab supervises one run.
+//
+// Its board (the mirror) is the one source of the run's facts: the
+// addresses in use, consumer-usage's group, mode and reset, whether the
+// producer is paused. The lab keeps no copies of them; it reads the board,
+// under mu, and changes them only by emitting inputs.
 type Lab struct {
 	cfg     Config
 	log     *slog.Logger
-	sup     *supervisor.Supervisor
+	sup     processes
 	out     chan any
 	started time.Time
 
 	embeddedBroker, embeddedStore bool
 
-	mu         sync.Mutex
-	brokers    string
-	mongo      string
-	httpAddrs  map[string]httpEndpoint
-	runPID     map[string]int // the latest Started pid per process, as the pump has seen it
-	usageGroup string
-	paused     bool
-	mode       string
-	reset      string
-	listening  map[string]chan string
-	mirror     *board.Board
+	// pauseMu, armMu and switchMu make a toggle read the board and act on
+	// it as one step; baselineMu makes a reset-lab one step.
+	pauseMu, armMu, switchMu, baselineMu sync.Mutex
+
+	mu        sync.Mutex
+	mirror    *board.Board
+	changed   chan struct{} // closed (and replaced) at every input the mirror takes
+	httpAddrs map[string]httpEndpoint
+	runPID    map[string]int // the latest Started pid per process, as the pump has seen it
+	listening map[string]chan string
+	arms      map[string]armNote
+	// baseline counts reset-labs: each gives consumer-usage a group of its
+	// own, so it starts at the end of the topic.
+	baseline int
 
 	offsets *observe.Offsets
 	auditor *audit.Reader
@@ -92,18 +110,16 @@ type Lab struct {
 	cancel   context.CancelFunc
 	pollers  sync.WaitGroup // pollers and the audit: they emit, so they end before out closes
 	pumpDone chan struct{}
-	// exitSeen: closed once the pump has handed a pid's exit to the board.
-	exitSeen map[int]chan struct{}
 }
 
 // Processes lists the names this configuration supervises, in key order.
 func (c Config) Processes() []string {
-	names := []string{Producer, Current, Usage, Query}
+	names := []string{board.Producer, board.Current, board.Usage, board.Query}
 	if c.Brokers == "" {
-		names = append(names, Broker)
+		names = append(names, board.Broker)
 	}
 	if c.Mongo == "" {
-		names = append(names, Store)
+		names = append(names, board.Store)
 	}
 	return names
 }
@@ -125,36 +141,28 @@ func New(cfg Config) (*Lab, error) {
 		out:            make(chan any, 4096),
 		embeddedBroker: cfg.Brokers == "",
 		embeddedStore:  cfg.Mongo == "",
-		brokers:        cfg.Brokers,
-		mongo:          cfg.Mongo,
+		changed:        make(chan struct{}),
 		httpAddrs:      map[string]httpEndpoint{},
 		runPID:         map[string]int{},
-		mode:           cfg.UsageMode,
-		reset:          cfg.UsageReset,
 		listening:      map[string]chan string{},
+		arms:           map[string]armNote{},
 		quit:           make(chan struct{}),
-		exitSeen:       map[int]chan struct{}{},
 	}
 	l.sup = supervisor.New(supervisor.Config{Exe: cfg.Exe, RunDir: cfg.RunDir, StopTimeout: 6 * time.Second})
+	l.mirror = l.NewBoard()
 	return l, nil
 }
 
-// NewBoard returns a board configured for this lab (the TUI's and the
-// mirror's are built the same way).
+// NewBoard returns a board as the lab's own starts: a front end that feeds
+// it every input from Inputs, from before Launch on, holds the same board.
 func (l *Lab) NewBoard() *board.Board {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.newBoardLocked()
-}
-
-func (l *Lab) newBoardLocked() *board.Board {
 	return board.New(l.cfg.Processes(), board.Config{
-		Brokers:    l.brokers,
-		Mongo:      l.mongo,
+		Brokers:    l.cfg.Brokers,
+		Mongo:      l.cfg.Mongo,
 		RunDir:     l.cfg.RunDir,
 		Topic:      l.cfg.Topic,
-		UsageMode:  l.mode,
-		UsageReset: l.reset,
+		UsageMode:  l.cfg.UsageMode,
+		UsageReset: l.cfg.UsageReset,
 	})
 }
 
@@ -171,7 +179,8 @@ func (l *Lab) RequestQuit() { l.quitOnce.Do(func() { close(l.quit) }) }
 func (l *Lab) Addresses() (brokers, mongo string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.brokers, l.mongo
+	c := l.mirror.Config()
+	return c.Brokers, c.Mongo
 }
 
 // Report is the board's JSON snapshot as of now.
@@ -185,20 +194,45 @@ func (l *Lab) Report() board.Report {
 func (l *Lab) EventsSince(seq uint64) []board.Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.mirror == nil {
-		return nil
-	}
 	return l.mirror.EventsSince(seq)
 }
 
-// emit applies an input to the mirror board and hands it to the front end.
+// emit applies an input to the lab's board and hands the same input to
+// the front end: the only way anything reaches either board.
 func (l *Lab) emit(in any) {
 	l.mu.Lock()
-	if l.mirror != nil {
-		l.mirror.Apply(in)
-	}
+	l.mirror.Apply(in)
+	l.notifyLocked()
 	l.mu.Unlock()
 	l.out <- in
+}
+
+// notifyLocked wakes every waitBoard to check its condition again.
+func (l *Lab) notifyLocked() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// waitBoard waits until cond holds on the lab's board, re-checking it at
+// every input (and every address or arm the pump notes); false when
+// timeout passed first. cond runs with l.mu held.
+func (l *Lab) waitBoard(timeout time.Duration, cond func(*board.Board) bool) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		l.mu.Lock()
+		ok := cond(l.mirror)
+		changed := l.changed
+		l.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		}
+	}
 }
 
 // Launch starts the infrastructure, then the consumers and the producer,
@@ -208,38 +242,28 @@ func (l *Lab) Launch(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 
-	l.mu.Lock()
-	l.mirror = l.newBoardLocked()
-	l.mu.Unlock()
-
-	l.pumpDone = make(chan struct{})
-	go func() { defer close(l.pumpDone); l.pump() }()
+	l.startPump()
 
 	if l.embeddedBroker {
-		addr, err := l.startInfra(ctx, Broker, []string{"broker",
-			"--data-dir", filepath.Join(l.cfg.RunDir, "broker"), "--topic", l.cfg.Topic})
-		if err != nil {
+		// The board learns the address from the broker's Listening event.
+		if _, err := l.startInfra(ctx, board.Broker, []string{"broker",
+			"--data-dir", filepath.Join(l.cfg.RunDir, "broker"), "--topic", l.cfg.Topic}); err != nil {
 			return err
 		}
-		l.mu.Lock()
-		l.brokers = addr
-		l.mu.Unlock()
 	}
 	if l.embeddedStore {
-		addr, err := l.startInfra(ctx, Store, []string{"store",
-			"--data-dir", filepath.Join(l.cfg.RunDir, "store")})
-		if err != nil {
+		// The board makes the URI from the store's Listening event, with no
+		// database in it: every role then uses store.DefaultDatabase, and
+		// the address shown is the URI the roles were given.
+		if _, err := l.startInfra(ctx, board.Store, []string{"store",
+			"--data-dir", filepath.Join(l.cfg.RunDir, "store")}); err != nil {
 			return err
 		}
-		l.mu.Lock()
-		// No database in the URI: every role then uses store.DefaultDatabase,
-		// and the address shown is the URI the roles were given.
-		l.mongo = "mongodb://" + addr
-		l.mu.Unlock()
 	}
+	brokers, mongo := l.Addresses()
 
 	var err error
-	if l.offsets, err = observe.NewOffsets(l.brokers, l.log); err != nil {
+	if l.offsets, err = observe.NewOffsets(brokers, l.log); err != nil {
 		return fmt.Errorf("lag reader: %w", err)
 	}
 	// An external broker may not have the topic yet; consumers subscribed
@@ -248,30 +272,30 @@ func (l *Lab) Launch(ctx context.Context) error {
 	created, err := l.offsets.EnsureTopic(tctx, l.cfg.Topic, 3)
 	tcancel()
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("Kafka at %s did not answer within 15s (is it running? check --brokers / KAFKA_BROKER)", l.brokers)
+		return fmt.Errorf("Kafka at %s did not answer within 15s (is it running? check --brokers / KAFKA_BROKER)", brokers)
 	}
 	if err != nil {
-		return fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, l.brokers, err)
+		return fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, brokers, err)
 	}
 	if created {
 		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created topic %s with 3 partitions", l.cfg.Topic)})
 	}
 
-	for _, name := range []string{Current, Usage, Query, Producer} {
+	for _, name := range roles {
 		if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
 			return err
 		}
 	}
-	for _, name := range []string{Current, Usage, Query, Producer} {
+	for _, name := range roles {
 		if err := l.sup.Start(name); err != nil {
 			return fmt.Errorf("start %s: %w", name, err)
 		}
 	}
 
-	if l.auditor, err = audit.NewReader(l.brokers, l.cfg.Topic, l.log); err != nil {
+	if l.auditor, err = audit.NewReader(brokers, l.cfg.Topic, l.log); err != nil {
 		return fmt.Errorf("audit reader: %w", err)
 	}
-	if l.db, err = store.Connect(ctx, l.mongo); err != nil {
+	if l.db, err = store.Connect(ctx, mongo); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	l.pollers.Add(1)
@@ -313,31 +337,65 @@ func (l *Lab) startInfra(ctx context.Context, name string, args []string) (strin
 	}
 }
 
+// roles are the processes of the lesson, in start order: consumers first,
+// so none misses the producer's first messages.
+var roles = []string{board.Current, board.Usage, board.Query, board.Producer}
+
+// roleArgs is name's command line as the board's facts say now.
 func (l *Lab) roleArgs(name string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	conn := []string{"--brokers", l.brokers, "--mongo", l.mongo, "--topic", l.cfg.Topic}
+	c := l.mirror.Config()
+	mode, reset := l.mirror.UsageConfig()
+	conn := []string{"--brokers", c.Brokers, "--mongo", c.Mongo, "--topic", l.cfg.Topic}
 	switch name {
-	case Producer:
+	case board.Producer:
 		args := append([]string{"producer"}, conn...)
 		args = append(args, "--sensors", fmt.Sprint(l.cfg.Sensors), "--interval", l.cfg.Interval.String())
 		if l.cfg.Seed != 0 {
 			args = append(args, "--seed", fmt.Sprint(l.cfg.Seed))
 		}
 		return args
-	case Current:
+	case board.Current:
 		return append([]string{"consumer", "current"}, conn...)
-	case Usage:
-		args := append(append([]string{"consumer", "usage"}, conn...), "--mode", l.mode, "--reset", l.reset)
-		if l.reset != "earliest" && l.cfg.UsageGroup != "" {
-			// earliest picks a fresh group of its own (consumer usage --reset).
-			args = append(args, "--group", l.cfg.UsageGroup)
+	case board.Usage:
+		args := append(append([]string{"consumer", "usage"}, conn...), "--mode", mode, "--reset", reset)
+		// earliest picks a fresh group of its own (consumer usage --reset).
+		if g := l.usageGroupLocked(); reset != string(lesson.Earliest) && g != "" {
+			args = append(args, "--group", g)
 		}
 		return args
-	case Query:
+	case board.Query:
 		return append([]string{"consumer", "query"}, conn...)
 	}
 	return nil
+}
+
+func (l *Lab) startPump() {
+	l.pumpDone = make(chan struct{})
+	go func() { defer close(l.pumpDone); l.pump() }()
+}
+
+// usageGroup is consumer-usage's fixed group in this baseline ("" = the
+// consumer's default).
+func (l *Lab) usageGroup() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if g := l.usageGroupLocked(); g != "" {
+		return g
+	}
+	return kafkacfg.UsageGroupID
+}
+
+func (l *Lab) usageGroupLocked() string {
+	g := l.cfg.UsageGroup
+	if l.baseline == 0 {
+		return g
+	}
+	if g == "" {
+		g = kafkacfg.UsageGroupID
+	}
+	return fmt.Sprintf("%s-baseline-%d", g, l.baseline)
 }
 
 // pump turns supervisor events into board inputs and keeps the addresses
@@ -347,9 +405,6 @@ func (l *Lab) pump() {
 		switch e := ev.(type) {
 		case supervisor.Started:
 			l.mu.Lock()
-			if e.Name == Producer {
-				l.paused = false
-			}
 			l.runPID[e.Name] = e.PID
 			delete(l.httpAddrs, e.Name)
 			l.mu.Unlock()
@@ -362,10 +417,11 @@ func (l *Lab) pump() {
 			l.mu.Unlock()
 			l.emit(board.ProcExited{Name: e.Name, PID: e.PID, At: e.At, ExitCode: e.ExitCode,
 				Signal: e.Signal, Deliberate: e.Deliberate})
-			close(l.exitSeenChan(e.PID))
 		case supervisor.Status:
-			l.noteStatus(e.Name, e.Event)
+			// The board first: whoever waits on noteStatus's bookkeeping
+			// (an infra address, an arm) then finds the board up to date.
 			l.emit(board.ProcStatus{Name: e.Name, At: e.At, Event: e.Event})
+			l.noteStatus(e.Name, e.Event)
 		case supervisor.Log:
 			l.emit(board.ProcLog{Name: e.Name, At: e.At, Line: e.Line})
 		}
@@ -376,6 +432,7 @@ func (l *Lab) pump() {
 func (l *Lab) noteStatus(name string, ev status.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer l.notifyLocked()
 	switch ev.Type {
 	case status.Listening:
 		if ev.Endpoint == "http" {
@@ -387,9 +444,11 @@ func (l *Lab) noteStatus(name string, ev status.Event) {
 			default:
 			}
 		}
-	case status.Started:
-		if name == Usage && ev.GroupID != "" {
-			l.usageGroup = ev.GroupID
+	case status.CrashPointArmed:
+		if pid := l.runPID[name]; l.arms[name].pid == pid {
+			l.arms[name] = armNote{pid: pid, n: l.arms[name].n + 1}
+		} else {
+			l.arms[name] = armNote{pid: pid, n: 1}
 		}
 	}
 }
@@ -419,8 +478,12 @@ func (l *Lab) poll(ctx context.Context, every time.Duration, f func(context.Cont
 
 func (l *Lab) httpAddr(name string) string {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.httpAddrLocked(name)
+}
+
+func (l *Lab) httpAddrLocked(name string) string {
 	ep := l.httpAddrs[name]
-	l.mu.Unlock()
 	// The pump learns of an exit a moment after the supervisor: an address
 	// is only good while the incarnation that announced it still runs
 	// (after a crash and a quick start, the old one is a dead port).
@@ -448,9 +511,14 @@ func (l *Lab) pollOffsets(ctx context.Context) {
 		return
 	}
 	l.emit(board.Offsets{At: asked, HighWatermarks: hwm, Err: err})
-	l.mu.Lock()
-	group := l.usageGroup
-	l.mu.Unlock()
+	var group string
+	l.Observe(func(b *board.Board) {
+		// A just-started consumer-usage has not said its group yet: keep
+		// reading the last one's commits meanwhile.
+		if group = b.Process(board.Usage).GroupID; group == "" {
+			_, group, _ = b.Committed()
+		}
+	})
 	if group == "" {
 		return
 	}
@@ -463,7 +531,7 @@ func (l *Lab) pollOffsets(ctx context.Context) {
 }
 
 func (l *Lab) pollState(ctx context.Context) {
-	addr := l.httpAddr(Current)
+	addr := l.httpAddr(board.Current)
 	if addr == "" {
 		return
 	}
@@ -491,7 +559,7 @@ func (l *Lab) pollState(ctx context.Context) {
 // snapshot is taken last, as far along as it can be, and where it has not
 // yet read as far as the records the line says so instead of a drift.
 func (l *Lab) pollUsage(ctx context.Context) {
-	addr := l.httpAddr(Query)
+	addr := l.httpAddr(board.Query)
 	if addr == "" {
 		return
 	}
@@ -609,32 +677,3 @@ func (l *Lab) closeClients() {
 
 // KillAll SIGKILLs every child at once (signal and panic paths).
 func (l *Lab) KillAll() { l.sup.KillAll() }
-
-func (l *Lab) exitSeenChan(pid int) chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ch, ok := l.exitSeen[pid]
-	if !ok {
-		ch = make(chan struct{})
-		l.exitSeen[pid] = ch
-	}
-	return ch
-}
-
-// awaitExitSeen waits (briefly) until the board has been told of pid's
-// exit. The supervisor reports an exit to the caller of Crash before the
-// pump relays it: without this, a script's "crash X" then "restart X" can
-// reach the board before the exit does, and the crash it asked for is shown
-// as an unexpected one.
-func (l *Lab) awaitExitSeen(pid int) {
-	if pid == 0 {
-		return
-	}
-	select {
-	case <-l.exitSeenChan(pid):
-	case <-time.After(2 * time.Second):
-	}
-	l.mu.Lock()
-	delete(l.exitSeen, pid)
-	l.mu.Unlock()
-}

@@ -144,6 +144,7 @@ var catalog = []Scenario{
 		Summary:    "crash consumer-usage between delta and checkpoint: drift appears; guarded closes the window",
 		UsageMode:  "naive",
 		UsageReset: "latest",
+		Baseline:   true,
 		Article: "The delta insert and the checkpoint update are two separate MongoDB writes, not one " +
 			"transaction. A crash after the delta and before the checkpoint leaves the old checkpoint: at " +
 			"restart the same delta is computed again. The article calls the error small (about one " +
@@ -227,6 +228,7 @@ var catalog = []Scenario{
 		Summary:    "replay consumer-usage from earliest: guarded stays exact, naive over-counts",
 		UsageMode:  "guarded",
 		UsageReset: "latest",
+		Baseline:   true,
 		Article: "earliest works when processing the same message twice gives the same result; latest is " +
 			"needed when reprocessing duplicates the effect. It is not a configuration preference but a " +
 			"consequence of what the consumer's operations mean: ask what happens if the same message is " +

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"slices"
 	"strings"
 	"testing"
@@ -42,10 +43,10 @@ func TestCatalogWellFormed(t *testing.T) {
 			if n := len([]rune(sc.Summary)); n > 93 {
 				t.Errorf("summary is %d characters, more than the picker shows: %q", n, sc.Summary)
 			}
-			if sc.UsageMode != "" && !slices.Contains(script.Modes, sc.UsageMode) {
+			if sc.UsageMode != "" && !slices.Contains(lesson.Words(lesson.Modes), sc.UsageMode) {
 				t.Errorf("usage mode %q", sc.UsageMode)
 			}
-			if sc.UsageReset != "" && !slices.Contains(script.Resets, sc.UsageReset) {
+			if sc.UsageReset != "" && !slices.Contains(lesson.Words(lesson.Resets), sc.UsageReset) {
 				t.Errorf("usage reset %q", sc.UsageReset)
 			}
 			for _, text := range []string{sc.Cleanup} {
@@ -67,7 +68,7 @@ func TestCatalogWellFormed(t *testing.T) {
 					if !keys[p.Key] || !slices.Contains(board.Canonical, p.Process) {
 						t.Errorf("step %d: press %+v", i+1, *p)
 					}
-					if (p.Key == "m" && !slices.Contains(script.Modes, p.Value)) || (p.Key == "e" && !slices.Contains(script.Resets, p.Value)) {
+					if (p.Key == "m" && !slices.Contains(lesson.Words(lesson.Modes), p.Value)) || (p.Key == "e" && !slices.Contains(lesson.Words(lesson.Resets), p.Value)) {
 						t.Errorf("step %d: press %s needs a value, has %q", i+1, p.Key, p.Value)
 					}
 				}

@@ -156,7 +156,15 @@ func (x *run) prepare(ctx context.Context) error {
 	if x.sc.UsageMode != "" && x.sc.UsageMode != o.UsageMode {
 		acts = append(acts, "mode "+board.Usage+" "+x.sc.UsageMode)
 	}
+	if x.sc.Baseline {
+		x.r.Host.Note(fmt.Sprintf("scenario %s starts from a new baseline (reset-lab): usage records and checkpoints "+
+			"cleared, consumer-usage reads on from the end of the topic, so every drift it shows comes from this lesson", x.sc.Name))
+		acts = append(acts, string(script.ResetLab))
+	}
 	x.prog.Waiting = stackReady.What
+	if x.sc.Baseline {
+		x.prog.Waiting = "a new baseline (reset-lab): usage records cleared, drift starts at exactly 0"
+	}
 	x.report()
 	if len(acts) > 0 {
 		if err := x.do(ctx, strings.Join(acts, "\n")); err != nil {
@@ -187,12 +195,14 @@ func (x *run) step(ctx context.Context, i int) error {
 	}
 	if s.Hold > 0 {
 		x.prog.Waiting = fmt.Sprintf("watching for %s", s.Hold)
+		x.prog.HoldUntil = time.Now().Add(s.Hold)
 		x.report()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(s.Hold):
 		}
+		x.prog.HoldUntil = time.Time{}
 	}
 	if s.Until != nil {
 		timeout := s.Timeout

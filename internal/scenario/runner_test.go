@@ -161,6 +161,8 @@ func (h *fakeHost) Observe(f func(*board.Board)) {
 	f(h.b)
 }
 
+func (h *fakeHost) ResetLab() error { h.Note("reset-lab"); return nil }
+
 func (h *fakeHost) Note(text string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -37,8 +37,12 @@ type Scenario struct {
 	// scenario starts ("" = as it is); the runner switches it first.
 	UsageMode  string
 	UsageReset string
-	Steps      []Step
-	Checks     []Check
+	// Baseline: the scenario measures drift, so it starts from a new
+	// baseline (reset-lab: usage records and checkpoints cleared,
+	// consumer-usage reading on from the end of the topic), and says so.
+	Baseline bool
+	Steps    []Step
+	Checks   []Check
 	// Cleanup: script actions performed when the run stops before its last
 	// step (resume a producer a step paused).
 	Cleanup string
@@ -155,7 +159,10 @@ type Progress struct {
 	Press *Press
 	// Waiting says what the runner waits for ("" when nothing).
 	Waiting string
-	Checks  []CheckResult
+	// HoldUntil, while a step holds the screen (Hold), is when it ends, so
+	// a view can count down; zero otherwise.
+	HoldUntil time.Time
+	Checks    []CheckResult
 	// Done: the run ended; Passed and Err are final.
 	Done   bool
 	Passed bool

@@ -11,7 +11,8 @@
 //	pause producer                        SIGUSR1: stop publishing
 //	resume producer                       SIGUSR2
 //	wait-caught-up 30s                    wait until the consumers caught up; fail after 30s
-//	crash-at consumer-usage after-delta   arm a crash point (or after-checkpoint)
+//	crash-at consumer-usage after-delta   arm a crash point (after-checkpoint; none disarms)
+//	reset-lab                             a new baseline: usage records and checkpoints cleared
 //	mode consumer-usage guarded           naive|guarded, from the next start
 //	reset consumer-usage earliest         latest|earliest, from the next start
 //	quit                                  end the dashboard
@@ -29,26 +30,18 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 )
 
-// Process names.
-const (
-	Producer        = "producer"
-	ConsumerCurrent = "consumer-current"
-	ConsumerUsage   = "consumer-usage"
-	ConsumerQuery   = "consumer-query"
-	Broker          = "broker"
-	Store           = "store"
-)
-
-// Processes lists every process name a script may use.
-var Processes = []string{Producer, ConsumerCurrent, ConsumerUsage, ConsumerQuery, Broker, Store}
-
-// Values of crash-at, mode and reset.
+// The names and values a script may use are the board's process names and
+// the lesson's words.
 var (
-	CrashPoints = []string{"after-delta", "after-checkpoint"}
-	Modes       = []string{"naive", "guarded"}
-	Resets      = []string{"latest", "earliest"}
+	processes   = board.Canonical
+	crashPoints = lesson.Words(append(slices.Clone(lesson.CrashPoints), lesson.NoCrashPoint))
+	modes       = lesson.Words(lesson.Modes)
+	resets      = lesson.Words(lesson.Resets)
 )
 
 // Kind is an action's verb, exactly as written in a script.
@@ -66,6 +59,7 @@ const (
 	CrashAt      Kind = "crash-at"
 	Mode         Kind = "mode"
 	Reset        Kind = "reset"
+	ResetLab     Kind = "reset-lab"
 	Quit         Kind = "quit"
 )
 
@@ -88,7 +82,7 @@ func (a Action) String() string {
 	switch a.Kind {
 	case Wait, WaitCaughtUp:
 		return string(a.Kind) + " " + a.Duration.String()
-	case Quit:
+	case Quit, ResetLab:
 		return string(a.Kind)
 	case CrashAt, Mode, Reset:
 		return string(a.Kind) + " " + a.Name + " " + a.Value
@@ -120,19 +114,20 @@ type grammar struct {
 var grammars = map[Kind]grammar{
 	Wait:         {duration: true},
 	WaitCaughtUp: {duration: true},
-	Crash:        {names: Processes},
-	Stop:         {names: Processes},
-	Start:        {names: Processes},
-	Restart:      {names: Processes},
-	Pause:        {names: []string{Producer}},
-	Resume:       {names: []string{Producer}},
-	CrashAt:      {names: []string{ConsumerUsage}, values: CrashPoints, what: "crash point"},
-	Mode:         {names: []string{ConsumerUsage}, values: Modes, what: "mode"},
-	Reset:        {names: []string{ConsumerUsage}, values: Resets, what: "reset"},
+	Crash:        {names: processes},
+	Stop:         {names: processes},
+	Start:        {names: processes},
+	Restart:      {names: processes},
+	Pause:        {names: []string{board.Producer}},
+	Resume:       {names: []string{board.Producer}},
+	CrashAt:      {names: []string{board.Usage}, values: crashPoints, what: "crash point"},
+	Mode:         {names: []string{board.Usage}, values: modes, what: "mode"},
+	Reset:        {names: []string{board.Usage}, values: resets, what: "reset"},
+	ResetLab:     {},
 	Quit:         {},
 }
 
-var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, Quit}
+var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, Quit}
 
 // LineError is a mistake on one line of a script.
 type LineError struct {
@@ -209,7 +204,7 @@ func parseLine(f []string) (Action, string) {
 		if len(args) == 0 {
 			return a, fmt.Sprintf("%s: missing process name (want %s)", kind, join(g.names))
 		}
-		if !slices.Contains(Processes, args[0]) {
+		if !slices.Contains(processes, args[0]) {
 			return a, fmt.Sprintf("%s: unknown process %q (want %s)", kind, args[0], join(g.names))
 		}
 		if !slices.Contains(g.names, args[0]) {
@@ -273,6 +268,9 @@ type Target interface {
 	// WaitCaughtUp returns once the consumers have caught up, or ctx's
 	// error when ctx ends first.
 	WaitCaughtUp(ctx context.Context) error
+	// ResetLab starts a new baseline: usage records and checkpoints
+	// cleared, consumer-usage reading on from the end of the topic.
+	ResetLab() error
 	// Quit ends the dashboard; the script stops after it.
 	Quit()
 }
@@ -360,6 +358,8 @@ func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-ch
 			return timedOut
 		}
 		return err
+	case ResetLab:
+		return t.ResetLab()
 	case Crash:
 		return t.Crash(a.Name)
 	case Stop:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kafka-recovery-lab/krl/internal/board"
 	"reflect"
 	"strings"
 	"sync"
@@ -39,22 +40,22 @@ quit
 	}
 	want := []Action{
 		{Kind: Wait, Duration: 5 * time.Second, Line: 2},
-		{Kind: Crash, Name: ConsumerUsage, Line: 3},
-		{Kind: Stop, Name: Producer, Line: 4},
-		{Kind: Start, Name: Broker, Line: 5},
-		{Kind: Restart, Name: Store, Line: 6},
-		{Kind: Pause, Name: Producer, Line: 7},
-		{Kind: Resume, Name: Producer, Line: 8},
+		{Kind: Crash, Name: board.Usage, Line: 3},
+		{Kind: Stop, Name: board.Producer, Line: 4},
+		{Kind: Start, Name: board.Broker, Line: 5},
+		{Kind: Restart, Name: board.Store, Line: 6},
+		{Kind: Pause, Name: board.Producer, Line: 7},
+		{Kind: Resume, Name: board.Producer, Line: 8},
 		{Kind: WaitCaughtUp, Duration: 30 * time.Second, Line: 10},
-		{Kind: CrashAt, Name: ConsumerUsage, Value: "after-delta", Line: 11},
-		{Kind: CrashAt, Name: ConsumerUsage, Value: "after-checkpoint", Line: 12},
-		{Kind: Mode, Name: ConsumerUsage, Value: "guarded", Line: 13},
-		{Kind: Mode, Name: ConsumerUsage, Value: "naive", Line: 14},
-		{Kind: Reset, Name: ConsumerUsage, Value: "earliest", Line: 15},
-		{Kind: Reset, Name: ConsumerUsage, Value: "latest", Line: 16},
+		{Kind: CrashAt, Name: board.Usage, Value: "after-delta", Line: 11},
+		{Kind: CrashAt, Name: board.Usage, Value: "after-checkpoint", Line: 12},
+		{Kind: Mode, Name: board.Usage, Value: "guarded", Line: 13},
+		{Kind: Mode, Name: board.Usage, Value: "naive", Line: 14},
+		{Kind: Reset, Name: board.Usage, Value: "earliest", Line: 15},
+		{Kind: Reset, Name: board.Usage, Value: "latest", Line: 16},
 		{Kind: Wait, Duration: 90 * time.Second, Line: 17},
-		{Kind: Start, Name: ConsumerCurrent, Line: 18},
-		{Kind: Start, Name: ConsumerQuery, Line: 19},
+		{Kind: Start, Name: board.Current, Line: 18},
+		{Kind: Start, Name: board.Query, Line: 19},
 		{Kind: Quit, Line: 20},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -75,7 +76,7 @@ quit
 	if s := (Action{Kind: Wait, Duration: 1500 * time.Millisecond}).String(); s != "wait 1.5s" {
 		t.Errorf("String = %q", s)
 	}
-	if s := (Action{Kind: CrashAt, Name: ConsumerUsage, Value: "after-delta"}).String(); s != "crash-at consumer-usage after-delta" {
+	if s := (Action{Kind: CrashAt, Name: board.Usage, Value: "after-delta"}).String(); s != "crash-at consumer-usage after-delta" {
 		t.Errorf("String = %q", s)
 	}
 }
@@ -92,7 +93,7 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, quit)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, quit)`},
 		{"Crash producer", `unknown action "Crash"`},
 		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
 		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
@@ -114,9 +115,9 @@ func TestParseErrors(t *testing.T) {
 		{"wait-caught-up soon", `wait-caught-up: bad duration "soon"`},
 		{"crash-at", `crash-at: missing process name (want consumer-usage)`},
 		{"crash-at producer after-delta", `crash-at: not possible for producer (only consumer-usage)`},
-		{"crash-at consumer-usage", `crash-at consumer-usage: missing crash point (want after-delta, after-checkpoint)`},
-		{"crash-at consumer-usage before-delta", `crash-at consumer-usage: unknown crash point "before-delta" (want after-delta, after-checkpoint)`},
-		{"crash-at consumer-usage after-delta twice", `crash-at: unexpected "twice" (usage: crash-at consumer-usage after-delta|after-checkpoint)`},
+		{"crash-at consumer-usage", `crash-at consumer-usage: missing crash point (want after-delta, after-checkpoint, none)`},
+		{"crash-at consumer-usage before-delta", `crash-at consumer-usage: unknown crash point "before-delta" (want after-delta, after-checkpoint, none)`},
+		{"crash-at consumer-usage after-delta twice", `crash-at: unexpected "twice" (usage: crash-at consumer-usage after-delta|after-checkpoint|none)`},
 		{"mode consumer-usage", `mode consumer-usage: missing mode (want naive, guarded)`},
 		{"mode consumer-usage safe", `mode consumer-usage: unknown mode "safe" (want naive, guarded)`},
 		{"mode consumer-current guarded", `mode: not possible for consumer-current (only consumer-usage)`},
@@ -168,13 +169,13 @@ func TestValidate(t *testing.T) {
 		{Kind: Crash, Name: "nobody"},
 		{Kind: Crash, Name: "producer extra"},
 		{Kind: Wait},
-		{Kind: Mode, Name: ConsumerUsage, Value: "safe"},
+		{Kind: Mode, Name: board.Usage, Value: "safe"},
 	} {
 		if err := a.Validate(); err == nil {
 			t.Errorf("%+v validated", a)
 		}
 	}
-	if err := (Action{Kind: Pause, Name: Producer}).Validate(); err != nil {
+	if err := (Action{Kind: Pause, Name: board.Producer}).Validate(); err != nil {
 		t.Error(err)
 	}
 }
@@ -207,6 +208,7 @@ func (f *fakeTarget) ArmCrash(n, p string) error { return f.record("arm " + n + 
 func (f *fakeTarget) SetMode(n, m string) error  { return f.record("mode " + n + " " + m) }
 func (f *fakeTarget) SetReset(n, r string) error { return f.record("reset " + n + " " + r) }
 func (f *fakeTarget) Quit()                      { _ = f.record("quit") }
+func (f *fakeTarget) ResetLab() error            { return f.record("reset-lab") }
 func (f *fakeTarget) WaitCaughtUp(ctx context.Context) error {
 	if err := f.record("wait-caught-up"); err != nil {
 		return err
@@ -286,15 +288,20 @@ reset consumer-usage earliest
 restart consumer-usage
 stop broker
 wait-caught-up 30s
+reset-lab
 quit
 start producer`
 	done := make(chan error, 1)
 	go func() { done <- r.Run(context.Background(), mustParse(t, src)) }()
 
-	clock.next(t, 5*time.Second)() // the wait blocks until the clock fires
+	// The runner has asked for the wait's timer and blocks on it until it
+	// fires: read the calls before firing it, not after (the runner may
+	// already be past the wait by then).
+	fire := clock.next(t, 5*time.Second)
 	if calls := target.log(); !reflect.DeepEqual(calls, []string{"crash consumer-usage"}) {
 		t.Fatalf("calls during the wait: %v", calls)
 	}
+	fire()
 	clock.next(t, 30*time.Second) // wait-caught-up's timeout: never fires, target answers first
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -303,12 +310,12 @@ start producer`
 		"crash consumer-usage", "start consumer-usage", "pause", "resume",
 		"arm consumer-usage after-checkpoint", "mode consumer-usage guarded",
 		"reset consumer-usage earliest", "restart consumer-usage", "stop broker",
-		"wait-caught-up", "quit",
+		"wait-caught-up", "reset-lab", "quit",
 	}
 	if calls := target.log(); !reflect.DeepEqual(calls, want) {
 		t.Fatalf("calls\n%v\nwant\n%v", calls, want)
 	}
-	if len(logged) != 12 || logged[1] != "wait 5s" || logged[11] != "quit" {
+	if len(logged) != 13 || logged[1] != "wait 5s" || logged[12] != "quit" {
 		t.Fatalf("OnAction saw %v", logged)
 	}
 }
@@ -325,7 +332,7 @@ func TestRunnerStopsAtFirstError(t *testing.T) {
 	}
 
 	// Actions built in code have no line: the error counts them instead.
-	err = Runner{Target: target}.Run(context.Background(), []Action{{Kind: Start, Name: ConsumerUsage}})
+	err = Runner{Target: target}.Run(context.Background(), []Action{{Kind: Start, Name: board.Usage}})
 	if err == nil || err.Error() != "action 1: start consumer-usage: boom" {
 		t.Fatalf("error %v", err)
 	}

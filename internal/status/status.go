@@ -44,6 +44,11 @@ const (
 	// CrashPoint: the consumer is about to SIGKILL itself at an armed crash
 	// point. Fields: Point, Partition, Offset.
 	CrashPoint Type = "crash_point"
+	// CrashPointArmed: a crash point is armed from now on. It is written
+	// before the point can fire, so a reader of this stream always sees it
+	// ahead of the CrashPoint it leads to. Fields: Point ("none": disarmed),
+	// After.
+	CrashPointArmed Type = "crash_point_armed"
 	// Paused / Resumed: the producer stopped or restarted publishing.
 	Paused  Type = "paused"
 	Resumed Type = "resumed"
@@ -83,6 +88,7 @@ type Event struct {
 	Partition  int32      `json:"partition,omitempty"`
 	Offset     int64      `json:"offset,omitempty"`
 	Point      string     `json:"point,omitempty"`
+	After      int        `json:"after,omitempty"`
 	Reason     string     `json:"reason,omitempty"`
 	Error      string     `json:"error,omitempty"`
 }

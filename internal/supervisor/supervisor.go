@@ -201,28 +201,6 @@ func (s *Supervisor) SetArgs(name string, args []string) error {
 	return nil
 }
 
-// Args returns the arguments name will start with next (nil if unknown).
-func (s *Supervisor) Args(name string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p, ok := s.procs[name]; ok {
-		return slices.Clone(p.spec.Args)
-	}
-	return nil
-}
-
-// Names lists the defined processes, sorted.
-func (s *Supervisor) Names() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	names := make([]string, 0, len(s.procs))
-	for n := range s.procs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
 // Events returns the channel of events of every process, in order per
 // process (Started, then its Status and Log events, then Exited). The same
 // channel is returned every time; it is closed by Shutdown.

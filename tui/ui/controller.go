@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 )
 
@@ -22,17 +23,22 @@ type Controller interface {
 	Start(name string) error
 	// Restart stops (if running) and starts it again.
 	Restart(name string) error
-	// TogglePause pauses or resumes the producer (SIGUSR1/SIGUSR2).
-	TogglePause() error
-	// ArmCrash arms a crash point ("after-delta", "after-checkpoint") on the
-	// named process (consumer-usage's POST /crash-at).
-	ArmCrash(name, point string) error
-	// SetUsageMode switches consumer-usage to "naive" or "guarded" and
-	// restarts it.
-	SetUsageMode(mode string) error
-	// SetUsageReset switches consumer-usage's reset to "latest" or
-	// "earliest" (a fresh group) and restarts it.
-	SetUsageReset(reset string) error
+	// TogglePause pauses a publishing producer or resumes a paused one
+	// (SIGUSR1/SIGUSR2); paused tells which it asked for.
+	TogglePause() (paused bool, err error)
+	// CycleCrashPoint moves the named process's crash point one step along
+	// none → after-delta → after-checkpoint → none (consumer-usage's
+	// POST /crash-at) and returns the point it moved to.
+	CycleCrashPoint(name string) (lesson.CrashPoint, error)
+	// ToggleUsageMode switches consumer-usage between naive and guarded
+	// from its next start, restarting it only if it runs.
+	ToggleUsageMode() (mode string, restarted bool, err error)
+	// ToggleUsageReset switches consumer-usage between latest and earliest
+	// (a fresh group) likewise.
+	ToggleUsageReset() (reset string, restarted bool, err error)
+	// ResetLab starts a new baseline: usage records and checkpoints cleared,
+	// consumer-usage reading on from the end of the topic.
+	ResetLab() error
 	// Tail returns up to n of the latest stderr lines of the named process.
 	Tail(name string, n int) []string
 }
@@ -43,7 +49,9 @@ const (
 	OpPause = "pause" // TogglePause
 	OpArm   = "arm"   // ArmCrash
 	OpMode  = "mode"  // SetUsageMode
-	OpReset = "reset" // SetUsageReset
+	OpReset = "reset" // ToggleUsageReset
+	// OpResetLab: ResetLab.
+	OpResetLab = "reset-lab"
 	// OpScenario: ScenarioHost.Start (Value is the name) or Stop (Value "").
 	OpScenario = "scenario"
 )
@@ -66,7 +74,9 @@ type ActionResultMsg struct {
 	Op    string // board.OpCrash, ... or OpPause, OpArm, OpMode, OpReset
 	Name  string // process acted on
 	Value string // point, mode or reset for OpArm, OpMode, OpReset
-	Err   error
+	// Restarted: OpMode/OpReset restarted a running consumer-usage.
+	Restarted bool
+	Err       error
 }
 
 // LogTailMsg carries the lines Controller.Tail returned.

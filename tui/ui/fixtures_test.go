@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
@@ -253,11 +254,20 @@ func sceneDown() *scene {
 }
 
 // fakeController records calls; its answers are scripted per operation.
+// Like the lab, it tells the board what it does only through inputs it
+// emits (Request, RequestDone, status events); the test harness feeds them
+// to the model as the dashboard does with the lab's Inputs.
 type fakeController struct {
-	mu    sync.Mutex
-	calls []string
-	fail  map[string]error
-	tail  []string
+	mu     sync.Mutex
+	calls  []string
+	fail   map[string]error
+	tail   []string
+	inputs []any
+
+	paused bool
+	armed  lesson.CrashPoint
+	mode   lesson.Mode
+	reset  lesson.Reset
 }
 
 func (f *fakeController) record(call string) error {
@@ -274,25 +284,74 @@ func (f *fakeController) record(call string) error {
 	return f.fail[op]
 }
 
+func (f *fakeController) emit(in any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inputs = append(f.inputs, in)
+}
+
+// takeInputs returns the inputs emitted since the last call.
+func (f *fakeController) takeInputs() []any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in := f.inputs
+	f.inputs = nil
+	return in
+}
+
 func (f *fakeController) Calls() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.calls...)
 }
 
-func (f *fakeController) Crash(name string) error   { return f.record("crash " + name) }
-func (f *fakeController) Stop(name string) error    { return f.record("stop " + name) }
-func (f *fakeController) Start(name string) error   { return f.record("start " + name) }
-func (f *fakeController) Restart(name string) error { return f.record("restart " + name) }
-func (f *fakeController) TogglePause() error        { return f.record("pause") }
-func (f *fakeController) ArmCrash(name, point string) error {
-	return f.record("arm " + name + " " + point)
+func (f *fakeController) act(name, op string) error {
+	f.emit(board.Request{At: at(70), Name: name, Op: op})
+	err := f.record(op + " " + name)
+	f.emit(board.RequestDone{At: at(70), Name: name, Op: op, Err: err})
+	return err
 }
-func (f *fakeController) SetUsageMode(mode string) error   { return f.record("mode " + mode) }
-func (f *fakeController) SetUsageReset(reset string) error { return f.record("reset " + reset) }
+
+func (f *fakeController) Crash(name string) error   { return f.act(name, board.OpCrash) }
+func (f *fakeController) Stop(name string) error    { return f.act(name, board.OpStop) }
+func (f *fakeController) Start(name string) error   { return f.act(name, board.OpStart) }
+func (f *fakeController) Restart(name string) error { return f.act(name, board.OpRestart) }
+func (f *fakeController) TogglePause() (bool, error) {
+	f.paused = !f.paused
+	if f.paused {
+		return true, f.record("pause")
+	}
+	return false, f.record("resume")
+}
+func (f *fakeController) CycleCrashPoint(name string) (lesson.CrashPoint, error) {
+	f.armed = lesson.NextCrashPoint(f.armed)
+	err := f.record("arm " + name + " " + string(f.armed))
+	if err == nil {
+		f.emit(board.ProcStatus{Name: name, At: at(70), Event: status.Event{Type: status.CrashPointArmed, Point: string(f.armed)}})
+	}
+	return f.armed, err
+}
+func (f *fakeController) ToggleUsageMode() (string, bool, error) {
+	f.mode = lesson.Mode(orDefault(string(f.mode), string(lesson.Naive))).Other()
+	f.emit(board.Mode{At: at(70), UsageMode: string(f.mode)})
+	return string(f.mode), true, f.record("mode " + string(f.mode))
+}
+func (f *fakeController) ToggleUsageReset() (string, bool, error) {
+	f.reset = lesson.Reset(orDefault(string(f.reset), string(lesson.Latest))).Other()
+	f.emit(board.Mode{At: at(70), UsageReset: string(f.reset)})
+	return string(f.reset), true, f.record("reset " + string(f.reset))
+}
+func (f *fakeController) ResetLab() error { return f.record("reset-lab") }
 func (f *fakeController) Tail(name string, n int) []string {
 	_ = f.record("tail " + name)
 	return append([]string(nil), f.tail...)
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
 }
 
 var errNoSuchProcess = errors.New("no such process")

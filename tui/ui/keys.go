@@ -16,11 +16,14 @@ type KeyMap struct {
 	Mode                 key.Binding // m
 	Reset                key.Binding // e
 	CrashPoint           key.Binding // c
+	ResetLab             key.Binding // R
 	Logs                 key.Binding // l
 	Scenarios            key.Binding // g (reserved)
 	Help                 key.Binding // ?
 	Close                key.Binding // esc
 	Quit                 key.Binding // q, ctrl+c
+	// Scroll the narration or the log view.
+	ScrollUp, ScrollDown key.Binding // [ and ], pgup and pgdown
 }
 
 // DefaultKeyMap returns the key contract.
@@ -37,12 +40,15 @@ func DefaultKeyMap() KeyMap {
 		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause producer")),
 		Mode:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "usage naive/guarded")),
 		Reset:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "usage latest/earliest")),
-		CrashPoint: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "arm crash point")),
+		CrashPoint: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cycle crash point")),
+		ResetLab:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset lab (usage 0)")),
 		Logs:       key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs")),
 		Scenarios:  key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "scenarios"), key.WithDisabled()),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		ScrollUp:   key.NewBinding(key.WithKeys("[", "pgup"), key.WithHelp("[", "scroll narration/logs up")),
+		ScrollDown: key.NewBinding(key.WithKeys("]", "pgdown"), key.WithHelp("]", "scroll narration/logs down")),
 	}
 }
 
@@ -54,8 +60,9 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	}
 	return []key.Binding{
 		k.Up, k.Jump, short(k.Crash, "crash"), k.Stop, short(k.Restart, "restart"), short(k.Pause, "pause"),
-		short(k.Mode, "mode"), short(k.Reset, "reset"), short(k.CrashPoint, "crash point"), k.Logs,
-		k.Scenarios, k.Help, k.Quit,
+		short(k.Mode, "mode"), short(k.Reset, "reset"), short(k.CrashPoint, "crash point"),
+		short(k.ResetLab, "reset lab"), k.Logs,
+		k.Scenarios, k.scroll(), k.Help, k.Quit,
 	}
 }
 
@@ -66,7 +73,12 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{up, k.Down, k.Next, k.Jump},
 		{k.Crash, k.Stop, k.Restart, k.Pause},
-		{k.Mode, k.Reset, k.CrashPoint, k.Scenarios},
-		{k.Logs, k.Help, k.Close, k.Quit},
+		{k.Mode, k.Reset, k.CrashPoint, k.ResetLab, k.Scenarios},
+		{k.Logs, k.scroll(), k.Help, k.Close, k.Quit},
 	}
+}
+
+// scroll is [ and ] as one help entry.
+func (k KeyMap) scroll() key.Binding {
+	return key.NewBinding(key.WithKeys("[", "]"), key.WithHelp("[ ]", "scroll"))
 }

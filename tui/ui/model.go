@@ -27,6 +27,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
 )
@@ -39,10 +40,8 @@ const (
 
 // Options tune the model.
 type Options struct {
-	// TickEvery makes the model schedule its own clock ticks (board.Tick
-	// with the wall-clock time) at this interval; 0 leaves ticking to the
-	// caller, which then sends board.Tick messages itself (tests do).
-	TickEvery time.Duration
+	// LogEvery is how often the open log overlay is refreshed (default 1 s).
+	LogEvery time.Duration
 	// LogLines is how many lines the log overlay asks Controller.Tail for
 	// (default 200).
 	LogLines int
@@ -80,6 +79,11 @@ type Model struct {
 	// starting: the scenario just started from the picker; reports of the
 	// one it replaced (its end) are not shown over it.
 	starting string
+	// offScript notes an action key the current step did not ask for.
+	offScript string
+
+	// scroll: the narration's or the log view's scrolling (scroll.go).
+	scroll scrollState
 }
 
 // New returns the model. The board is owned by the model from now on: feed
@@ -87,6 +91,9 @@ type Model struct {
 func New(b *board.Board, ctl Controller, opts Options) Model {
 	if opts.LogLines <= 0 {
 		opts.LogLines = 200
+	}
+	if opts.LogEvery <= 0 {
+		opts.LogEvery = time.Second
 	}
 	keys := DefaultKeyMap()
 	m := Model{board: b, ctl: ctl, opts: opts, styles: theme.Default(), keys: keys}
@@ -115,18 +122,16 @@ func (m Model) Selected() string { return m.selected }
 // timeout.
 type InspectMsg struct{ Fn func(*board.Board) }
 
-// tickMsg is the model's own clock tick.
-type tickMsg time.Time
+// logTickMsg refreshes the open log overlay. The board's own clock comes
+// only from board.Tick inputs, like everything else on it.
+type logTickMsg struct{}
 
-func (m Model) tick() tea.Cmd {
-	if m.opts.TickEvery <= 0 {
-		return nil
-	}
-	return tea.Tick(m.opts.TickEvery, func(t time.Time) tea.Msg { return tickMsg(t) })
+func (m Model) logTick() tea.Cmd {
+	return tea.Tick(m.opts.LogEvery, func(time.Time) tea.Msg { return logTickMsg{} })
 }
 
-// Init starts the clock when the model ticks by itself.
-func (m Model) Init() tea.Cmd { return m.tick() }
+// Init starts the log overlay's refresh clock.
+func (m Model) Init() tea.Cmd { return m.logTick() }
 
 // Update is the state transition: no I/O here, only board updates and Cmds.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -139,9 +144,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m.keys1by1(msg.Runes)
 		}
 		return m.key(msg)
-	case tickMsg:
-		m.board.Apply(board.Tick{Now: time.Time(msg)})
-		cmds := []tea.Cmd{m.tick()}
+	case logTickMsg:
+		cmds := []tea.Cmd{m.logTick()}
 		if m.showLogs {
 			cmds = append(cmds, tail(m.ctl, m.logName, m.opts.LogLines))
 		}
@@ -184,6 +188,10 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.picking {
 		return m.pickerKey(msg)
 	}
+	m.noteOffScript(msg)
+	if next, ok := m.scrollKey(msg); ok { // [ and ]: scroll.go
+		return next, nil
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		return m, tea.Quit
@@ -209,21 +217,14 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Pause):
 		return m.pause()
 	case key.Matches(msg, k.Mode):
-		mode, _ := m.board.UsageConfig()
-		next := "guarded"
-		if mode == "guarded" {
-			next = "naive"
-		}
-		return m.usageSwitch(OpMode, next, func() error { return m.ctl.SetUsageMode(next) })
+		return m.usageSwitch(OpMode, m.ctl.ToggleUsageMode)
 	case key.Matches(msg, k.Reset):
-		_, reset := m.board.UsageConfig()
-		next := "earliest"
-		if reset == "earliest" {
-			next = "latest"
-		}
-		return m.usageSwitch(OpReset, next, func() error { return m.ctl.SetUsageReset(next) })
+		return m.usageSwitch(OpReset, m.ctl.ToggleUsageReset)
 	case key.Matches(msg, k.CrashPoint):
 		return m.armCrash()
+	case key.Matches(msg, k.ResetLab):
+		m.setStatus(board.LevelAction, "R: new baseline: stopping consumer-usage, clearing usage records and checkpoints…")
+		return m, call(OpResetLab, board.Usage, "", m.ctl.ResetLab)
 	case key.Matches(msg, k.Logs):
 		m.showLogs = !m.showLogs
 		if m.showLogs {
@@ -309,7 +310,6 @@ func (m Model) lifecycle(op string) (tea.Model, tea.Cmd) {
 		f = func() error { return m.ctl.Start(name) }
 		m.setStatus(board.LevelAction, fmt.Sprintf("start %s…", name))
 	}
-	m.board.Apply(board.Request{At: m.board.Now(), Name: name, Op: op})
 	return m, call(op, name, "", f)
 }
 
@@ -319,50 +319,50 @@ func (m Model) pause() (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	verb := "pause"
-	if m.board.Process(board.Producer).Paused {
+	if m.board.Process(board.Producer).PausedOrPausing() {
 		verb = "resume"
 	}
-	m.board.Apply(board.Action{At: m.board.Now(), Text: verb + " producer (p)"})
 	m.setStatus(board.LevelAction, verb+" producer…")
-	return m, call(OpPause, board.Producer, verb, m.ctl.TogglePause)
+	ctl := m.ctl
+	return m, func() tea.Msg {
+		paused, err := ctl.TogglePause()
+		verb := "resume"
+		if paused {
+			verb = "pause"
+		}
+		return ActionResultMsg{Op: OpPause, Name: board.Producer, Value: verb, Err: err}
+	}
 }
 
-// usageSwitch handles m and e: switch how consumer-usage runs, which
-// restarts it.
-func (m Model) usageSwitch(op, value string, f func() error) (tea.Model, tea.Cmd) {
+// usageSwitch handles m and e: how consumer-usage runs from its next start.
+// The lab restarts a running consumer-usage at once and leaves a stopped
+// or crashed one stopped.
+func (m Model) usageSwitch(op string, toggle func() (string, bool, error)) (tea.Model, tea.Cmd) {
 	if !m.board.Has(board.Usage) {
 		m.setStatus(board.LevelWarn, "no consumer-usage in this run")
 		return m, nil
 	}
-	what := "mode"
-	if op == OpReset {
-		what = "reset"
+	m.setStatus(board.LevelAction, "consumer-usage: switching its "+op+"…")
+	return m, func() tea.Msg {
+		value, restarted, err := toggle()
+		return ActionResultMsg{Op: op, Name: board.Usage, Value: value, Restarted: restarted, Err: err}
 	}
-	m.board.Apply(board.Action{At: m.board.Now(), Text: fmt.Sprintf("switch consumer-usage %s to %s", what, value)})
-	if m.board.Process(board.Usage).Alive {
-		m.board.Apply(board.Request{At: m.board.Now(), Name: board.Usage, Op: board.OpRestart})
-	}
-	m.setStatus(board.LevelAction, fmt.Sprintf("consumer-usage %s → %s: restarting it…", what, value))
-	return m, call(op, board.Usage, value, f)
 }
 
-// Crash points the c key cycles through.
-var crashPoints = []string{"after-delta", "after-checkpoint"}
-
+// armCrash handles c: consumer-usage's crash point moves one step along
+// none → after-delta → after-checkpoint → none; only the point shown is armed.
 func (m Model) armCrash() (tea.Model, tea.Cmd) {
 	pv := m.board.Process(board.Usage)
 	if !m.board.Has(board.Usage) || !pv.Alive {
 		m.setStatus(board.LevelWarn, "c: consumer-usage is not running, nothing to arm")
 		return m, nil
 	}
-	next := crashPoints[0]
-	for i, p := range crashPoints {
-		if p == pv.Armed {
-			next = crashPoints[(i+1)%len(crashPoints)]
-		}
+	m.setStatus(board.LevelAction, "c: moving consumer-usage's crash point…")
+	ctl := m.ctl
+	return m, func() tea.Msg {
+		p, err := ctl.CycleCrashPoint(board.Usage)
+		return ActionResultMsg{Op: OpArm, Name: board.Usage, Value: string(p), Err: err}
 	}
-	m.setStatus(board.LevelAction, "arming crash point "+next+" on consumer-usage…")
-	return m, call(OpArm, board.Usage, next, func() error { return m.ctl.ArmCrash(board.Usage, next) })
 }
 
 // result shows a Controller answer and tells the board.
@@ -370,30 +370,13 @@ func (m Model) result(r ActionResultMsg) Model {
 	if r.Op == OpScenario {
 		return m.scenarioResult(r)
 	}
-	now := m.board.Now()
-	switch r.Op {
-	case board.OpCrash, board.OpStop, board.OpStart, board.OpRestart:
-		m.board.Apply(board.RequestDone{At: now, Name: r.Name, Op: r.Op, Err: r.Err})
-	case OpMode, OpReset:
-		if r.Err != nil {
-			m.board.Apply(board.RequestDone{At: now, Name: board.Usage, Op: board.OpRestart, Err: r.Err})
-		} else if r.Op == OpMode {
-			m.board.Apply(board.Mode{UsageMode: r.Value})
-		} else {
-			m.board.Apply(board.Mode{UsageReset: r.Value})
-		}
-	case OpArm:
-		if r.Err == nil {
-			m.board.Apply(board.Armed{At: now, Name: r.Name, Point: r.Value})
-		}
-	}
 	if r.Err != nil {
 		m.setStatus(board.LevelBad, fmt.Sprintf("%s %s failed: %v", r.Op, r.Name, r.Err))
 		return m
 	}
 	switch r.Op {
 	case board.OpCrash:
-		m.setStatus(board.LevelGood, "SIGKILL sent to "+r.Name+": watch it recover (r restarts it)")
+		m.setStatus(board.LevelGood, r.Name+" was SIGKILLed: it stays down until r restarts it")
 	case board.OpStop:
 		m.setStatus(board.LevelGood, r.Name+" stopped gracefully")
 	case board.OpStart:
@@ -402,12 +385,24 @@ func (m Model) result(r ActionResultMsg) Model {
 		m.setStatus(board.LevelGood, r.Name+" restarted")
 	case OpPause:
 		m.setStatus(board.LevelGood, "producer: "+r.Value+" sent")
-	case OpMode:
-		m.setStatus(board.LevelGood, "consumer-usage now runs "+r.Value)
-	case OpReset:
-		m.setStatus(board.LevelGood, "consumer-usage now resets to "+r.Value)
+	case OpMode, OpReset:
+		what := "mode " + r.Value
+		if r.Op == OpReset {
+			what = "reset " + r.Value
+		}
+		if r.Restarted {
+			m.setStatus(board.LevelGood, "consumer-usage restarted with "+what)
+		} else {
+			m.setStatus(board.LevelGood, "consumer-usage will start with "+what+" (it is not running: r starts it)")
+		}
+	case OpResetLab:
+		m.setStatus(board.LevelGood, "new baseline: consumer-usage reads on from the end of the topic, usage counts from 0")
 	case OpArm:
-		m.setStatus(board.LevelGood, "crash point "+r.Value+" armed: consumer-usage will SIGKILL itself there at the next message")
+		if r.Value == string(lesson.NoCrashPoint) {
+			m.setStatus(board.LevelGood, "crash point disarmed on consumer-usage (c arms after-delta)")
+		} else {
+			m.setStatus(board.LevelGood, "crash point "+r.Value+" armed: consumer-usage SIGKILLs itself at the next message that reaches it (c: next point)")
+		}
 	}
 	return m
 }

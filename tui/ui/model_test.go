@@ -47,9 +47,11 @@ func TestGolden(t *testing.T) {
 		{name: "running", scene: sceneRunning, msgs: []tea.Msg{keyMsg("3")}},
 		{name: "usage_crashed", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: board.OpCrash, Name: board.Usage}}},
 		{name: "current_replaying", scene: sceneReplaying, msgs: []tea.Msg{keyMsg("2")}},
-		{name: "usage_drift", scene: sceneDrift, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpReset, Name: board.Usage, Value: "earliest"}}},
+		{name: "usage_drift", scene: sceneDrift, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpReset, Name: board.Usage, Value: "earliest", Restarted: true}}},
 		{name: "current_and_query_down", scene: sceneDown, msgs: []tea.Msg{keyMsg("4"), ActionResultMsg{Op: board.OpCrash, Name: board.Query}}},
 		{name: "full_help", scene: sceneRunning, msgs: []tea.Msg{keyMsg("?")}},
+		{name: "largest_values_states_a", scene: sceneStatesA, msgs: []tea.Msg{keyMsg("3")}},
+		{name: "largest_values_states_b", scene: sceneStatesB, msgs: []tea.Msg{keyMsg("2")}},
 		{name: "logs", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), keyMsg("l"), LogTailMsg{Name: board.Usage, Lines: []string{
 			`time=10:00:01.200 level=INFO msg="consumer-usage starting" mode=naive reset=latest group=demo-usage`,
 			`time=10:00:01.700 level=INFO msg=assigned partitions="[0 1 2]"`,
@@ -118,12 +120,24 @@ func drain(m tea.Model, cmd tea.Cmd) tea.Model {
 			queue = append(queue, batch...)
 			continue
 		}
+		m = feedInputs(m)
 		if _, ok := msg.(tea.QuitMsg); ok {
 			continue
 		}
 		var next tea.Cmd
 		m, next = m.Update(msg)
 		queue = append(queue, next)
+	}
+	return m
+}
+
+// feedInputs hands the model what its fake controller emitted, as the
+// dashboard forwards the lab's Inputs to the program.
+func feedInputs(m tea.Model) tea.Model {
+	if f, ok := m.(Model).ctl.(*fakeController); ok {
+		for _, in := range f.takeInputs() {
+			m, _ = m.Update(in)
+		}
 	}
 	return m
 }
@@ -148,8 +162,10 @@ func TestKeysCallTheController(t *testing.T) {
 		{name: "p pauses the producer whatever is selected", keys: []string{"5", "p"}, calls: []string{"pause"}},
 		{name: "m toggles usage mode", keys: []string{"m"}, calls: []string{"mode guarded"}},
 		{name: "e toggles usage reset", keys: []string{"e"}, calls: []string{"reset earliest"}},
-		{name: "c cycles crash points", keys: []string{"c", "c", "c"}, calls: []string{
-			"arm consumer-usage after-delta", "arm consumer-usage after-checkpoint", "arm consumer-usage after-delta"}},
+		{name: "c cycles crash points through none", keys: []string{"c", "c", "c", "c"}, calls: []string{
+			"arm consumer-usage after-delta", "arm consumer-usage after-checkpoint", "arm consumer-usage none",
+			"arm consumer-usage after-delta"}},
+		{name: "R resets the lab", keys: []string{"R"}, calls: []string{"reset-lab"}},
 		{name: "l tails the selected process", keys: []string{"3", "l"}, calls: []string{"tail consumer-usage"}},
 		{name: "l follows the selection", keys: []string{"3", "l", "down"}, calls: []string{"tail consumer-usage", "tail consumer-query"}},
 		{name: "help and quit call nothing", keys: []string{"?", "g", "q"}},
@@ -181,14 +197,19 @@ func TestCrashIsVisibleBeforeTheExit(t *testing.T) {
 	if len(ctl.Calls()) != 0 {
 		t.Fatal("Update called the controller itself")
 	}
-	if !strings.Contains(m.View(), "crashing…") {
-		t.Fatalf("view does not show crashing…:\n%s", m.View())
+	if !strings.Contains(m.View(), "SIGKILL to pid 4111") {
+		t.Fatalf("the status line does not say what x does:\n%s", m.View())
+	}
+	// The lab shows its request on the board before it acts.
+	ctl.emit(board.Request{At: at(70), Name: board.Usage, Op: board.OpCrash})
+	if v := feedInputs(m).View(); !strings.Contains(v, "crashing…") {
+		t.Fatalf("view does not show crashing…:\n%s", v)
 	}
 	m = drain(m, cmd)
 	if got := ctl.Calls(); !slices.Equal(got, []string{"crash consumer-usage"}) {
 		t.Fatalf("calls %q", got)
 	}
-	if !strings.Contains(m.View(), "SIGKILL sent to consumer-usage") {
+	if !strings.Contains(m.View(), "consumer-usage was SIGKILLed: it stays down until r restarts it") {
 		t.Fatal("no confirmation in the status line")
 	}
 	// The supervisor reports the exit: crashed, with the signal in words.
@@ -233,12 +254,16 @@ func TestNotRunningIsNotCalled(t *testing.T) {
 	}
 }
 
-func TestModeSwitchMarksRestartAndRecordsMode(t *testing.T) {
+// TestModeSwitchOnlyThroughTheController: m asks the controller; the
+// board changes only by the inputs the controller emits, as every board
+// fed from the lab's Inputs does.
+func TestModeSwitchOnlyThroughTheController(t *testing.T) {
 	ctl := &fakeController{}
 	m := newModel(sceneRunning(), ctl)
+	before := len(m.(Model).Board().Events())
 	m, cmd := m.Update(keyMsg("m"))
-	if p := m.(Model).Board().Process(board.Usage); p.State != board.Restarting {
-		t.Fatalf("state before the controller answers: %s", p.State)
+	if mode, _ := m.(Model).Board().UsageConfig(); mode != "naive" || len(m.(Model).Board().Events()) != before {
+		t.Fatalf("Update changed the board itself: mode %q, events %d → %d", mode, before, len(m.(Model).Board().Events()))
 	}
 	m = drain(m, cmd)
 	if mode, _ := m.(Model).Board().UsageConfig(); mode != "guarded" {

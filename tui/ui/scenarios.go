@@ -5,6 +5,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
@@ -23,12 +24,35 @@ func (m Model) narrate(p scenario.Progress) (tea.Model, tea.Cmd) {
 	if p.Press != nil && m.board.Has(p.Press.Process) {
 		step := fmt.Sprintf("%s/%d", p.Name, p.Step)
 		if m.narratedStep != step {
-			m.narratedStep = step
+			m.narratedStep, m.offScript = step, ""
 			m.selected = p.Press.Process
 			return m.followLogs()
 		}
 	}
 	return m, nil
+}
+
+// noteOffScript: while a step waits for the presenter's key, an action key
+// other than that one (or on another process) still acts, and the
+// narration says it was not the step's.
+func (m *Model) noteOffScript(msg tea.KeyMsg) {
+	if !m.running() || m.narration.Press == nil {
+		return
+	}
+	k := m.keys
+	if !key.Matches(msg, k.Crash, k.Stop, k.Restart, k.Pause, k.Mode, k.Reset, k.CrashPoint, k.ResetLab) {
+		return
+	}
+	press := m.narration.Press
+	if msg.String() == press.Key && (m.selected == press.Process || press.Key == "p") {
+		m.offScript = ""
+		return
+	}
+	on := ""
+	if key.Matches(msg, k.Crash, k.Stop, k.Restart) {
+		on = " on " + m.selected
+	}
+	m.offScript = fmt.Sprintf("%s%s is not this step's key (it still acted)", msg.String(), on)
 }
 
 // running reports whether a scenario is in progress.
@@ -109,11 +133,19 @@ const (
 )
 
 func (m Model) narrationView(w, h int, full bool) string {
-	p := narration.Panel{Styles: m.styles, Progress: *m.narration, Selected: m.selected}
-	if full {
-		return common.Box(m.styles, m.styles.Title.Render(p.Title()), common.Lines(p.View(w-2, h-2)), w, h)
+	p := m.narrationPanel()
+	bw, bh := narrationBody(w, h, full)
+	title := m.styles.Title.Render(p.Title())
+	if hint := p.ScrollHint(bw, bh, false); hint != "" {
+		if lipgloss.Width(title+" · "+hint) > bw-4 {
+			hint = p.ScrollHint(bw, bh, true)
+		}
+		title += m.styles.Muted.Render(" · " + hint)
 	}
-	return common.Section(m.styles.Title.Render(p.Title()), common.Lines(p.View(w, h-1)), w, h)
+	if full {
+		return common.Box(m.styles, title, common.Lines(p.View(bw, bh)), w, h)
+	}
+	return common.Section(title, common.Lines(p.View(bw, bh)), w, h)
 }
 
 func (m Model) pickerView(w, h int, full bool) string {

@@ -230,3 +230,28 @@ func pressEnter(m tea.Model) tea.Model {
 	m, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	return drain(m, cmd)
 }
+
+// TestOffScriptKeyIsNoted: a key the step did not ask for still acts, and
+// the narration says so until the step's own key is pressed.
+func TestOffScriptKeyIsNoted(t *testing.T) {
+	ctl := &fakeController{}
+	m, _ := New(sceneRunning().b, ctl, Options{Scenarios: &fakeScenarios{}}).Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	m, _ = m.Update(progressPress()) // waits for x on consumer-current
+	m = press(t, m, "p")
+	if !strings.Contains(m.View(), "p is not this step's key (it still acted)") {
+		t.Fatalf("no note for an off-script key:\n%s", m.View())
+	}
+	m = press(t, m, "4")
+	m = press(t, m, "x")
+	if !strings.Contains(m.View(), "x on consumer-query is not this step's key") {
+		t.Fatalf("x on another process not noted:\n%s", m.View())
+	}
+	m = press(t, m, "2")
+	m = press(t, m, "x")
+	if strings.Contains(m.View(), "is not this step's key") {
+		t.Fatalf("the step's own key left the note:\n%s", m.View())
+	}
+	if got := ctl.Calls(); !slices.Equal(got, []string{"pause", "crash consumer-query", "crash consumer-current"}) {
+		t.Fatalf("calls %q", got)
+	}
+}

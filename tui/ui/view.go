@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
@@ -18,17 +19,73 @@ import (
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/usage"
 )
 
-// Layout thresholds: boxes, the lag panel and every column from here up;
-// below it a borderless layout with fewer columns.
+// Layout thresholds: boxes, the lag panel and every column from the
+// designed size (120x36) up; below it, down to 80x24, a borderless layout
+// with fewer columns. In each the columns are fixed: values and states
+// never move or drop one.
 const (
-	fullWidth  = 100
+	fullWidth  = 120
 	fullHeight = 30
-	// lagPanelWidth is the lag panel's share of the process box.
-	lagPanelWidth = 30
 	// sensorRowsReserved keeps the layout still while sensors appear (the
 	// producer's default fleet is 10).
 	sensorRowsReserved = 10
 )
+
+// screen is the frame's parts and the heights of the areas between them,
+// as View lays them out; the scroll keys size their viewports from it.
+type screen struct {
+	full                bool
+	header, top, footer string
+	middleH, eventsH    int // eventsH: the events' or the narration's area
+	sensors             board.SensorsView
+	usage               board.UsageView
+}
+
+func (m Model) screen() screen {
+	w, h := m.width, m.height
+	full := w >= fullWidth && h >= fullHeight
+	st := m.styles
+	sc := screen{full: full, header: m.header(w)}
+	sc.footer = help.Footer{Styles: st, Keys: m.keys, ShowAll: m.showHelp, Pinned: []key.Binding{m.keys.Help, m.keys.Quit}}.View(w, h/3)
+
+	procs := m.board.Processes()
+	if full {
+		inner := w - 2
+		// The lag panel right after the table, whatever the width.
+		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(min(processes.Width(false), inner-lag.Width-1), len(procs)+1)
+		lagCol := lag.Panel{Styles: st, Procs: procs}.View(lag.Width, len(procs)+1)
+		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
+		if m.board.Has(board.Usage) {
+			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), inner))
+		}
+		sc.top = common.Box(st, "Processes · lag", body, w, len(body)+2)
+	} else {
+		sc.top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, Compact: true}.View(w, len(procs)+1)
+	}
+
+	rest := h - 1 - len(common.Lines(sc.top)) - 1 - len(common.Lines(sc.footer))
+	sc.sensors, sc.usage = m.board.Sensors(), m.board.Usage()
+	rows := max(len(sc.sensors.Rows), len(sc.usage.Rows)+1, sensorRowsReserved)
+	if full {
+		sc.middleH = min(rows+2+2, rest-3)
+	} else {
+		sc.middleH = min(rows+2, rest-1)
+	}
+	sc.eventsH = rest - sc.middleH
+	if m.narration != nil && !m.picking && !m.showLogs {
+		// The narration takes the events' place, and room from the
+		// sensors and usage when the events area is too small for it.
+		need := narrationCompact
+		if full {
+			need = narrationFull
+		}
+		if sc.eventsH < need {
+			sc.middleH = max(rest-need, 3)
+			sc.eventsH = rest - sc.middleH
+		}
+	}
+	return sc
+}
 
 // View renders the whole screen, exactly width×height.
 func (m Model) View() string {
@@ -39,79 +96,41 @@ func (m Model) View() string {
 	if w < MinWidth || h < MinHeight {
 		return m.tooSmall()
 	}
-	full := w >= fullWidth && h >= fullHeight
-	st := m.styles
-
-	header := m.header(w)
+	sc := m.screen()
+	full := sc.full
 	statusLine := m.statusLine(w, !full)
-	footer := help.Footer{Styles: st, Keys: m.keys, ShowAll: m.showHelp}.View(w, h/3)
-	footerH := len(common.Lines(footer))
-
-	procs := m.board.Processes()
-	var top string
-	if full {
-		inner := w - 2
-		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(inner-lagPanelWidth-1, len(procs)+1)
-		lagCol := lag.Panel{Styles: st, Procs: procs}.View(lagPanelWidth, len(procs)+1)
-		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
-		if m.board.Has(board.Usage) {
-			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), inner))
-		}
-		top = common.Box(st, "Processes · lag", body, w, len(body)+2)
-	} else {
-		top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, ShowLag: true, Compact: true}.View(w, len(procs)+1)
-	}
-	topH := len(common.Lines(top))
-
-	rest := h - 1 - topH - 1 - footerH
-	sv, uv := m.board.Sensors(), m.board.Usage()
-	rows := max(len(sv.Rows), len(uv.Rows)+1, sensorRowsReserved)
-	var middleH, eventsH int
-	if full {
-		middleH = min(rows+2+2, rest-3)
-		eventsH = rest - middleH
-	} else {
-		middleH = min(rows+2, rest-1)
-		eventsH = rest - middleH
-	}
-
 	var lower string
 	switch {
 	case m.picking:
-		lower = m.pickerView(w, middleH+eventsH, full)
+		lower = m.pickerView(w, sc.middleH+sc.eventsH, full)
 	case m.showLogs:
-		lower = m.logsView(w, middleH+eventsH, full)
+		lower = m.logsView(w, sc.middleH+sc.eventsH, full)
 	case m.narration != nil:
-		// The narration takes the events' place, and room from the
-		// sensors and usage when the events area is too small for it.
-		need := narrationCompact
-		if full {
-			need = narrationFull
-		}
-		if eventsH < need {
-			middleH = max(rest-need, 3)
-			eventsH = rest - middleH
-		}
-		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sv, uv, w, middleH, full), m.narrationView(w, eventsH, full))
+		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sc.sensors, sc.usage, w, sc.middleH, full), m.narrationView(w, sc.eventsH, full))
 	default:
-		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sv, uv, w, middleH, full), m.events(w, eventsH, full))
+		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sc.sensors, sc.usage, w, sc.middleH, full), m.events(w, sc.eventsH, full))
 	}
-	return strings.Join([]string{header, top, lower, statusLine, footer}, "\n")
+	return strings.Join([]string{sc.header, sc.top, lower, statusLine, sc.footer}, "\n")
 }
 
 func (m Model) middle(sv board.SensorsView, uv board.UsageView, w, h int, full bool) string {
 	st := m.styles
+	up := usage.New(st, uv, !full)
+	if m.board.Has(board.Usage) {
+		up = up.WithWriter(m.board.Process(board.Usage))
+	}
+	// The usage table has fixed columns; the sensors take the rest.
 	if full {
-		sw := w * 43 / 100
-		uw := w - sw
+		uw := usage.Width(false) + 2
+		sw := w - uw
 		left := common.Box(st, sensors.Title(), common.Lines(sensors.New(st, sv, false).View(sw-2, h-2)), sw, h)
-		right := common.Box(st, usage.Title(), common.Lines(usage.New(st, uv, false).View(uw-2, h-2)), uw, h)
+		right := common.Box(st, usage.Title(), common.Lines(up.View(uw-2, h-2)), uw, h)
 		return lipgloss.JoinHorizontal(lipgloss.Top, left, right)
 	}
-	sw := w * 45 / 100
-	uw := w - sw - 1
+	uw := usage.Width(true)
+	sw := w - uw - 1
 	left := sensors.New(st, sv, true).View(sw, h)
-	right := usage.New(st, uv, true).View(uw, h)
+	right := up.View(uw, h)
 	bar := strings.TrimSuffix(strings.Repeat(st.Border.Render("│")+"\n", h), "\n")
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, bar, right)
 }
@@ -129,15 +148,29 @@ func (m Model) events(w, h int, full bool) string {
 
 func (m Model) logsView(w, h int, full bool) string {
 	st := m.styles
+	p := m.logsPanel()
+	bw, bh := logsBody(w, h, full)
+	body := common.Lines(p.View(bw, bh))
+	if full {
+		return common.Box(st, p.Title(bw, bh), body, w, h)
+	}
+	return common.Section(st.Title.Render(p.Title(bw, bh)), body, w, h)
+}
+
+// logsBody is the log viewport's size in an area of w×h.
+func logsBody(w, h int, full bool) (int, int) {
+	if full {
+		return w - 2, h - 2
+	}
+	return w, h - 1
+}
+
+func (m Model) logsPanel() logs.Panel {
 	lines := m.logLines
 	if !m.logFetched || len(lines) == 0 {
 		lines = m.board.Tail(m.logName, m.opts.LogLines)
 	}
-	p := logs.Panel{Styles: st, Name: m.logName, Lines: lines}
-	if full {
-		return common.Box(st, p.Title(), common.Lines(p.View(w-2, h-2)), w, h)
-	}
-	return common.Section(st.Title.Render(p.Title()), common.Lines(p.View(w, h-1)), w, h)
+	return logs.Panel{Styles: m.styles, Name: m.logName, Lines: lines, Back: m.scrollOffset()}
 }
 
 func (m Model) header(w int) string {
@@ -200,6 +233,9 @@ func (m Model) statusLine(w int, compact bool) string {
 		right = fmt.Sprintf("usage %s/%s", pv.Mode, pv.Reset)
 		if pv.Armed != "" {
 			right += " crash@" + pv.Armed
+		}
+		if note := lag.ShortNote(pv); note != "" {
+			right += " · lag " + note
 		}
 		right = st.Muted.Render(right)
 	}

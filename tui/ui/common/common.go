@@ -1,6 +1,8 @@
-// Package common holds what the dashboard's components share: the
-// Component contract, boxes, a column-dropping table, number formats and
-// sparklines. Everything here is a pure function of its arguments.
+// Package common holds what the dashboard's components share: boxes,
+// fixed-width tables, number formats, wrapping and sparklines. Every
+// component is a value built from state for each frame whose View(width,
+// height) fills exactly that many cells. Everything here is a pure function
+// of its arguments.
 package common
 
 import (
@@ -11,12 +13,6 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
 )
-
-// Component renders itself into exactly width×height cells (or fewer lines
-// when it has less to say); it is a value built from state for each frame.
-type Component interface {
-	View(width, height int) string
-}
 
 // Fit truncates s to width cells (with an ellipsis) and pads it with spaces
 // to exactly width.
@@ -114,4 +110,40 @@ func Clip(lines []string, height int, more func(n int) string) []string {
 	}
 	kept := append([]string(nil), lines[:height-1]...)
 	return append(kept, more(len(lines)-height+1))
+}
+
+// Wrap breaks s into lines of at most width cells at spaces only, so a
+// word (a group id such as demo-current-1a2b3c4d, a number) is never split;
+// only a word longer than a whole line is cut into pieces. Newlines in s
+// are kept.
+func Wrap(s string, width int) []string {
+	if width <= 0 {
+		return nil
+	}
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line, lineW := "", 0
+		for _, word := range strings.Split(para, " ") {
+			ww := lipgloss.Width(word)
+			if ww == 0 && word == "" {
+				continue
+			}
+			switch {
+			case lineW == 0:
+			case lineW+1+ww <= width:
+				line, lineW = line+" "+word, lineW+1+ww
+				continue
+			default:
+				out = append(out, line)
+			}
+			for ww > width { // a word longer than the line
+				out = append(out, ansi.Truncate(word, width, ""))
+				word = ansi.TruncateLeft(word, width, "")
+				ww = lipgloss.Width(word)
+			}
+			line, lineW = word, ww
+		}
+		out = append(out, line)
+	}
+	return out
 }

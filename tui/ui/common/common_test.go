@@ -43,57 +43,78 @@ func TestFormats(t *testing.T) {
 
 func TestSparkline(t *testing.T) {
 	tests := []struct {
-		samples []int64
-		width   int
-		floor   int64
-		want    string
+		samples        []int64
+		cells, perCell int
+		want           string
 	}{
-		{[]int64{0, 0, 0}, 3, 0, "▁▁▁"},
-		{[]int64{0, 7, 14}, 3, 0, "▁▄█"},
-		{[]int64{2, 2}, 2, 20, "▂▂"}, // a small steady lag stays low
-		{[]int64{-1, 5, -1}, 3, 0, "·█·"},
-		{[]int64{1, 2, 3, 4}, 2, 0, "▆█"}, // the latest samples win
-		{nil, 4, 0, ""},
+		{[]int64{0, 0, 0}, 3, 1, "▁▁▁"},
+		{[]int64{0, 7, 14}, 3, 1, "▁▂▃"},
+		{[]int64{10, 10, 10, 10}, 4, 1, "▃▃▃▃"}, // a steady 10 stays low
+		{[]int64{-1, 5, -1}, 3, 1, "·▂·"},
+		{[]int64{1, 200}, 4, 1, "  ▂▄"},             // the newest on the right, blank before the history
+		{[]int64{0, 0, 3, 0, 1500, 0}, 3, 2, "▁▂▅"}, // a bar is the largest of its seconds
+		{[]int64{-1, -1, -1, 4}, 2, 2, "·▂"},
+		{nil, 4, 15, "    "},
 	}
 	for _, tc := range tests {
-		if got := Sparkline(tc.samples, tc.width, tc.floor); got != tc.want {
-			t.Errorf("Sparkline(%v, %d, %d) = %q, want %q", tc.samples, tc.width, tc.floor, got, tc.want)
+		if got := Sparkline(tc.samples, tc.cells, tc.perCell); got != tc.want {
+			t.Errorf("Sparkline(%v, %d, %d) = %q, want %q", tc.samples, tc.cells, tc.perCell, got, tc.want)
+		}
+	}
+	// The window is fixed: 60 samples in 15 bars, whatever the history holds.
+	long := make([]int64, 100)
+	if got := Sparkline(long, 15, 4); len([]rune(got)) != 15 {
+		t.Errorf("window of %d bars", len([]rune(got)))
+	}
+	if got := SparkLegend(5); got != "▁0 ▂1 ▃10 ▄100 ▅1k" {
+		t.Errorf("legend %q", got)
+	}
+}
+
+func TestFitNumbers(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{FitNumber(99999.99, 8), "99999.99"},
+		{FitNumber(999999.9, 8), "999999.9"},
+		{FitNumber(9999999.9, 8), "10000000"},
+		{FitSigned2(9999999, 9), "+99999.99"},
+		{FitSigned2(99999990, 9), "+999999.9"},
+		{FitSigned2(-99999990, 9), "-999999.9"},
+		{FitCount(99999, 6), "99,999"},
+		{FitCount(999990, 6), "999990"},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
 	}
 }
 
-func TestTableDropsAndAligns(t *testing.T) {
+func TestTableFixedColumns(t *testing.T) {
 	cols := []Column{
-		{Title: "name"},
-		{Title: "extra", Drop: 2},
-		{Title: "value", Align: Right},
-		{Title: "note", Drop: 1},
+		{Title: "name", Width: 4},
+		{Title: "value", Align: Right, Width: 7},
+		{Title: "note", Width: 5},
 	}
 	rows := [][]Cell{
-		{Plain("a"), Plain("xxxxxxxx"), Plain("1.00"), Plain("nnnn")},
-		{Plain("bbbb"), Plain("y"), Plain("123.45"), Plain("n")},
+		{Plain("a"), Plain("1.00"), Plain("nnnn")},
+		{Plain("bbbbbb"), Plain("123.45"), Plain("much too long")},
 	}
-	head, lines := Table(cols, rows, 40, lipgloss.NewStyle(), nil)
-	if want := "name  extra      value  note"; strings.TrimRight(head, " ") != want {
-		// Titles align like their column: "value" is right-aligned.
-		t.Fatalf("wide head %q", head)
+	if TableWidth(cols) != 18 {
+		t.Fatalf("width %d", TableWidth(cols))
 	}
-	head, lines = Table(cols, rows, 20, lipgloss.NewStyle(), nil)
-	// Too narrow for everything: the highest Drop goes first.
-	if strings.TrimRight(head, " ") != "name   value  note" {
-		t.Fatalf("narrow head %q", head)
+	head, lines := Table(cols, rows, 20, lipgloss.NewStyle(), nil)
+	want := []string{
+		"name   value note   ",
+		"a       1.00 nnnn   ",
+		"bbb…  123.45 much…  ",
 	}
-	if strings.TrimRight(lines[0], " ") != "a       1.00  nnnn" || strings.TrimRight(lines[1], " ") != "bbbb  123.45  n" {
-		t.Fatalf("rows %q", lines)
+	if got := append([]string{head}, lines...); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("table:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	for _, l := range append([]string{head}, lines...) {
-		if lipgloss.Width(l) != 20 {
-			t.Fatalf("line %q is %d wide", l, lipgloss.Width(l))
-		}
-	}
-	head, _ = Table(cols, rows, 12, lipgloss.NewStyle(), nil)
-	if strings.TrimRight(head, " ") != "name   value" {
-		t.Fatalf("narrowest head %q", head)
+	// Other values, same columns: nothing moves.
+	head2, _ := Table(cols, [][]Cell{{Plain("x"), Plain("1"), Plain("")}}, 20, lipgloss.NewStyle(), nil)
+	if head2 != head {
+		t.Fatalf("header moved: %q vs %q", head2, head)
 	}
 }
 
@@ -107,5 +128,16 @@ func TestBox(t *testing.T) {
 	}
 	if got := strings.Split(out, "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("box:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+	}
+}
+
+func TestWrapKeepsWords(t *testing.T) {
+	got := Wrap("group demo-current-1a2b3c4d → demo-current-5e6f7a8b, read 1234", 30)
+	want := []string{"group demo-current-1a2b3c4d →", "demo-current-5e6f7a8b, read", "1234"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("Wrap = %q, want %q", got, want)
+	}
+	if got := Wrap("abcdefghij", 4); strings.Join(got, "|") != "abcd|efgh|ij" {
+		t.Fatalf("long word: %q", got)
 	}
 }

@@ -71,35 +71,100 @@ func Uptime(d time.Duration) string {
 
 var bars = []rune("▁▂▃▄▅▆▇█")
 
-// Sparkline draws the last width samples scaled to their maximum, or to
-// floor if that is larger (so a steady lag of 2 does not fill the bars); a
-// negative sample (unknown) is a dot, so a gap is not mistaken for 0.
-func Sparkline(samples []int64, width int, floor int64) string {
-	if width <= 0 {
+// SparkLevel is the bar a lag of n messages draws, the same at every size
+// and whatever else is in the window: 0 on the baseline, then one step per
+// power of ten (1–9, 10–99, 100–999, ...), so a steady lag of a few
+// messages stays low and a growing one climbs a step at every tenfold.
+func SparkLevel(n int64) rune {
+	if n <= 0 {
+		return bars[0]
+	}
+	i := 1
+	for n >= 10 && i < len(bars)-1 {
+		n /= 10
+		i++
+	}
+	return bars[i]
+}
+
+// SparkLegend is the scale of SparkLevel in words: "▁0 ▂1 ▃10 ▄100 ▅1k".
+func SparkLegend(steps int) string {
+	labels := []string{"0", "1", "10", "100", "1k", "10k", "100k", "1M"}
+	parts := make([]string, 0, steps)
+	for i := 0; i < min(steps, len(bars)); i++ {
+		parts = append(parts, string(bars[i])+labels[i])
+	}
+	return strings.Join(parts, " ")
+}
+
+// Sparkline draws a fixed window of samples (one per second, oldest first)
+// in cells bars of perCell samples each, the newest at the right edge: a
+// bar is the largest known sample of its seconds (SparkLevel), a dot when
+// none of them is known (-1), blank before the history starts. The window
+// is cells×perCell samples whatever the history holds.
+func Sparkline(samples []int64, cells, perCell int) string {
+	if cells <= 0 || perCell <= 0 {
 		return ""
 	}
-	if len(samples) > width {
-		samples = samples[len(samples)-width:]
+	window := cells * perCell
+	if len(samples) > window {
+		samples = samples[len(samples)-window:]
 	}
-	top := floor
-	for _, s := range samples {
-		top = max(top, s)
-	}
+	// Left-pad with "no sample yet" so the newest is always on the right.
+	pad := window - len(samples)
 	var b strings.Builder
-	for _, s := range samples {
-		switch {
-		case s < 0:
-			b.WriteRune('·')
-		case top == 0:
-			b.WriteRune(bars[0])
-		default:
-			// 0 stays on the baseline; anything above it shows at least one step.
-			i := int(s * int64(len(bars)-1) / top)
-			if s > 0 {
-				i = max(1, i)
+	for c := 0; c < cells; c++ {
+		top, known, any := int64(0), false, false
+		for k := c * perCell; k < (c+1)*perCell; k++ {
+			if k < pad {
+				continue
 			}
-			b.WriteRune(bars[i])
+			any = true
+			if s := samples[k-pad]; s >= 0 {
+				top, known = max(top, s), true
+			}
+		}
+		switch {
+		case !any:
+			b.WriteRune(' ')
+		case !known:
+			b.WriteRune('·')
+		default:
+			b.WriteRune(SparkLevel(top))
 		}
 	}
 	return b.String()
+}
+
+// FitNumber formats v with two decimals, or fewer when that is too wide
+// for width (totals of large values): exact where it fits, never cut.
+func FitNumber(v float64, width int) string {
+	for _, prec := range []int{2, 1, 0} {
+		s := strconv.FormatFloat(math.Round(v*100)/100, 'f', prec, 64)
+		if len(s) <= width || prec == 0 {
+			return s
+		}
+	}
+	return ""
+}
+
+// FitSigned2 is Signed2, with fewer decimals when that is too wide.
+func FitSigned2(cents int64, width int) string {
+	s := Signed2(cents)
+	if len(s) <= width {
+		return s
+	}
+	sign := ""
+	if cents > 0 {
+		sign = "+"
+	}
+	return sign + FitNumber(float64(cents)/100, width-len(sign))
+}
+
+// FitCount is Count, without separators when they make it too wide.
+func FitCount(n int64, width int) string {
+	if s := Count(n); len(s) <= width {
+		return s
+	}
+	return strconv.FormatInt(n, 10)
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/lipgloss/table"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Align is a column's alignment: numbers go right.
@@ -14,17 +16,14 @@ const (
 	Right
 )
 
-// Column describes one table column.
+// Column describes one table column of a fixed width: a layout decides its
+// columns once per terminal size, so nothing moves or disappears when a
+// value grows or a state changes.
 type Column struct {
 	Title string
 	Align Align
-	// Drop orders what goes when the table is too wide: the highest Drop
-	// goes first; 0 is never dropped.
-	Drop int
-	// Flex columns may be cut (with an ellipsis) down to Min cells after
-	// every droppable column is gone.
-	Flex bool
-	Min  int
+	// Width is the column's width in cells, without the gap before it.
+	Width int
 }
 
 // Cell is one table cell; a zero Style renders plain.
@@ -39,114 +38,82 @@ func Plain(s string) Cell { return Cell{Text: s} }
 // Styled is a cell with a style.
 func Styled(s string, st lipgloss.Style) Cell { return Cell{Text: s, Style: st} }
 
-// Table lays rows out in columns fitting width: natural widths (widest of
-// title and cells), two spaces between columns when they fit, else one,
-// then dropping columns by Drop, then cutting Flex columns. rowStyle (may
-// be nil) gives a style layered under every cell of a row (selection).
-// It returns the header line and one line per row, each exactly width
-// cells wide.
-func Table(cols []Column, rows [][]Cell, width int, header lipgloss.Style, rowStyle func(i int) *lipgloss.Style) (string, []string) {
-	n := len(cols)
-	natural := make([]int, n)
-	for c, col := range cols {
-		natural[c] = lipgloss.Width(col.Title)
-		for _, r := range rows {
-			if c < len(r) {
-				natural[c] = max(natural[c], lipgloss.Width(r[c].Text))
-			}
-		}
+// TableWidth is the width of a table of these columns: their widths plus
+// one space between columns.
+func TableWidth(cols []Column) int {
+	w := 0
+	for _, c := range cols {
+		w += c.Width
 	}
-	keep := make([]bool, n)
-	for c := range keep {
-		keep[c] = true
-	}
-	widths := append([]int(nil), natural...)
-	total := func(gap int) int {
-		sum, k := 0, 0
-		for c := range cols {
-			if keep[c] {
-				sum += widths[c]
-				k++
-			}
-		}
-		return sum + gap*max(0, k-1)
-	}
-	// Columns before spacing: drop only what does not fit with one space
-	// between columns, then use two if they fit.
-	gap := 1
-	for total(gap) > width {
-		worst := -1
-		for c, col := range cols {
-			if keep[c] && col.Drop > 0 && (worst < 0 || col.Drop > cols[worst].Drop) {
-				worst = c
-			}
-		}
-		if worst < 0 {
-			break
-		}
-		keep[worst] = false
-	}
-	if total(2) <= width {
-		gap = 2
-	}
-	for c, col := range cols {
-		if over := total(gap) - width; over > 0 && keep[c] && col.Flex {
-			widths[c] = max(col.Min, widths[c]-over)
-		}
-	}
+	return w + max(0, len(cols)-1)
+}
 
-	render := func(cells []Cell, base *lipgloss.Style) string {
-		var b strings.Builder
-		first := true
-		for c, col := range cols {
-			if !keep[c] {
-				continue
+// Table renders rows in fixed-width columns with lipgloss/table: one space
+// between columns, a cell longer than its column is cut with an ellipsis.
+// rowStyle (may be nil) gives a style layered under every cell of a row
+// (selection). It returns the header line and one line per row, each
+// exactly width cells wide (padded or cut after the last column).
+func Table(cols []Column, rows [][]Cell, width int, header lipgloss.Style, rowStyle func(i int) *lipgloss.Style) (string, []string) {
+	titles := make([]string, len(cols))
+	for c, col := range cols {
+		titles[c] = col.Title
+	}
+	data := make([][]string, len(rows))
+	for i, r := range rows {
+		data[i] = make([]string, len(cols))
+		for c := range cols {
+			if c < len(r) {
+				data[i][c] = ansi.Truncate(r[c].Text, cols[c].Width, "…")
 			}
-			if !first {
-				sep := strings.Repeat(" ", gap)
-				if base != nil {
-					sep = base.Render(sep)
-				}
-				b.WriteString(sep)
-			}
-			first = false
-			var cell Cell
-			if c < len(cells) {
-				cell = cells[c]
-			}
-			text := Fit(cell.Text, widths[c])
-			if col.Align == Right {
-				t := cell.Text
-				if lipgloss.Width(t) > widths[c] {
-					t = Fit(t, widths[c])
-				}
-				text = strings.Repeat(" ", widths[c]-lipgloss.Width(t)) + t
-			}
-			st := cell.Style
-			if base != nil {
+		}
+	}
+	style := func(row, c int) lipgloss.Style {
+		col := cols[c]
+		var st lipgloss.Style
+		switch {
+		case row == table.HeaderRow:
+			st = header
+		case c < len(rows[row]):
+			st = rows[row][c].Style
+		}
+		if row != table.HeaderRow && rowStyle != nil {
+			if base := rowStyle(row); base != nil {
 				st = st.Inherit(*base)
 			}
-			b.WriteString(st.Render(text))
 		}
-		return b.String()
+		w := col.Width
+		if c > 0 {
+			w++ // the gap before the column, inside the cell so a row style covers it
+			st = st.PaddingLeft(1)
+		}
+		align := lipgloss.Left
+		if col.Align == Right {
+			align = lipgloss.Right
+		}
+		return st.Width(w).Align(align)
 	}
-
-	titles := make([]Cell, n)
-	for c, col := range cols {
-		titles[c] = Styled(col.Title, header)
-	}
-	head := Fit(render(titles, nil), width)
-	lines := make([]string, len(rows))
-	for i, r := range rows {
+	t := table.New().
+		Border(lipgloss.HiddenBorder()).
+		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
+		BorderHeader(false).BorderColumn(false).BorderRow(false).
+		Headers(titles...).Rows(data...).
+		StyleFunc(style).
+		Width(TableWidth(cols))
+	lines := Lines(t.Render())
+	out := make([]string, 0, len(rows)+1)
+	for i := 0; i <= len(rows); i++ {
+		l := ""
+		if i < len(lines) {
+			l = lines[i]
+		}
 		var base *lipgloss.Style
-		if rowStyle != nil {
-			base = rowStyle(i)
+		if i > 0 && rowStyle != nil {
+			base = rowStyle(i - 1)
 		}
-		line := render(r, base)
-		if pad := width - lipgloss.Width(line); pad > 0 && base != nil {
-			line += base.Render(strings.Repeat(" ", pad))
+		if pad := width - lipgloss.Width(l); pad > 0 && base != nil {
+			l += base.Render(strings.Repeat(" ", pad))
 		}
-		lines[i] = Fit(line, width)
+		out = append(out, Fit(l, width))
 	}
-	return head, lines
+	return out[0], out[1:]
 }

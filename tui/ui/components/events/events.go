@@ -5,6 +5,9 @@ package events
 import (
 	"strings"
 
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
@@ -28,8 +31,12 @@ var symbol = map[board.Level]string{
 	board.LevelMuted:  " ",
 }
 
-// View renders the latest entries that fit.
+// View renders the latest entries that fit, each wrapped at words under
+// its text (a long error reads in full on two or three lines).
 func (p Panel) View(width, height int) string {
+	if width <= 0 || height <= 0 {
+		return ""
+	}
 	st := p.Styles
 	evs := p.Events
 	if len(evs) > height {
@@ -39,22 +46,47 @@ func (p Panel) View(width, height int) string {
 	for _, e := range evs {
 		procW = max(procW, len(e.Proc))
 	}
-	lines := make([]string, 0, len(evs))
+	// Each entry's lines; the newest entries that fit are shown whole.
+	entries := make([][]string, 0, len(evs))
 	for _, e := range evs {
 		ls := st.Level(e.Level)
-		text := e.Text
-		if e.Level == board.LevelMuted {
-			text = "  " + text
-		}
-		line := st.Muted.Render(e.At.Format("15:04:05")) + " " + ls.Render(symbol[e.Level]) + " "
+		prefix := st.Muted.Render(e.At.Format("15:04:05")) + " " + ls.Render(symbol[e.Level]) + " "
 		if procW > 0 {
-			line += common.Fit(e.Proc, procW) + "  "
+			prefix += common.Fit(e.Proc, procW) + "  "
 		}
-		line += ls.UnsetBold().Render(text)
-		lines = append(lines, line)
+		indent := lipgloss.Width(prefix)
+		wrapped := common.Wrap(e.Text, max(10, width-indent))
+		if len(wrapped) > maxEventLines {
+			wrapped = append(wrapped[:maxEventLines-1], ansi.Truncate(strings.Join(wrapped[maxEventLines-1:], " "), width-indent, "…"))
+		}
+		var el []string
+		for k, w := range wrapped {
+			lead := prefix
+			if k > 0 {
+				lead = strings.Repeat(" ", indent)
+			}
+			el = append(el, lead+ls.UnsetBold().Render(w))
+		}
+		entries = append(entries, el)
+	}
+	var lines []string
+	for i := len(entries) - 1; i >= 0; i-- {
+		el := entries[i]
+		if len(lines)+len(el) > height {
+			if len(lines) == 0 {
+				// The newest alone is too tall: its first lines, cut.
+				el = append(el[:height-1:height-1], ansi.Truncate(el[height-1], width-1, "")+"…")
+				lines = el
+			}
+			break
+		}
+		lines = append(append([]string(nil), el...), lines...)
 	}
 	if len(lines) == 0 {
 		lines = []string{st.Muted.Render("nothing happened yet")}
 	}
 	return strings.Join(common.FitLines(lines, width, min(height, len(lines))), "\n")
 }
+
+// maxEventLines bounds one entry's share of the panel.
+const maxEventLines = 3

@@ -1,6 +1,6 @@
 // Package lag renders consumer lag: a value per process in words, and a
 // panel with one line per process (aligned with the process table's rows)
-// holding the value and a sparkline of its recent history.
+// holding the value and a sparkline of the last minute.
 package lag
 
 import (
@@ -8,17 +8,30 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
 )
 
+// ValueWidth is the width of a lag value: "no Kafka lag", "12,345 stale".
+const ValueWidth = 12
+
+// Window is what a sparkline covers: Bars bars of PerBar one-second
+// samples, the last minute at every terminal size.
+const (
+	Bars   = 15
+	PerBar = 4
+	// Width is the panel's width: the value, a space and the bars.
+	Width = ValueWidth + 1 + Bars
+)
+
 // Text is a process's lag in words, and how good or bad it is.
 //   - consumer-usage: messages between the high watermark and its committed
-//     offsets; "≥N +?" when some partitions have no commit yet.
+//     offsets; "≥N" when some partitions have no commit yet (Note says so).
 //   - consumer-current: from its own positions; "— down" while it is dead.
-//   - consumer-query: "no Kafka lag"; producer: messages sent, or paused.
+//   - consumer-query: "no Kafka lag"; producer: messages sent.
 func Text(p board.ProcView) (string, board.Level) {
 	l := p.Lag
 	if !l.Applies {
@@ -27,11 +40,15 @@ func Text(p board.ProcView) (string, board.Level) {
 			if !p.Alive {
 				return "— down", board.LevelMuted
 			}
-			sent := common.Count(p.Produced) + " sent"
+			level := board.LevelInfo
 			if p.Paused {
-				return "paused, " + sent, board.LevelWarn
+				level = board.LevelWarn // the state column says paused
 			}
-			return sent, board.LevelInfo
+			sent := common.Count(p.Produced) + " sent"
+			if len([]rune(sent)) > ValueWidth {
+				sent = common.FitCount(p.Produced, ValueWidth-5) + " sent"
+			}
+			return sent, level
 		case board.Query:
 			return "no Kafka lag", board.LevelMuted
 		}
@@ -45,9 +62,9 @@ func Text(p board.ProcView) (string, board.Level) {
 	case l.NoData:
 		return "…", board.LevelMuted
 	case len(l.Unknown) > 0 && l.Messages == 0:
-		s, level = "? no commit", board.LevelWarn
+		s, level = "no commit", board.LevelWarn
 	case len(l.Unknown) > 0:
-		s, level = fmt.Sprintf("≥%s +?", common.Count(l.Messages)), board.LevelWarn
+		s, level = "≥"+common.Count(l.Messages), board.LevelWarn
 	default:
 		s = common.Count(l.Messages)
 		if l.Messages > 0 {
@@ -63,44 +80,73 @@ func Text(p board.ProcView) (string, board.Level) {
 	return s, level
 }
 
-// sparkFloor is the smallest full-scale of a sparkline: two seconds of the
-// default producer (10 sensors, 1 message each per second).
-const sparkFloor = 20
+// Note explains a lag that is not a plain number, "" when it is one:
+// "lag ≥682: no commit yet on partition 2" (whose lag is unknown).
+func Note(p board.ProcView) string {
+	l := p.Lag
+	if !l.Applies || l.Down || l.NoData || len(l.Unknown) == 0 {
+		return ""
+	}
+	parts := make([]string, len(l.Unknown))
+	for i, u := range l.Unknown {
+		parts[i] = fmt.Sprint(u)
+	}
+	which := "partition " + strings.Join(parts, ", ")
+	if len(parts) > 1 {
+		which = "partitions " + strings.Join(parts, ", ")
+	}
+	if l.Messages == 0 {
+		return "lag unknown: no commit yet on " + which
+	}
+	return fmt.Sprintf("lag ≥%s: no commit yet on %s", common.Count(l.Messages), which)
+}
 
-// Panel is the lag column block: a header line and one line per process.
+// ShortNote is Note for the compact layout: "≥682: no commit on p2".
+func ShortNote(p board.ProcView) string {
+	l := p.Lag
+	if Note(p) == "" {
+		return ""
+	}
+	parts := make([]string, len(l.Unknown))
+	for i, u := range l.Unknown {
+		parts[i] = fmt.Sprintf("p%d", u)
+	}
+	if l.Messages == 0 {
+		return "no commit on " + strings.Join(parts, ",")
+	}
+	return fmt.Sprintf("≥%s: no commit on %s", common.Count(l.Messages), strings.Join(parts, ","))
+}
+
+// Panel is the lag column block: a header line and one line per process,
+// Width wide.
 type Panel struct {
 	Styles *theme.Styles
 	Procs  []board.ProcView
 }
 
-// View renders the header and the rows; sparklines take what width is left
-// after the values.
+// View renders the header and the rows: the value, and for consumers the
+// last minute of lag. Rows without a sparkline carry the scale's legend.
 func (p Panel) View(width, height int) string {
-	type row struct {
-		text  string
-		level board.Level
-		hist  []int64
-		spark bool
-	}
-	rows := make([]row, len(p.Procs))
-	valW := lipgloss.Width("lag")
-	for i, pv := range p.Procs {
+	st := p.Styles
+	lines := []string{st.Header.Render(pad("lag", ValueWidth)) + " " + st.Header.Render(common.Fit("last 60 s", Bars))}
+	legend := []string{common.SparkLegend(4), strings.TrimPrefix(common.SparkLegend(7), common.SparkLegend(4)+" ")}
+	var free []int // rows whose bars area is free for the legend
+	for _, pv := range p.Procs {
 		t, lv := Text(pv)
-		rows[i] = row{text: t, level: lv, hist: pv.History, spark: pv.Lag.Applies}
-		valW = max(valW, lipgloss.Width(t))
-	}
-	sparkW := width - valW - 1
-	title := "history"
-	if sparkW >= 22 {
-		title = "history (1 per poll)"
-	}
-	lines := []string{p.Styles.Header.Render(pad("lag", valW)) + " " + p.Styles.Header.Render(common.Fit(title, max(0, sparkW)))}
-	for _, r := range rows {
-		line := p.Styles.Level(r.level).Render(pad(r.text, valW))
-		if r.spark && sparkW > 0 {
-			line += " " + p.Styles.Level(r.level).UnsetBold().Render(common.Sparkline(r.hist, sparkW, sparkFloor))
+		line := st.Level(lv).Render(pad(ansi.Truncate(t, ValueWidth, "…"), ValueWidth))
+		if pv.Lag.Applies {
+			line += " " + st.Level(lv).UnsetBold().Render(common.Sparkline(pv.History, Bars, PerBar))
+		} else {
+			free = append(free, len(lines))
 		}
 		lines = append(lines, line)
+	}
+	// The legend goes in the last free rows (broker and store).
+	if len(free) >= len(legend) {
+		for i, l := range legend {
+			row := free[len(free)-len(legend)+i]
+			lines[row] = common.Fit(lines[row], ValueWidth) + " " + st.Muted.Render(l)
+		}
 	}
 	return strings.Join(common.FitLines(lines, width, min(height, len(lines))), "\n")
 }

@@ -6,21 +6,38 @@ package narration
 import (
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/charmbracelet/bubbles/viewport"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
 )
 
-// Panel is the narration panel of a running (or finished) scenario.
+// Panel is the narration panel of a running (or finished) scenario: the
+// action line (the presenter's key, or what is awaited, with a live
+// countdown) stays on top, the latest timeline entry at the bottom (the
+// narration points at events while it covers the events panel), and
+// between them the narration, what to watch and the checks, wrapped at
+// words, in a viewport that scrolls.
 type Panel struct {
-	Styles   *theme.Styles
-	Progress scenario.Progress
+	// OffScript notes a key the presenter pressed that the step did not
+	// ask for ("" = none).
+	OffScript string
+	Styles    *theme.Styles
+	Progress  scenario.Progress
 	// Selected is the dashboard's selected process (a key hint says when
 	// the key's process is already selected).
 	Selected string
+	// Now is the board's clock, for the countdown of a step that holds.
+	Now time.Time
+	// Latest is the newest timeline entry (nil: none).
+	Latest *board.Event
+	// Offset is how many lines the viewport is scrolled down.
+	Offset int
 }
 
 // Title is the box title.
@@ -37,6 +54,26 @@ func (p Panel) Title() string {
 	return fmt.Sprintf("Scenario %s · step %d/%d: %s", pr.Name, pr.Step, pr.Steps, pr.StepTitle)
 }
 
+// ScrollHint says where the viewport is when the text does not fit:
+// "lines 1-4 of 9 · [ ] scroll", or "[ ] 1-4/9" when short; "" when it
+// all fits.
+func (p Panel) ScrollHint(width, height int, short bool) string {
+	body, vh := p.body(width), p.viewHeight(height)
+	if len(body) <= vh || vh <= 0 {
+		return ""
+	}
+	off := p.clamp(len(body), vh)
+	if short {
+		return fmt.Sprintf("[ ] %d-%d/%d", off+1, off+vh, len(body))
+	}
+	return fmt.Sprintf("lines %d-%d of %d · [ ] scroll", off+1, off+vh, len(body))
+}
+
+// MaxOffset is the largest useful Offset at this size.
+func (p Panel) MaxOffset(width, height int) int {
+	return max(0, len(p.body(width))-p.viewHeight(height))
+}
+
 func checkCount(cs []scenario.CheckResult) string {
 	n := 0
 	for _, c := range cs {
@@ -47,99 +84,126 @@ func checkCount(cs []scenario.CheckResult) string {
 	return fmt.Sprintf("%d/%d checks", n, len(cs))
 }
 
+// pinned lines: the action line on top while running, the latest event at
+// the bottom when there is room for it and some narration.
+func (p Panel) top(width int) []string {
+	if p.Progress.Done {
+		return nil
+	}
+	return []string{common.Fit(p.action(), width)}
+}
+
+func (p Panel) bottom(width, height int) []string {
+	if p.Latest == nil || height < 4 {
+		return nil
+	}
+	e := p.Latest
+	text := "latest event: " + e.At.Format("15:04:05") + " "
+	if e.Proc != "" {
+		text += e.Proc + " "
+	}
+	return []string{p.Styles.Muted.Render(common.Fit(text+e.Text, width))}
+}
+
+func (p Panel) viewHeight(height int) int {
+	return height - len(p.top(1)) - len(p.bottom(1, height))
+}
+
+func (p Panel) clamp(total, vh int) int {
+	return max(0, min(p.Offset, total-vh))
+}
+
 // View renders the body in width×height.
 func (p Panel) View(width, height int) string {
 	if width <= 0 || height <= 0 {
 		return ""
 	}
-	var lines []string
-	if p.Progress.Done {
-		lines = p.done(width, height)
-	} else {
-		lines = p.running(width, height)
+	body := p.body(width)
+	vh := p.viewHeight(height)
+	vp := viewport.New(width, max(0, vh))
+	vp.SetContent(strings.Join(body, "\n"))
+	vp.SetYOffset(p.clamp(len(body), vh))
+	lines := p.top(width)
+	if vh > 0 {
+		lines = append(lines, common.FitLines(common.Lines(vp.View()), width, vh)...)
 	}
-	return strings.Join(common.FitLines(lines, width, min(height, len(lines))), "\n")
+	lines = append(lines, p.bottom(width, height)...)
+	return strings.Join(common.FitLines(lines, width, height), "\n")
 }
 
-// running: narration, the presenter's key or what is awaited, what to
-// watch, then the checks measured so far.
-func (p Panel) running(width, height int) []string {
+// action is what happens now: the presenter's key, what the runner
+// waits for, or how long the step still holds the screen.
+func (p Panel) action() string {
 	st, pr := p.Styles, p.Progress
-	say := wrap(pr.Say, width)
-	watch := wrap("Watch: "+pr.Watch, width)
-	if pr.Watch == "" {
-		watch = nil
-	}
-	action := st.Muted.Render("… " + orText(pr.Waiting, "working"))
-	if pr.Press != nil {
+	switch {
+	case pr.Press != nil:
 		hint := pr.Press.KeyHint()
 		if p.Selected == pr.Press.Process {
 			hint += " (selected)"
 		}
-		action = st.Action.Render("▶ YOUR TURN: " + hint)
-	} else if pr.Waiting != "" {
-		action = st.Warn.Render("… waiting: ") + pr.Waiting
+		line := st.Action.Render("▶ YOUR TURN: " + hint)
+		if p.OffScript != "" {
+			line += st.Warn.Render(" · " + p.OffScript)
+		}
+		return line
+	case !pr.HoldUntil.IsZero() && !p.Now.IsZero():
+		left := pr.HoldUntil.Sub(p.Now)
+		secs := int((left + time.Second - 1) / time.Second) // rounded up: 0 only when over
+		return st.Warn.Render("… watching: ") + fmt.Sprintf("%d s left", max(0, secs))
+	case pr.Waiting != "":
+		return st.Warn.Render("… waiting: ") + pr.Waiting
 	}
-	var checks []string
+	return st.Muted.Render("… working")
+}
+
+// body is everything that scrolls, wrapped at words to width.
+func (p Panel) body(width int) []string {
+	st, pr := p.Styles, p.Progress
+	var out []string
+	if pr.Done {
+		if pr.Err != "" {
+			out = append(out, wrapIndent(st.Bad.Render("✗ stopped early: ")+pr.Err, width, 2)...)
+		}
+		// Each check: its claim, then what was measured, in full.
+		for _, c := range pr.Checks {
+			out = append(out, wrapIndent(checkHead(st, c), width, 2)...)
+			for _, l := range wrap(c.Observed, width-4) {
+				out = append(out, "    "+st.Muted.Render(l))
+			}
+		}
+		if len(out) == 0 {
+			out = append(out, st.Muted.Render("no checks"))
+		}
+		return out
+	}
+	out = append(out, wrap(pr.Say, width)...)
+	if pr.Watch != "" {
+		out = append(out, styleAll(st.Muted.Render, wrap("Watch: "+pr.Watch, width))...)
+	}
 	pending := 0
 	for _, c := range pr.Checks {
 		if c.Pending {
 			pending++
 			continue
 		}
-		checks = append(checks, checkLine(st, c))
+		out = append(out, wrapIndent(checkLine(st, c), width, 2)...)
 	}
 	if pending > 0 {
-		checks = append(checks, st.Muted.Render(fmt.Sprintf("· %d check(s) still to measure", pending)))
+		out = append(out, st.Muted.Render(fmt.Sprintf("· %d check(s) still to measure", pending)))
 	}
-
-	// What fits, by priority: the action line, one line of narration, one
-	// of what to watch, the checks, then the rest of the narration.
-	nSay, nWatch, nChecks := min(len(say), 2), min(len(watch), 1), len(checks)
-	for 1+nSay+nWatch+nChecks > height {
-		switch {
-		case nChecks > 1:
-			nChecks = 1
-			checks = []string{summary(st, pr.Checks)}
-		case nSay > 1:
-			nSay--
-		case nWatch > 0:
-			nWatch--
-		case nChecks > 0:
-			nChecks--
-		default:
-			nSay--
-		}
-	}
-	for 1+nSay+nWatch+nChecks < height && nWatch < min(len(watch), 2) {
-		nWatch++
-	}
-	out := append([]string(nil), say[:nSay]...)
-	out = append(out, action)
-	out = append(out, styleAll(st.Muted.Render, watch[:nWatch])...)
-	return append(out, checks[:nChecks]...)
+	return out
 }
 
-// done: every check with what was observed.
-func (p Panel) done(width, height int) []string {
-	st, pr := p.Styles, p.Progress
-	var out []string
-	if pr.Err != "" {
-		out = append(out, st.Bad.Render("✗ stopped early: ")+pr.Err)
+// wrapIndent wraps s at words, continuation lines indented by indent.
+func wrapIndent(s string, width, indent int) []string {
+	lines := common.Wrap(s, max(1, width))
+	if len(lines) <= 1 || indent == 0 {
+		return lines
 	}
-	// Each check takes two lines (claim, then what was measured) while
-	// there is room, one line otherwise.
-	spare := height - len(out) - len(pr.Checks)
-	for _, c := range pr.Checks {
-		if spare > 0 {
-			spare--
-			out = append(out, checkHead(st, c), st.Muted.Render("    "+c.Observed))
-		} else {
-			out = append(out, checkLine(st, c))
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, st.Muted.Render("no checks"))
+	rest := common.Wrap(strings.Join(lines[1:], " "), max(1, width-indent))
+	out := []string{lines[0]}
+	for _, l := range rest {
+		out = append(out, strings.Repeat(" ", indent)+l)
 	}
 	return out
 }
@@ -155,26 +219,11 @@ func checkLine(st *theme.Styles, c scenario.CheckResult) string {
 	return checkHead(st, c) + st.Muted.Render(": "+c.Observed)
 }
 
-func summary(st *theme.Styles, cs []scenario.CheckResult) string {
-	var ok, bad, pending int
-	for _, c := range cs {
-		switch {
-		case c.Pending:
-			pending++
-		case c.Passed:
-			ok++
-		default:
-			bad++
-		}
-	}
-	return st.Muted.Render(fmt.Sprintf("checks: %d ✓ · %d ✗ · %d to measure", ok, bad, pending))
-}
-
 func wrap(s string, width int) []string {
 	if strings.TrimSpace(s) == "" {
 		return nil
 	}
-	return common.Lines(ansi.Wrap(s, width, ""))
+	return common.Wrap(s, width)
 }
 
 func styleAll(f func(...string) string, lines []string) []string {

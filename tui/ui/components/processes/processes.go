@@ -1,5 +1,7 @@
 // Package processes renders the process table: one row per supervised
-// process with its recovery strategy, state, pid, uptime and counts.
+// process with its recovery strategy, state, pid, uptime and counts, in
+// columns of fixed widths (a state such as "crashed (SIGKILL)" moves
+// nothing).
 package processes
 
 import (
@@ -19,35 +21,50 @@ type Panel struct {
 	Styles   *theme.Styles
 	Procs    []board.ProcView
 	Selected string
-	// ShowLag adds a lag column, for layouts without the lag panel beside.
-	ShowLag bool
-	// Compact uses short strategy labels.
+	// Compact is the 80-column table: no pid, uptime or starts, and a lag
+	// column instead of the lag panel beside it.
 	Compact bool
 }
 
-var shortStrategy = map[string]string{
-	board.Producer: "telemetry",
-	board.Current:  "replay earliest",
-	board.Query:    "stateless",
-	board.Broker:   "kfake",
-	board.Store:    "FerretDB",
+// Columns widths: the longest process name, strategy and state
+// ("crashed (exit 255)"), a 7-digit pid, "99h59m".
+var (
+	colKey      = common.Column{Title: "  #", Width: 3}
+	colName     = common.Column{Title: "process", Width: 16}
+	colStrategy = common.Column{Title: "strategy", Width: 19}
+	colState    = common.Column{Title: "state", Width: 18}
+	colPID      = common.Column{Title: "pid", Align: common.Right, Width: 7}
+	colUp       = common.Column{Title: "up", Align: common.Right, Width: 6}
+	colStarts   = common.Column{Title: "starts", Align: common.Right, Width: 6}
+	colCrashes  = common.Column{Title: "crashes", Align: common.Right, Width: 7}
+	colLag      = common.Column{Title: "lag", Align: common.Right, Width: lag.ValueWidth}
+)
+
+// Columns is the table's columns in the full or compact layout.
+func Columns(compact bool) []common.Column {
+	if compact {
+		return []common.Column{colKey, colName, colStrategy, colState, colCrashes, colLag}
+	}
+	return []common.Column{colKey, colName, colStrategy, colState, colPID, colUp, colStarts, colCrashes}
+}
+
+// Width is the table's width in the full or compact layout.
+func Width(compact bool) int { return common.TableWidth(Columns(compact)) }
+
+// strategy is a process's recovery strategy in at most 19 cells.
+func strategy(pv board.ProcView) string {
+	switch pv.Name {
+	case board.Current:
+		return "replay earliest"
+	case board.Usage:
+		return "checkpoint+" + pv.Reset
+	}
+	return pv.Strategy
 }
 
 // View renders the header line and one line per process.
 func (p Panel) View(width, height int) string {
-	cols := []common.Column{
-		{Title: "  #"},
-		{Title: "process"},
-		{Title: "strategy", Drop: 3, Flex: true, Min: 9},
-		{Title: "state"},
-		{Title: "pid", Align: common.Right, Drop: 4},
-		{Title: "up", Align: common.Right, Drop: 5},
-		{Title: "starts", Align: common.Right, Drop: 6},
-		{Title: "crashes", Align: common.Right, Drop: 2},
-	}
-	if p.ShowLag {
-		cols = append(cols, common.Column{Title: "lag", Align: common.Right, Drop: 1})
-	}
+	cols := Columns(p.Compact)
 	st := p.Styles
 	rows := make([][]common.Cell, len(p.Procs))
 	for i, pv := range p.Procs {
@@ -59,17 +76,6 @@ func (p Panel) View(width, height int) string {
 		if pv.Key > 0 {
 			key = fmt.Sprint(pv.Key)
 		}
-		strategy := pv.Strategy
-		if p.Compact {
-			if s, ok := shortStrategy[pv.Name]; ok {
-				strategy = s
-			} else if pv.Name == board.Usage {
-				strategy = "ckpt+" + pv.Reset
-			}
-		}
-		if pv.Name == board.Usage && p.Compact {
-			strategy += " " + pv.Mode
-		}
 		pid, up := "—", "—"
 		if pv.Alive {
 			pid = fmt.Sprint(pv.PID)
@@ -79,21 +85,18 @@ func (p Panel) View(width, height int) string {
 		if pv.Crashes > 0 {
 			crashes.Style = st.Bad
 		}
-		row := []common.Cell{
+		head := []common.Cell{
 			common.Plain(mark + " " + key),
 			common.Styled(pv.Name, lipgloss.NewStyle().Bold(true)),
-			common.Plain(strategy),
+			common.Plain(strategy(pv)),
 			common.Styled(pv.StateLabel, st.Level(pv.Level)),
-			common.Plain(pid),
-			common.Plain(up),
-			common.Plain(fmt.Sprint(pv.Starts)),
-			crashes,
 		}
-		if p.ShowLag {
+		if p.Compact {
 			t, lv := lag.Text(pv)
-			row = append(row, common.Styled(t, st.Level(lv)))
+			rows[i] = append(head, crashes, common.Styled(t, st.Level(lv)))
+		} else {
+			rows[i] = append(head, common.Plain(pid), common.Plain(up), common.Plain(fmt.Sprint(pv.Starts)), crashes)
 		}
-		rows[i] = row
 	}
 	rowStyle := func(i int) *lipgloss.Style {
 		if p.Procs[i].Name == p.Selected {
@@ -107,7 +110,8 @@ func (p Panel) View(width, height int) string {
 }
 
 // UsageLine is the one-line summary of how consumer-usage runs and what is
-// armed on it, with the keys that change it.
+// armed on it, with the keys that change it, and what its lag means when
+// it is not a plain number.
 func UsageLine(st *theme.Styles, pv board.ProcView, width int) string {
 	armed := st.Muted.Render("none")
 	if pv.Armed != "" {
@@ -120,8 +124,18 @@ func UsageLine(st *theme.Styles, pv board.ProcView, width int) string {
 	s := fmt.Sprintf("consumer-usage: mode %s %s · reset %s %s · crash point %s %s",
 		mode, st.Muted.Render("(m)"), lipgloss.NewStyle().Bold(true).Render(pv.Reset), st.Muted.Render("(e)"),
 		armed, st.Muted.Render("(c)"))
-	if pv.GroupID != "" && lipgloss.Width(s)+len(pv.GroupID)+10 <= width {
-		s += st.Muted.Render(" · group " + pv.GroupID)
+	// Then what its lag means when it is not a plain number, else its group.
+	var extras []string
+	if note := lag.Note(pv); note != "" {
+		extras = []string{st.Warn.UnsetBold().Render(" · " + note), st.Warn.UnsetBold().Render(" · lag " + lag.ShortNote(pv))}
+	} else if pv.GroupID != "" {
+		extras = []string{st.Muted.Render(" · group " + pv.GroupID)}
+	}
+	for _, extra := range extras {
+		if lipgloss.Width(s)+lipgloss.Width(extra)+1 <= width {
+			s += extra
+			break
+		}
 	}
 	return common.Fit(" "+s, width)
 }

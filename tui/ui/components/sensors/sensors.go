@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/progress"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
@@ -31,25 +32,41 @@ func New(st *theme.Styles, v board.SensorsView, compact bool) Panel {
 // Title is the box title.
 func Title() string { return "Sensors · consumer-current" }
 
+var (
+	colSensor = common.Column{Title: "sensor", Width: 9}
+	colHours  = common.Column{Title: "hours", Align: common.Right, Width: 8}
+	colKm     = common.Column{Title: "km", Align: common.Right, Width: 8}
+	colAudit  = common.Column{Title: "audit", Width: 6}
+	colAge    = common.Column{Title: "age", Align: common.Right, Width: 7}
+	colLat    = common.Column{Title: "lat", Align: common.Right, Width: 8}
+	colLon    = common.Column{Title: "lon", Align: common.Right, Width: 9}
+)
+
+// Columns is what a panel width holds: the sensor and its totals always,
+// then the audit's check, the age and the position as room allows. The
+// choice depends on the width alone, never on the values.
+func Columns(width int) []common.Column {
+	cols := []common.Column{colSensor, colHours, colKm}
+	for _, more := range [][]common.Column{{colAudit}, {colAge}, {colLat, colLon}} {
+		next := append(append([]common.Column(nil), cols...), more...)
+		if common.TableWidth(next) > width {
+			break
+		}
+		cols = next
+	}
+	// The audit's check reads best last.
+	if len(cols) > 4 {
+		cols = append(append(cols[:3:3], cols[4:]...), colAudit)
+	}
+	return cols
+}
+
 // View renders the panel in width×height.
 func (p Panel) View(width, height int) string {
 	st, v := p.Styles, p.State
-	lines := []string{p.statusLine(width)}
-	if v.StaleRows {
-		// Said in words on its own line, so it survives any width.
-		lines = append(lines, common.Fit(st.Bad.Render("  STALE")+" "+
-			fmt.Sprintf("values of %s, not live", v.AsOf.Format("15:04:05")), width))
-	}
+	lines := p.statusLines(width)
 
-	cols := []common.Column{
-		{Title: "sensor"},
-		{Title: "hours", Align: common.Right},
-		{Title: "km", Align: common.Right},
-		{Title: "lat", Align: common.Right, Drop: 3},
-		{Title: "lon", Align: common.Right, Drop: 3},
-		{Title: "age", Align: common.Right, Drop: 2},
-		{Title: "audit", Drop: 4},
-	}
+	cols := Columns(width)
 	rows := make([][]common.Cell, len(v.Rows))
 	for i, r := range v.Rows {
 		base := lipgloss.NewStyle()
@@ -60,15 +77,18 @@ func (p Panel) View(width, height int) string {
 		if r.AgeKnown {
 			age = common.Ago(r.Age)
 		}
-		check := common.Styled(checkWord(r), checkStyle(st, r))
-		rows[i] = []common.Cell{
-			common.Styled(r.SensorID, base),
-			common.Styled(common.Fixed2(r.HoursTot), base),
-			common.Styled(common.Fixed2(r.KmTot), base),
-			common.Styled(common.Coord(r.Lat), base),
-			common.Styled(common.Coord(r.Lon), base),
-			common.Styled(age, base),
-			check,
+		cell := map[string]common.Cell{
+			colSensor.Title: common.Styled(r.SensorID, base),
+			colHours.Title:  common.Styled(common.FitNumber(r.HoursTot, colHours.Width), base),
+			colKm.Title:     common.Styled(common.FitNumber(r.KmTot, colKm.Width), base),
+			colLat.Title:    common.Styled(common.Coord(r.Lat), base),
+			colLon.Title:    common.Styled(common.Coord(r.Lon), base),
+			colAge.Title:    common.Styled(age, base),
+			colAudit.Title:  common.Styled(checkWord(r), checkStyle(st, r)),
+		}
+		rows[i] = make([]common.Cell, len(cols))
+		for c, col := range cols {
+			rows[i][c] = cell[col.Title]
 		}
 	}
 	if len(rows) == 0 {
@@ -91,7 +111,16 @@ func (p Panel) statusLine(width int) string {
 	word := common.StatusWord(st, v.Status, title)
 	switch v.Status {
 	case board.Live:
-		return common.Fit(word+" "+fmt.Sprintf("%d sensors, caught up", len(v.Rows)), width)
+		if len(v.Rows) == 0 {
+			// Caught up on an empty topic: nothing is live yet.
+			word = common.StatusWord(st, board.Waiting, title)
+			return common.Fit(word+" for the first sensor message", width)
+		}
+		text := fmt.Sprintf("%d sensors, caught up", len(v.Rows))
+		if p.Compact {
+			text = fmt.Sprintf("%d sensors", len(v.Rows))
+		}
+		return common.Fit(word+" "+text, width)
 	case board.Rebuilding:
 		pct := fmt.Sprintf(" %d%%", max(0, min(99, int(v.Progress*100))))
 		count := fmt.Sprintf(" %s/%s msgs", common.Count(v.Done), common.Count(v.Total))
@@ -109,12 +138,42 @@ func (p Panel) statusLine(width int) string {
 		}
 		return common.Fit(word+st.Warn.Render(pct)+bar+count, width)
 	}
+	return ""
+}
+
+// statusLines is the status on one line, or two (wrapped at words) when a
+// reason needs them: why the panel is not live and, when the rows are old
+// values, since when.
+func (p Panel) statusLines(width int) []string {
+	st, v := p.Styles, p.State
+	if v.Status == board.Live || v.Status == board.Rebuilding {
+		return []string{p.statusLine(width)}
+	}
+	title := ""
+	if p.Compact {
+		title = "Sensors"
+	}
 	reason := v.Reason
 	if p.Compact {
 		// The title already names the process.
 		reason = strings.TrimPrefix(reason, "consumer-current is ")
 	}
-	return common.Fit(word+" "+reason, width)
+	if v.Status == board.Waiting {
+		reason = strings.TrimPrefix(reason, "waiting ") // "WAITING for …"
+	}
+	text := common.StatusWord(st, v.Status, title) + " " + reason
+	if v.StaleRows {
+		// Said in words, so it survives any colour scheme.
+		text += " · " + st.Bad.Render("STALE")
+		if !p.Compact {
+			text += fmt.Sprintf(" as of %s", v.AsOf.Format("15:04:05"))
+		}
+	}
+	lines := common.Wrap(text, width)
+	if len(lines) > 2 {
+		lines = append(lines[:1], ansi.Truncate(strings.Join(lines[1:], " "), width, "…"))
+	}
+	return common.FitLines(lines, width, len(lines))
 }
 
 func checkWord(r board.SensorRow) string {
@@ -127,7 +186,7 @@ func checkWord(r board.SensorRow) string {
 	case board.TruthBehind:
 		return "behind"
 	case board.TruthDiffers:
-		return "DIFFERS"
+		return "WRONG"
 	}
 	return ""
 }

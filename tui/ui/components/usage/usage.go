@@ -15,11 +15,16 @@ import (
 )
 
 // Panel is the usage panel body: a status line, a header, the rows and a
-// totals row.
+// totals row, in columns of fixed widths: values up to 99,999.99 and
+// 99,999 records fit (totals drop decimals they have no room for).
 type Panel struct {
 	Styles  *theme.Styles
 	State   board.UsageView
 	Compact bool
+	// Writer is consumer-usage, whose records consumer-query answers: while
+	// it is not running the totals are frozen, and the panel says so.
+	Writer    board.ProcView
+	HasWriter bool
 }
 
 // New builds the panel.
@@ -27,28 +32,48 @@ func New(st *theme.Styles, v board.UsageView, compact bool) Panel {
 	return Panel{Styles: st, State: v, Compact: compact}
 }
 
+// WithWriter sets consumer-usage's row.
+func (p Panel) WithWriter(pv board.ProcView) Panel {
+	p.Writer, p.HasWriter = pv, true
+	return p
+}
+
 // Title is the box title.
 func Title() string { return "Usage · consumer-query vs audit" }
 
-var shortVerdict = map[board.Verdict]string{
-	board.VerdictOver: "over",
+// verdictWord fits every verdict in 9 cells.
+var verdictWord = map[board.Verdict]string{
+	board.VerdictOver: "overcount",
 }
+
+var (
+	colSensor  = common.Column{Title: "sensor", Width: 9}
+	colRecH    = common.Column{Title: "rec h", Align: common.Right, Width: 8}
+	colExpH    = common.Column{Title: "exp h", Align: common.Right, Width: 8}
+	colDriftH  = common.Column{Title: "drift h", Align: common.Right, Width: 9}
+	colRecKm   = common.Column{Title: "rec km", Align: common.Right, Width: 8}
+	colExpKm   = common.Column{Title: "exp km", Align: common.Right, Width: 8}
+	colDriftKm = common.Column{Title: "drift km", Align: common.Right, Width: 9}
+	colRecs    = common.Column{Title: "recs", Align: common.Right, Width: 6}
+	colVerdict = common.Column{Title: "verdict", Width: 9}
+)
+
+// Columns is the table's columns in the full or compact layout.
+func Columns(compact bool) []common.Column {
+	if compact {
+		return []common.Column{colSensor, colRecH, colDriftH, colDriftKm, colVerdict}
+	}
+	return []common.Column{colSensor, colRecH, colExpH, colDriftH, colRecKm, colExpKm, colDriftKm, colRecs, colVerdict}
+}
+
+// Width is the table's width in the full or compact layout.
+func Width(compact bool) int { return common.TableWidth(Columns(compact)) }
 
 // View renders the panel in width×height.
 func (p Panel) View(width, height int) string {
 	st, v := p.Styles, p.State
 	lines := []string{p.statusLine(width)}
-	cols := []common.Column{
-		{Title: "sensor"},
-		{Title: "rec h", Align: common.Right, Drop: 2},
-		{Title: "exp h", Align: common.Right, Drop: 3},
-		{Title: "drift h", Align: common.Right},
-		{Title: "rec km", Align: common.Right, Drop: 4},
-		{Title: "exp km", Align: common.Right, Drop: 5},
-		{Title: "drift km", Align: common.Right},
-		{Title: "recs", Align: common.Right, Drop: 6},
-		{Title: "verdict"},
-	}
+	cols := Columns(p.Compact)
 	if len(v.Rows) == 0 {
 		msg := "  no usage yet"
 		if v.Truth != board.Live {
@@ -58,9 +83,9 @@ func (p Panel) View(width, height int) string {
 	}
 	rows := make([][]common.Cell, 0, len(v.Rows)+1)
 	for _, r := range v.Rows {
-		rows = append(rows, p.row(r, lipgloss.NewStyle()))
+		rows = append(rows, p.row(r, lipgloss.NewStyle(), cols))
 	}
-	total := p.row(v.Total, lipgloss.NewStyle().Bold(true))
+	total := p.row(v.Total, lipgloss.NewStyle().Bold(true), cols)
 	head, body := common.Table(cols, append(rows, total), width, st.Header, nil)
 	totalLine, body := body[len(body)-1], body[:len(body)-1]
 	lines = append(lines, head)
@@ -71,58 +96,87 @@ func (p Panel) View(width, height int) string {
 	return strings.Join(common.FitLines(lines, width, height), "\n")
 }
 
-func (p Panel) row(r board.UsageRow, base lipgloss.Style) []common.Cell {
+// row is one sensor's cells, in the order of cols.
+func (p Panel) row(r board.UsageRow, base lipgloss.Style, cols []common.Column) []common.Cell {
 	st := p.Styles
 	dash := common.Styled("—", st.Muted)
-	cells := []common.Cell{common.Styled(r.SensorID, base), dash, dash, dash, dash, dash, dash, dash, {}}
+	cell := map[string]common.Cell{colSensor.Title: common.Styled(r.SensorID, base)}
+	for _, c := range cols[1:] {
+		cell[c.Title] = dash
+	}
+	cell[colVerdict.Title] = common.Cell{}
+	num := func(c common.Column, v float64) common.Cell {
+		return common.Styled(common.FitNumber(v, c.Width), base)
+	}
 	if r.Recorded != nil {
-		cells[1] = common.Styled(common.Fixed2(r.Recorded.Hours), base)
-		cells[4] = common.Styled(common.Fixed2(r.Recorded.Km), base)
-		cells[7] = common.Styled(common.Count(r.Recorded.Records), base)
+		cell[colRecH.Title] = num(colRecH, r.Recorded.Hours)
+		cell[colRecKm.Title] = num(colRecKm, r.Recorded.Km)
+		cell[colRecs.Title] = common.Styled(common.FitCount(r.Recorded.Records, colRecs.Width), base)
 	}
 	if r.Expected != nil {
-		cells[2] = common.Styled(common.Fixed2(r.Expected.Hours), base)
-		cells[5] = common.Styled(common.Fixed2(r.Expected.Km), base)
+		cell[colExpH.Title] = num(colExpH, r.Expected.Hours)
+		cell[colExpKm.Title] = num(colExpKm, r.Expected.Km)
 	}
 	if r.Drift != nil {
 		ds := st.Level(r.Verdict.Level())
 		if r.Verdict == board.VerdictExact {
 			ds = base
 		}
-		cells[3] = common.Styled(common.Signed2(r.Drift.HoursCents), ds)
-		cells[6] = common.Styled(common.Signed2(r.Drift.KmCents), ds)
+		cell[colDriftH.Title] = common.Styled(common.FitSigned2(r.Drift.HoursCents, colDriftH.Width), ds)
+		cell[colDriftKm.Title] = common.Styled(common.FitSigned2(r.Drift.KmCents, colDriftKm.Width), ds)
 		word := string(r.Verdict)
-		if s, ok := shortVerdict[r.Verdict]; ok && p.Compact {
+		if s, ok := verdictWord[r.Verdict]; ok {
 			word = s
 		}
-		cells[8] = common.Styled(word, st.Level(r.Verdict.Level()))
+		cell[colVerdict.Title] = common.Styled(word, st.Level(r.Verdict.Level()))
 	} else if r.Verdict != board.VerdictNone { // pending: the audit has not read as far as the records
-		cells[8] = common.Styled(string(r.Verdict), st.Level(r.Verdict.Level()))
+		cell[colVerdict.Title] = common.Styled(string(r.Verdict), st.Level(r.Verdict.Level()))
 	} else if r.NoWindow {
-		cells[8] = common.Styled("no window", st.Muted)
+		cell[colVerdict.Title] = common.Styled("no window", st.Muted)
 	} else if r.Recorded == nil && r.SensorID != "total" {
-		cells[8] = common.Styled("no answer", st.Muted)
+		cell[colVerdict.Title] = common.Styled("no answer", st.Muted)
 	}
-	return cells
+	out := make([]common.Cell, len(cols))
+	for i, c := range cols {
+		out[i] = cell[c.Title]
+	}
+	return out
 }
 
+// statusLine says whether the recorded totals are live: consumer-query
+// must answer and consumer-usage, which writes them, must be running.
 func (p Panel) statusLine(width int) string {
 	st, v := p.Styles, p.State
 	title := ""
 	if p.Compact {
 		title = "Usage"
 	}
-	word := common.StatusWord(st, v.Status, title)
-	text := v.Reason
+	status, text := v.Status, v.Reason
 	if p.Compact {
-		text = strings.TrimPrefix(text, "consumer-query is ")
+		text = strings.NewReplacer("consumer-query is ", "query ", "consumer-query answers an error: ", "query error: ",
+			"consumer-query's", "query's").Replace(text)
+		text = strings.TrimSuffix(text, ": no answers until it is back")
+	}
+	if v.Status == board.Waiting {
+		text = strings.TrimPrefix(text, "waiting ") // "WAITING for …"
 	}
 	if v.Status == board.Live {
 		text = "recorded by consumer-usage"
 		if p.Compact {
 			text = "recorded"
 		}
+		if w := p.Writer; p.HasWriter && w.State != board.Running {
+			// consumer-query answers, but nothing new is recorded.
+			status, text = board.Waiting, "consumer-usage "+w.StateLabel
+			if !w.Alive || w.State == board.Crashing || w.State == board.Stopping {
+				status, text = board.Down, "consumer-usage "+w.StateLabel+": totals frozen"
+			}
+			if p.Compact {
+				text = strings.Replace(strings.TrimPrefix(text, "consumer-"), "totals frozen", "frozen", 1)
+			}
+		}
 	}
+	word := common.StatusWord(st, status, title)
 	truth := v.TruthReason
 	if v.Truth == board.Live {
 		truth = fmt.Sprintf("audit: %s msgs", common.Count(v.AuditCount))

@@ -1,0 +1,126 @@
+// Package lesson holds the lab's domain words, typed, in one place: how
+// consumer-usage runs (mode), where a new group of it starts reading
+// (reset), and where it can be made to crash (crash points). Flags, the
+// script language, the keys, the board and the consumers all parse and
+// name them through here.
+package lesson
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Mode selects consumer-usage's behaviour.
+type Mode string
+
+const (
+	// Naive is the seed article's code: auto commit with auto offset store.
+	Naive Mode = "naive"
+	// Guarded commits only offsets whose effect is durable, and writes each
+	// message's effect at most once.
+	Guarded Mode = "guarded"
+)
+
+// Modes lists the modes in the order the m key cycles them.
+var Modes = []Mode{Naive, Guarded}
+
+// ParseMode validates a mode name.
+func ParseMode(s string) (Mode, error) {
+	return parse(s, "mode", Modes)
+}
+
+// Other returns the mode the m key switches to.
+func (m Mode) Other() Mode {
+	if m == Guarded {
+		return Naive
+	}
+	return Guarded
+}
+
+// Reset is auto.offset.reset: where a group without commits starts.
+type Reset string
+
+const (
+	// Latest: consumer-usage's fixed group; without commits it starts at the end.
+	Latest Reset = "latest"
+	// Earliest: a fresh group at every start, so the whole topic is replayed.
+	Earliest Reset = "earliest"
+)
+
+// Resets lists the resets in the order the e key cycles them.
+var Resets = []Reset{Latest, Earliest}
+
+// ParseReset validates an offset reset name.
+func ParseReset(s string) (Reset, error) {
+	return parse(s, "offset reset", Resets)
+}
+
+// Other returns the reset the e key switches to.
+func (r Reset) Other() Reset {
+	if r == Earliest {
+		return Latest
+	}
+	return Earliest
+}
+
+// CrashPoint is where in the handling of one message consumer-usage can be
+// made to SIGKILL itself.
+type CrashPoint string
+
+const (
+	// NoCrashPoint disarms.
+	NoCrashPoint CrashPoint = "none"
+	// AfterDelta: the usage record is written, the checkpoint is not. Only
+	// messages that write a usage record reach it.
+	AfterDelta CrashPoint = "after-delta"
+	// AfterCheckpoint: the checkpoint is written, the offset is not stored
+	// or committed yet.
+	AfterCheckpoint CrashPoint = "after-checkpoint"
+)
+
+// CrashPoints lists the points that can be armed.
+var CrashPoints = []CrashPoint{AfterDelta, AfterCheckpoint}
+
+// ParseCrashPoint validates a crash point name; "none" disarms.
+func ParseCrashPoint(s string) (CrashPoint, error) {
+	return parse(s, "crash point", append([]CrashPoint{NoCrashPoint}, CrashPoints...))
+}
+
+// ParseArmablePoint validates the name of a point that can be armed.
+func ParseArmablePoint(s string) (CrashPoint, error) {
+	return parse(s, "crash point", CrashPoints)
+}
+
+// NextCrashPoint is the c key's cycle: none → after-delta →
+// after-checkpoint → none. An unknown current point counts as none.
+func NextCrashPoint(cur CrashPoint) CrashPoint {
+	switch cur {
+	case AfterDelta:
+		return AfterCheckpoint
+	case AfterCheckpoint:
+		return NoCrashPoint
+	}
+	return AfterDelta
+}
+
+// Words are values as plain strings (usage texts, grammars).
+func Words[T ~string](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
+}
+
+func parse[T ~string](s, what string, valid []T) (T, error) {
+	for _, v := range valid {
+		if string(v) == s {
+			return v, nil
+		}
+	}
+	names := make([]string, len(valid))
+	for i, v := range valid {
+		names[i] = string(v)
+	}
+	return "", fmt.Errorf("unknown %s %q (want %s)", what, s, strings.Join(names, " or "))
+}

@@ -1,0 +1,53 @@
+package lesson
+
+import "testing"
+
+func TestParse(t *testing.T) {
+	if m, err := ParseMode("guarded"); err != nil || m != Guarded {
+		t.Errorf("ParseMode(guarded) = %q, %v", m, err)
+	}
+	if _, err := ParseMode("careful"); err == nil || err.Error() != `unknown mode "careful" (want naive or guarded)` {
+		t.Errorf("ParseMode(careful) error %v", err)
+	}
+	if r, err := ParseReset("earliest"); err != nil || r != Earliest {
+		t.Errorf("ParseReset(earliest) = %q, %v", r, err)
+	}
+	if _, err := ParseReset("middle"); err == nil {
+		t.Error("ParseReset(middle) accepted")
+	}
+	for in, want := range map[string]CrashPoint{"none": NoCrashPoint,
+		"after-delta": AfterDelta, "after-checkpoint": AfterCheckpoint} {
+		if got, err := ParseCrashPoint(in); err != nil || got != want {
+			t.Errorf("ParseCrashPoint(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseArmablePoint("none"); err == nil {
+		t.Error("none is not armable")
+	}
+	for _, bad := range []string{"", "before-delta"} {
+		if _, err := ParseCrashPoint(bad); err == nil {
+			t.Errorf("ParseCrashPoint(%q) accepted", bad)
+		}
+	}
+}
+
+func TestCycles(t *testing.T) {
+	p := NoCrashPoint
+	var seen []CrashPoint
+	for range 4 {
+		p = NextCrashPoint(p)
+		seen = append(seen, p)
+	}
+	want := []CrashPoint{AfterDelta, AfterCheckpoint, NoCrashPoint, AfterDelta}
+	for i := range want {
+		if seen[i] != want[i] {
+			t.Fatalf("cycle %v, want %v", seen, want)
+		}
+	}
+	if NextCrashPoint("") != AfterDelta {
+		t.Error("an unarmed process starts the cycle at after-delta")
+	}
+	if Naive.Other() != Guarded || Guarded.Other() != Naive || Latest.Other() != Earliest || Earliest.Other() != Latest {
+		t.Error("Other")
+	}
+}

@@ -1,0 +1,124 @@
+package ui
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
+)
+
+// screenText is the view without box lines, one space between words.
+func screenText(v string) string {
+	v = strings.NewReplacer("│", " ", "╭", " ", "╮", " ", "╰", " ", "╯", " ", "─", " ").Replace(v)
+	return strings.Join(strings.Fields(v), " ")
+}
+
+// readAll scrolls the narration from top to bottom and returns every
+// screen on the way, joined.
+func readAll(t *testing.T, m tea.Model) string {
+	t.Helper()
+	var all []string
+	for i := 0; i < 20; i++ {
+		all = append(all, m.View())
+		m = press(t, m, "]")
+	}
+	return strings.Join(all, "\n")
+}
+
+// TestNarrationReadsInFull: scrolled through, the narration shows every
+// word of what is said, what to watch and every check's observation, at
+// 120x36 and 80x24; no word is cut.
+func TestNarrationReadsInFull(t *testing.T) {
+	for _, sz := range sizes[:2] {
+		for _, p := range []scenario.Progress{progressPress(), progressWaiting(), progressDone(true), progressDone(false)} {
+			m := scenarioModel(sceneRunning(), &fakeScenarios{}, sz.w, sz.h)
+			m, _ = m.Update(p)
+			seen := readAll(t, m)
+			words := map[string]bool{}
+			for _, l := range strings.Split(seen, "\n") {
+				for _, w := range strings.Fields(screenText(l)) {
+					words[w] = true
+				}
+			}
+			var texts []string
+			if !p.Done {
+				texts = append(texts, p.Say, p.Watch)
+			}
+			for _, c := range p.Checks {
+				if !c.Pending {
+					texts = append(texts, c.What, c.Observed)
+				}
+			}
+			if p.Err != "" {
+				texts = append(texts, p.Err)
+			}
+			for _, text := range texts {
+				for _, w := range strings.Fields(text) {
+					if !words[w] {
+						t.Errorf("%dx%d step %d done=%v: %q never on screen", sz.w, sz.h, p.Step, p.Done, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestNarrationScrollsWithBrackets(t *testing.T) {
+	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 80, 24)
+	m, _ = m.Update(progressDone(false))
+	first := m.View()
+	if !regexp.MustCompile(`\[ \] 1-\d+/\d+`).MatchString(first) {
+		t.Fatalf("no scroll hint:\n%s", first)
+	}
+	m = press(t, m, "]")
+	if v := m.View(); v == first || !strings.Contains(v, "[ ] 4-") {
+		t.Fatalf("] did not scroll:\n%s", v)
+	}
+	m = press(t, m, "[")
+	if v := m.View(); v != first {
+		t.Fatalf("[ did not scroll back:\n%s", v)
+	}
+	// The key is in the help.
+	m = press(t, m, "?")
+	if v := m.View(); !strings.Contains(v, "[ ] scroll") {
+		t.Fatalf("full help lacks the scroll key:\n%s", v)
+	}
+}
+
+func TestNarrationCountsDown(t *testing.T) {
+	sc := replayCatalog()
+	p := scenario.Progress{Name: sc.Name, Title: sc.Title, Step: 2, Steps: len(sc.Steps), StepTitle: sc.Steps[1].Title,
+		Say: sc.Steps[1].Say, Waiting: "watching for 6s", HoldUntil: at(64.4 + 6)}
+	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 120, 36)
+	m, _ = m.Update(p)
+	if v := m.View(); !strings.Contains(v, "watching: 6 s left") {
+		t.Fatalf("no countdown:\n%s", v)
+	}
+	m, _ = m.Update(board.Tick{Now: at(66.5)})
+	if v := m.View(); !strings.Contains(v, "watching: 4 s left") {
+		t.Fatalf("countdown did not move:\n%s", v)
+	}
+}
+
+func TestLogViewScrollsBack(t *testing.T) {
+	var lines []string
+	for i := 0; i < 60; i++ {
+		lines = append(lines, "level=INFO msg=line"+strings.Repeat("x", i%3)+" n="+string(rune('A'+i%26)))
+	}
+	ctl := &fakeController{tail: lines}
+	m := newModel(sceneRunning(), ctl)
+	m = press(t, m, "3")
+	m = press(t, m, "l")
+	v := m.View()
+	if !strings.Contains(v, "of 60 · [ ] scroll") || !strings.Contains(v, lines[59]) {
+		t.Fatalf("log view:\n%s", v)
+	}
+	m = press(t, m, "[")
+	if v := m.View(); strings.Contains(v, "-60 of 60") {
+		t.Fatalf("[ did not scroll back:\n%s", v)
+	}
+}

@@ -1,0 +1,102 @@
+package ui
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/narration"
+)
+
+// scrollState is how far the narration or the log view is scrolled. It
+// belongs to what it scrolls (target): a new step or another process's
+// logs start unscrolled, without Update having to reset anything.
+type scrollState struct {
+	target string
+	offset int
+}
+
+// scrollStep is how many lines [ and ] move.
+const scrollStep = 3
+
+// scrollTarget names what the scroll keys act on now: the log view, the
+// narration of a step, or nothing.
+func (m Model) scrollTarget() string {
+	switch {
+	case m.picking:
+		return ""
+	case m.showLogs:
+		return "logs:" + m.logName
+	case m.narration != nil:
+		return "narration:" + m.narration.Name + "/" + m.narration.StepTitle + "/" + boolWord(m.narration.Done)
+	}
+	return ""
+}
+
+func boolWord(b bool) string {
+	if b {
+		return "done"
+	}
+	return "running"
+}
+
+// scrollOffset is the offset of the current target (0 when it changed).
+func (m Model) scrollOffset() int {
+	if t := m.scrollTarget(); t != "" && m.scroll.target == t {
+		return m.scroll.offset
+	}
+	return 0
+}
+
+// scrollKey handles [ and ] (pgup, pgdown): it reports whether the key
+// was one of them. The offset stays within what the current size shows.
+func (m Model) scrollKey(msg tea.KeyMsg) (Model, bool) {
+	up, down := key.Matches(msg, m.keys.ScrollUp), key.Matches(msg, m.keys.ScrollDown)
+	if !up && !down {
+		return m, false
+	}
+	target := m.scrollTarget()
+	if target == "" || m.width < MinWidth || m.height < MinHeight {
+		return m, true
+	}
+	sc := m.screen()
+	off := m.scrollOffset()
+	if m.showLogs {
+		// Logs scroll back from the newest line: [ goes back in time.
+		_, bh := logsBody(m.width, sc.middleH+sc.eventsH, sc.full)
+		limit := m.logsPanel().MaxBack(bh)
+		if up {
+			off += scrollStep
+		} else {
+			off -= scrollStep
+		}
+		m.scroll = scrollState{target: target, offset: max(0, min(off, limit))}
+		return m, true
+	}
+	w, h := narrationBody(m.width, sc.eventsH, sc.full)
+	limit := m.narrationPanel().MaxOffset(w, h)
+	if up {
+		off -= scrollStep
+	} else {
+		off += scrollStep
+	}
+	m.scroll = scrollState{target: target, offset: max(0, min(off, limit))}
+	return m, true
+}
+
+// narrationBody is the narration's body size in an area of w×h.
+func narrationBody(w, h int, full bool) (int, int) {
+	if full {
+		return w - 2, h - 2
+	}
+	return w, h - 1
+}
+
+// narrationPanel is the narration as the view shows it.
+func (m Model) narrationPanel() narration.Panel {
+	p := narration.Panel{Styles: m.styles, Progress: *m.narration, Selected: m.selected,
+		Now: m.board.Now(), Offset: m.scrollOffset(), OffScript: m.offScript}
+	if evs := m.board.Events(); len(evs) > 0 {
+		p.Latest = &evs[len(evs)-1]
+	}
+	return p
+}
