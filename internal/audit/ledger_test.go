@@ -286,36 +286,6 @@ func TestCaughtUp(t *testing.T) {
 	}
 }
 
-func TestDriftClassification(t *testing.T) {
-	exp := store.Totals{HoursCents: 1000, KmCents: 5000, Records: 10}
-	cases := []struct {
-		name          string
-		rec           store.Totals
-		hours, km, rc Class
-	}{
-		{"exact", exp, Exact, Exact, Exact},
-		{"duplicate delta", store.Totals{HoursCents: 1050, KmCents: 5200, Records: 11}, OverCounted, OverCounted, OverCounted},
-		{"lost delta", store.Totals{HoursCents: 950, KmCents: 4800, Records: 9}, Lost, Lost, Lost},
-		{"duplicate km-only delta", store.Totals{HoursCents: 1000, KmCents: 5030, Records: 11}, Exact, OverCounted, OverCounted},
-		{"mixed", store.Totals{HoursCents: 1001, KmCents: 4999, Records: 10}, OverCounted, Lost, Exact},
-	}
-	for _, c := range cases {
-		d := Drift(c.rec, exp)
-		if d.Hours.Class != c.hours || d.Km.Class != c.km || d.Records.Class != c.rc {
-			t.Errorf("%s: %+v", c.name, d)
-		}
-		if d.Hours.Diff != c.rec.HoursCents-exp.HoursCents || d.Km.Diff != c.rec.KmCents-exp.KmCents {
-			t.Errorf("%s: diffs %+v", c.name, d)
-		}
-		if d.Exact() != (c.name == "exact") {
-			t.Errorf("%s: Exact() = %v", c.name, d.Exact())
-		}
-	}
-	if OverCounted.String() != "over-counted" || Lost.String() != "lost" || Exact.String() != "exact" {
-		t.Fatal("class names")
-	}
-}
-
 // TestLedgerHundredThousand checks the in-memory cost the dashboard pays for
 // a long run: 100k records in well under a second, and a window query that
 // does not scan.
