@@ -316,6 +316,15 @@ func (l *Lab) ResetLab() error {
 	if l.db == nil {
 		return fmt.Errorf("reset lab: the store is not connected yet")
 	}
+	l.mu.Lock()
+	l.resets++
+	l.resetting = true
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.resetting = false
+		l.mu.Unlock()
+	}()
 	l.Note("reset lab: stopping consumer-usage, clearing its usage records and checkpoints")
 	if l.sup.Running(board.Usage) {
 		if err := l.Stop(board.Usage); err != nil {

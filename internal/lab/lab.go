@@ -100,6 +100,9 @@ type Lab struct {
 	// baseline counts reset-labs: each gives consumer-usage a group of its
 	// own, so it starts at the end of the topic.
 	baseline int
+	// resets counts reset-labs begun; resetting: one is under way.
+	resets    int
+	resetting bool
 
 	offsets *observe.Offsets
 	auditor *audit.Reader
@@ -376,6 +379,13 @@ func (l *Lab) startPump() {
 	go func() { defer close(l.pumpDone); l.pump() }()
 }
 
+// resetState is how many reset-labs have begun and whether one is under way.
+func (l *Lab) resetState() (resets int, resetting bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.resets, l.resetting
+}
+
 // usageGroup is consumer-usage's fixed group in this baseline ("" = the
 // consumer's default).
 func (l *Lab) usageGroup() string {
@@ -563,6 +573,12 @@ func (l *Lab) pollUsage(ctx context.Context) {
 	if addr == "" {
 		return
 	}
+	// A cut that straddles a reset-lab's drop would pair the old records
+	// with the new (empty) checkpoints: skip it, the next poll is whole.
+	epoch, resetting := l.resetState()
+	if resetting {
+		return
+	}
 	asked := time.Now()
 	u, err := observe.FetchUsage(ctx, addr)
 	if errors.Is(ctx.Err(), context.Canceled) {
@@ -594,6 +610,9 @@ func (l *Lab) pollUsage(ctx context.Context) {
 		if !seen[id] { // checkpointed, nothing recorded yet
 			snap.Sensors = append(snap.Sensors, usageLine(id, store.Covered{}, cut[id]))
 		}
+	}
+	if e, r := l.resetState(); r || e != epoch {
+		return
 	}
 	l.emit(snap)
 }

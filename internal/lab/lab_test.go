@@ -8,15 +8,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/embedded/embeddedtest"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/supervisor"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
 // fakeSup stands in for the supervisor: lifecycle calls report Started and
@@ -370,5 +374,60 @@ func TestArmAnnouncedThenDied(t *testing.T) {
 	tl.settle(t)
 	if err := tl.ArmCrash(board.Usage, string(lesson.AfterDelta)); err == nil {
 		t.Fatal("a lost reply without an announcement passed for an arm")
+	}
+}
+
+// TestResetLab: consumer-usage stops before its records and checkpoints are
+// dropped, then starts with reset latest in a group of its own.
+func TestResetLab(t *testing.T) {
+	tl := newTestLab(t)
+	uri := embeddedtest.StartStore(t, "krl_reset_"+strings.ToLower(t.Name()))
+	ctx := context.Background()
+	db, err := store.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	tl.db = db
+	if err := db.InsertUsage(ctx, store.UsageRecord{Usage: telemetry.Usage{SensorID: "s1", DeltaHours: 1.5}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveCheckpoint(ctx, store.Checkpoint{SensorID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tl.ToggleUsageReset(); err != nil { // earliest: the reset must bring latest back
+		t.Fatal(err)
+	}
+	if err := tl.Start(board.Usage); err != nil {
+		t.Fatal(err)
+	}
+	pid := tl.sup.PID(board.Usage)
+
+	if err := tl.ResetLab(); err != nil {
+		t.Fatal(err)
+	}
+	if tot, err := db.UsageTotals(ctx); err != nil || len(tot) != 0 {
+		t.Fatalf("usage after reset-lab: %v %v", tot, err)
+	}
+	if cps, err := db.LoadCheckpoints(ctx); err != nil || len(cps) != 0 {
+		t.Fatalf("checkpoints after reset-lab: %v %v", cps, err)
+	}
+	if now := tl.sup.PID(board.Usage); now == 0 || now == pid {
+		t.Fatalf("consumer-usage pid %d after reset-lab (was %d): not started again", now, pid)
+	}
+	args := strings.Join(tl.sup.Args(board.Usage), " ")
+	if !strings.Contains(args, "--reset latest") || !strings.Contains(args, "--group demo-usage-baseline-1") {
+		t.Fatalf("next start's args: %s", args)
+	}
+	var exit *board.Exit
+	tl.Observe(func(b *board.Board) { exit = b.Process(board.Usage).LastExit })
+	if exit == nil || exit.PID != pid || !exit.Deliberate {
+		t.Fatalf("consumer-usage was not stopped gracefully first: %+v", exit)
+	}
+	if err := tl.ResetLab(); err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(tl.sup.Args(board.Usage), " "); !strings.Contains(args, "--group demo-usage-baseline-2") {
+		t.Fatalf("second baseline's args: %s", args)
 	}
 }
