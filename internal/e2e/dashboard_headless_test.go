@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +225,51 @@ func checkEachConsumerCrashedOnce(t *testing.T, d *dashboard, r dashReport, mode
 	if u := r.proc(t, "consumer-usage"); u.Mode != mode || u.Reset != "latest" {
 		t.Errorf("consumer-usage mode %q reset %q, want %s latest", u.Mode, u.Reset, mode)
 	}
+}
+
+// TestResetLabAfterOverCount: a naive replay from earliest over-counts every
+// sensor; reset-lab starts a new baseline in which usage counts from 0, so
+// the report is exact again, checked against the topic and the store.
+func TestResetLabAfterOverCount(t *testing.T) {
+	script := `
+wait-caught-up 60s
+reset consumer-usage earliest
+wait 4s
+pause producer
+wait-caught-up 60s
+reset-lab
+resume producer
+wait 10s
+pause producer
+wait-caught-up 60s
+quit
+`
+	d := newDashboard(t)
+	d.startHeadless(script, "--usage-mode", "naive", "--interval", "50ms", "--seed", "17")
+	if code := d.waitExit(4 * time.Minute); code != 0 {
+		t.Fatalf("dashboard exited %d", code)
+	}
+	// What the reset wiped out, as the usage panel showed it: an over-count.
+	m := regexp.MustCompile(`reset lab: .*\(\d+ records, drift ([+-]\d+\.\d\d) h / ([+-]\d+\.\d\d) km: over-counted\)`).
+		FindStringSubmatch(d.stderr())
+	if m == nil {
+		t.Fatalf("no over-count noted at reset-lab; events:\n%s", d.stderr())
+	}
+	if h, _ := strconv.ParseFloat(m[1], 64); h <= 0 {
+		t.Errorf("drift before reset-lab %s h, want an over-count", m[1])
+	}
+	if !strings.Contains(d.stderr(), "new baseline #1: consumer-usage reads on from the end of the topic") {
+		t.Errorf("no new baseline in the events")
+	}
+	r := d.readReport()
+	u := r.proc(t, "consumer-usage")
+	if u.Mode != "naive" || u.Reset != "latest" || u.State != "running" {
+		t.Errorf("consumer-usage %+v, want naive, latest, running", u)
+	}
+	if !regexp.MustCompile(`msg=starting .*reset=latest group=\S+-baseline-1`).MatchString(readLog(t, d, "consumer-usage")) {
+		t.Errorf("consumer-usage did not start in the baseline's own group")
+	}
+	rt := d.readRunTruth()
+	checkCurrentIsTruth(t, r, rt.Truth)
+	checkUsageExact(t, r, rt)
 }

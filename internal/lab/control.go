@@ -325,7 +325,9 @@ func (l *Lab) ResetLab() error {
 		l.resetting = false
 		l.mu.Unlock()
 	}()
-	l.Note("reset lab: stopping consumer-usage, clearing its usage records and checkpoints")
+	var total board.UsageRow
+	l.Observe(func(b *board.Board) { total = b.Usage().Total })
+	l.Note("reset lab: stopping consumer-usage, clearing its usage records and checkpoints" + clearing(total))
 	if l.sup.Running(board.Usage) {
 		if err := l.Stop(board.Usage); err != nil {
 			return fmt.Errorf("reset lab: %w", err)
@@ -352,6 +354,18 @@ func (l *Lab) ResetLab() error {
 	l.Note(fmt.Sprintf("new baseline #%d: consumer-usage reads on from the end of the topic in group %s; usage counts from 0",
 		n, l.usageGroup()))
 	return nil
+}
+
+// clearing says what a reset-lab wipes out, as the usage panel shows it.
+func clearing(total board.UsageRow) string {
+	if total.Recorded == nil {
+		return ""
+	}
+	s := fmt.Sprintf(" (%d records", total.Recorded.Records)
+	if total.Drift != nil {
+		s += fmt.Sprintf(", drift %+.2f h / %+.2f km: %s", total.Drift.Hours(), total.Drift.Km(), total.Verdict)
+	}
+	return s + ")"
 }
 
 // Quit asks the front end to end the run.
