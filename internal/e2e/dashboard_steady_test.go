@@ -1,0 +1,315 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/store"
+)
+
+// The screen a presenter trusts: read at every poll (the usage cut is polled
+// once a second; the screen is read four times a second), in steady state
+// and around faults, at the designed size.
+
+// steadyFor is how long each steady phase lasts: KRL_STEADY (a Go duration),
+// 3 minutes by default.
+func steadyFor(t *testing.T) time.Duration {
+	t.Helper()
+	s := os.Getenv("KRL_STEADY")
+	if s == "" {
+		return 3 * time.Minute
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		t.Fatalf("KRL_STEADY=%q: want a positive duration such as 90s", s)
+	}
+	return d
+}
+
+// Every column of both tables and the two footer keys, at 120x36.
+var steadyLayout = []string{
+	"# process", "strategy", "state", "pid", "up", "starts", "crashes", "lag",
+	"rec h", "exp h", "drift h", "rec km", "exp km", "drift km", "recs", "verdict",
+	"? help", "q quit",
+}
+
+// usageRow is one sensor's line of the usage table as shown.
+type usageRow struct {
+	sensor            string
+	driftH, driftKm   int64 // cents
+	verdict, rawDrift string
+}
+
+var usageRowRe = regexp.MustCompile(`││(sensor-\d+|total)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*│`)
+
+// usageRows parses the usage table (the right-hand panel beside the
+// sensors) of a screen; the total row is under "total".
+func usageRows(screen string) map[string]usageRow {
+	rows := map[string]usageRow{}
+	for _, m := range usageRowRe.FindAllStringSubmatch(screen, -1) {
+		r := usageRow{sensor: m[1], verdict: m[9], rawDrift: m[4] + " / " + m[7]}
+		r.driftH, _ = parseCents(m[4])
+		r.driftKm, _ = parseCents(m[7])
+		rows[m[1]] = r
+	}
+	return rows
+}
+
+func parseCents(s string) (int64, bool) {
+	f, err := strconv.ParseFloat(strings.TrimPrefix(s, "+"), 64)
+	if err != nil {
+		return 0, false
+	}
+	return store.Cents(f), true
+}
+
+// layoutProblem names what is missing from a 120x36 screen ("" = nothing).
+func layoutProblem(screen string) string {
+	for _, want := range steadyLayout {
+		if !strings.Contains(screen, want) {
+			return fmt.Sprintf("%q is missing", want)
+		}
+	}
+	return ""
+}
+
+// verdictTally counts the verdict cells read, by word.
+type verdictTally map[string]int
+
+func (v verdictTally) String() string {
+	var parts []string
+	for _, w := range []string{"exact", "overcount", "over-counted", "lost", "mixed", "pending"} {
+		if v[w] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", v[w], w))
+		}
+	}
+	for w, n := range v {
+		if !strings.Contains("exact overcount over-counted lost mixed pending", w) {
+			parts = append(parts, fmt.Sprintf("%d %q", n, w))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// watchSteady reads the screen every 250 ms for d and fails at the first
+// screen with a column or footer key missing, or a sensor whose verdict is
+// not exact. It returns how many screens and verdict cells it read.
+func watchSteady(t *testing.T, tm *tmuxTerm, what string, d time.Duration) (screens int, tally verdictTally) {
+	t.Helper()
+	tally = verdictTally{}
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		s := tm.capture()
+		screens++
+		if p := layoutProblem(s); p != "" {
+			t.Fatalf("%s, screen %d: %s:\n%s", what, screens, p, s)
+		}
+		rows := usageRows(s)
+		if len(rows) < 11 {
+			t.Fatalf("%s, screen %d: %d usage rows, want 10 sensors and the total:\n%s", what, screens, len(rows), s)
+		}
+		for id, r := range rows {
+			tally[r.verdict]++
+			if r.verdict != "exact" {
+				t.Fatalf("%s, screen %d: %s reads %s %s with nothing broken:\n%s", what, screens, id, r.rawDrift, r.verdict, s)
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Logf("%s: %d screens in %s, verdict cells: %s", what, screens, d, tally)
+	return screens, tally
+}
+
+// awaitAllExact waits until every sensor and the total read exact.
+func awaitAllExact(tm *tmuxTerm, what string, timeout time.Duration) string {
+	return tm.await(what, timeout, func(s string) error {
+		rows := usageRows(s)
+		if len(rows) < 11 {
+			return fmt.Errorf("%d usage rows", len(rows))
+		}
+		for id, r := range rows {
+			if r.verdict != "exact" {
+				return fmt.Errorf("%s reads %s %s", id, r.rawDrift, r.verdict)
+			}
+		}
+		return nil
+	})
+}
+
+// TestDashboardSteadyVerdicts runs the dashboard in tmux at 120x36 at the
+// default rate and reads it as the audience does:
+//
+//  1. guarded, then naive, each for KRL_STEADY (3 min): every screen has
+//     every column and the footer's ? help and q quit, and every verdict
+//     is exact (nothing is broken, so anything else cries wolf);
+//  2. e (earliest) in naive over-counts; R gives a new baseline in which
+//     every verdict is exact within 10 s;
+//  3. one crash of each kind in naive (x, then the crash points
+//     after-delta and after-checkpoint), restarted with r; no screen ever
+//     says lost; then, with the producer paused and everything caught up,
+//     every sensor's drift on screen equals the store's totals minus what
+//     the topic yields, computed independently after the run.
+func TestDashboardSteadyVerdicts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: minutes of a real stack")
+	}
+	steady := steadyFor(t)
+	d := newDashboard(t)
+	tm := startTmuxDashboard(t, d, "--usage-mode", "guarded", "--seed", "23")
+	awaitStackUp(t, tm)
+	awaitAllExact(tm, "every verdict exact once the first cut is in", 60*time.Second)
+
+	watchSteady(t, tm, "guarded, steady", steady)
+
+	tm.key("m")
+	tm.await("consumer-usage restarted naive", 30*time.Second, func(s string) error {
+		if !strings.Contains(s, "mode naive (m)") {
+			return fmt.Errorf("mode not naive yet")
+		}
+		if r := procRows(s)["consumer-usage"]; r.State != "running" || r.Starts != 2 {
+			return fmt.Errorf("consumer-usage %+v", r)
+		}
+		return nil
+	})
+	watchSteady(t, tm, "naive, steady", steady)
+
+	// 2. An over-count, then a new baseline.
+	tm.key("e")
+	tm.await("the naive replay from earliest over-counts", 60*time.Second, func(s string) error {
+		if r := usageRows(s)["total"]; r.verdict != "overcount" && r.verdict != "over-counted" {
+			return fmt.Errorf("total reads %s %s", r.rawDrift, r.verdict)
+		}
+		return nil
+	})
+	tm.key("R")
+	pressed := time.Now()
+	awaitAllExact(tm, "every verdict exact after R", 30*time.Second)
+	if took := time.Since(pressed); took > 10*time.Second {
+		t.Errorf("R: every verdict exact %.1f s after the key, want within 10 s", took.Seconds())
+	} else {
+		t.Logf("R: every verdict exact %.1f s after the key", took.Seconds())
+	}
+
+	// 3. One crash of each kind, read at every poll until it settles.
+	tm.key("3")
+	var lostSeen []string
+	watch := func(what string, until func(string) error, timeout time.Duration) string {
+		t.Helper()
+		return tm.await(what, timeout, func(s string) error {
+			for id, r := range usageRows(s) {
+				if r.verdict == "lost" || r.verdict == "mixed" {
+					lostSeen = append(lostSeen, fmt.Sprintf("%s %s %s", id, r.rawDrift, r.verdict))
+				}
+			}
+			return until(s)
+		})
+	}
+	usageIs := func(state string) func(string) error {
+		return func(s string) error {
+			if r := procRows(s)["consumer-usage"]; !strings.HasPrefix(r.State, state) {
+				return fmt.Errorf("consumer-usage %s", r.State)
+			}
+			return nil
+		}
+	}
+	armed := func(point string) func(string) error {
+		return func(s string) error {
+			if !strings.Contains(s, "crash point "+point+" (armed)") {
+				return fmt.Errorf("%s not shown armed", point)
+			}
+			return nil
+		}
+	}
+	crashedAt := func(point string) func(string) error {
+		return func(s string) error {
+			if err := usageIs("crashed")(s); err != nil {
+				return err
+			}
+			if !strings.Contains(s, "crash point "+point+" reached") {
+				return fmt.Errorf("no %s crash in the events", point)
+			}
+			return nil
+		}
+	}
+	tm.key("x")
+	watch("consumer-usage crashed by x", usageIs("crashed"), 10*time.Second)
+	tm.key("r")
+	watch("consumer-usage running again", usageIs("running"), 30*time.Second)
+	// after-delta: c arms it; the next message that writes a record fires it.
+	tm.key("c")
+	watch("consumer-usage crashed at after-delta", crashedAt("after-delta"), 30*time.Second)
+	tm.key("r")
+	watch("consumer-usage running again", usageIs("running"), 30*time.Second)
+	// after-checkpoint: the cycle passes after-delta, so the producer is
+	// paused while c moves on (nothing reaches a point), then resumed.
+	tm.key("p")
+	watch("producer paused", func(s string) error {
+		if !strings.Contains(procRows(s)["producer"].State, "paused") {
+			return fmt.Errorf("producer %s", procRows(s)["producer"].State)
+		}
+		return nil
+	}, 10*time.Second)
+	tm.key("c")
+	watch("after-delta armed", armed("after-delta"), 10*time.Second)
+	tm.key("c")
+	watch("after-checkpoint armed", armed("after-checkpoint"), 10*time.Second)
+	tm.key("p")
+	watch("consumer-usage crashed at after-checkpoint", crashedAt("after-checkpoint"), 30*time.Second)
+	tm.key("r")
+	watch("consumer-usage running again", usageIs("running"), 30*time.Second)
+	tm.key("p")
+	final := watch("producer paused and every consumer caught up", func(s string) error {
+		rows := procRows(s)
+		if !strings.Contains(rows["producer"].State, "paused") {
+			return fmt.Errorf("producer %s", rows["producer"].State)
+		}
+		for _, n := range []string{"consumer-current", "consumer-usage"} {
+			if rows[n].Lag != "0" {
+				return fmt.Errorf("%s lag %q", n, rows[n].Lag)
+			}
+		}
+		for id, r := range usageRows(s) {
+			if r.verdict == "pending" {
+				return fmt.Errorf("%s pending", id)
+			}
+		}
+		return nil
+	}, 90*time.Second)
+	// Settled: the same screen a few polls later.
+	time.Sleep(3 * time.Second) // a few usage polls (1 s each), not a synchronisation
+	final = tm.capture()
+	if len(lostSeen) > 0 {
+		t.Errorf("a naive consumer never loses usage here, yet the screen said: %v", lostSeen)
+	}
+	shown := usageRows(final)
+	tm.key("q")
+	if code := tm.awaitExit(60 * time.Second); code != 0 {
+		t.Fatalf("dashboard exited %d", code)
+	}
+
+	rt := d.readRunTruth()
+	var over int
+	for id, want := range rt.Expected {
+		got := rt.Stored[id]
+		dh, dk := got.HoursCents-want.HoursCents, got.KmCents-want.KmCents
+		r, ok := shown[id]
+		if !ok {
+			t.Errorf("%s: no usage row on the final screen", id)
+			continue
+		}
+		if r.driftH != dh || r.driftKm != dk {
+			t.Errorf("%s: the screen shows drift %s, the store minus the topic is %+.2f h / %+.2f km",
+				id, r.rawDrift, float64(dh)/100, float64(dk)/100)
+		}
+		if dh != 0 || dk != 0 {
+			over++
+		}
+	}
+	t.Logf("after the crashes: %d of %d sensors over-counted, every drift on screen equal to the store minus the topic",
+		over, len(rt.Expected))
+}
