@@ -36,12 +36,14 @@ type dashboardFlags struct {
 	listScenarios bool
 }
 
-func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error) {
+// parseDashboardFlags reads the dashboard's flags; -h prints the usage, the
+// keys and the flags on stdout and returns flag.ErrHelp.
+func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error) {
 	var f dashboardFlags
 	fs := flag.NewFlagSet("tui", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText, "\ndashboard flags:\n")
+		fmt.Fprint(fs.Output(), usageText, "\ndashboard keys:\n", keysHelp(), "\ndashboard flags:\n")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.Brokers, "brokers", os.Getenv("KAFKA_BROKER"), "Kafka bootstrap servers; empty starts the embedded broker (env KAFKA_BROKER)")
@@ -89,9 +91,13 @@ func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error
 }
 
 func runDashboard(args []string) int {
-	f, err := parseDashboardFlags(args, os.Stderr)
+	f, err := parseDashboardFlags(args, os.Stdout)
 	if err != nil {
-		return cli.Exit(os.Stderr, err)
+		code := cli.Exit(os.Stderr, err)
+		if code == cli.ExitUsage {
+			fmt.Fprintln(os.Stderr, "(tui -h lists the dashboard's flags and keys)")
+		}
+		return code
 	}
 	if f.listScenarios {
 		fmt.Print(scenario.List())
@@ -129,6 +135,9 @@ func runDashboard(args []string) int {
 	}
 	defer logFile.Close()
 	f.Log = slog.New(slog.NewTextHandler(logFile, nil))
+	logs := filepath.Join(f.RunDir, "logs")
+	// Whatever happens from here on, the last line says where to look.
+	defer fmt.Fprintf(os.Stderr, "logs of this run: %s\n", logs)
 
 	l, err := lab.New(f.Config)
 	if err != nil {
