@@ -34,6 +34,7 @@ type dashboardFlags struct {
 	reportPath    string
 	scenario      string
 	listScenarios bool
+	preload       int
 }
 
 // parseDashboardFlags reads the dashboard's flags; -h prints the usage, the
@@ -61,6 +62,7 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	fs.StringVar(&f.reportPath, "report", "", "write a JSON snapshot to FILE on exit")
 	fs.StringVar(&f.scenario, "scenario", "", "start the guided scenario NAME (see --list-scenarios); with --headless it runs to the end and quits")
 	fs.BoolVar(&f.listScenarios, "list-scenarios", false, "print the guided scenarios and exit")
+	fs.IntVar(&f.preload, "preload", 0, "publish `N` messages of back-dated history before starting, so a replay from earliest takes a while (embedded broker only)")
 	if err := cli.Parse(fs, args); err != nil {
 		return f, err
 	}
@@ -78,6 +80,12 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	}
 	if f.UsageGroup == "" {
 		return f, cli.Usagef("--usage-group is empty")
+	}
+	if f.preload < 0 || f.preload > 10_000_000 {
+		return f, cli.Usagef("--preload must be between 0 and 10000000, got %d", f.preload)
+	}
+	if f.preload > 0 && f.Brokers != "" {
+		return f, cli.Usagef("--preload needs the embedded broker: it cannot be combined with --brokers / KAFKA_BROKER")
 	}
 	if f.scenario != "" {
 		if _, ok := scenario.Lookup(f.scenario); !ok {
@@ -138,6 +146,16 @@ func runDashboard(args []string) int {
 	logs := filepath.Join(f.RunDir, "logs")
 	// Whatever happens from here on, the last line says where to look.
 	defer fmt.Fprintf(os.Stderr, "logs of this run: %s\n", logs)
+
+	if f.preload > 0 {
+		fmt.Fprintf(os.Stderr, "preloading %d messages into %s...\n", f.preload, f.Topic)
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		err := preloadTopic(ctx, f.Config, f.preload)
+		stop()
+		if err != nil {
+			return cli.Exit(os.Stderr, fmt.Errorf("--preload: %w", err))
+		}
+	}
 
 	l, err := lab.New(f.Config)
 	if err != nil {

@@ -28,7 +28,7 @@ func TestHelpListsTheKeys(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"dashboard keys:", "dashboard flags:", "-seed"} {
+	for _, want := range []string{"dashboard keys:", "dashboard flags:", "-preload N", "-seed"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("-h lacks %q:\n%s", want, help)
 		}
