@@ -373,10 +373,14 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 		}
 		p.Quit()
 	}()
+	shown := time.Now()
 	if _, err := p.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "error: dashboard:", err)
 		code = cli.ExitError
 	}
+	// The dashboard's own clock: .ci/run compares the demo GIF's length
+	// with how long the dashboard was on screen.
+	f.Log.Info("dashboard closed", "on_screen_seconds", fmt.Sprintf("%.1f", time.Since(shown).Seconds()))
 	// A scenario still running is stopped (its cleanup done) before the
 	// children are; the report carries the latest result, if any.
 	session.Stop()

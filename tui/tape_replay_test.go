@@ -125,7 +125,8 @@ func tapeDuration(s string) (time.Duration, error) {
 // dashboard key must lead to on tapeScreen: x marks the selected process
 // crashed (SIGKILL) within a second or two, r brings it back to running, c
 // makes consumer-usage kill itself at its crash point, m switches its mode,
-// and q ends the dashboard leaving none of its processes alive.
+// p pauses the producer, and q ends the dashboard leaving none of its
+// processes alive.
 //
 // The tape demonstrates the embedded stack, so the replay runs without
 // KAFKA_BROKER / MONGO_URI whatever the environment says. KRL_TAPE_REALTIME=1
@@ -297,6 +298,10 @@ func (d *tapeDashboard) press(k string, line int) {
 				pid != "" && pid != before
 		})
 		d.mode = next
+	case k == "p":
+		term.await(at+": the producer paused", 10*time.Second, func(s tapeScreen) bool {
+			return strings.Contains(s.row(board.Producer), "paused")
+		})
 	case k == "q":
 		d.track()
 		t.Logf("the tapeScreen before q:\n%s", term.last.text())
