@@ -44,6 +44,9 @@ trap 'rm -rf "$work"' EXIT
 say() { printf 'render-demo: %s\n' "$*" >&2; }
 fail() {
   say "$*"
+  # VHS can leave its Chromium running when it fails (e.g. ttyd did not
+  # start); it is the one whose profile is under $work.
+  pkill -f -- "--user-data-dir=$work/" 2>/dev/null || true
   trap - EXIT
   say "kept for a look: $work"
   exit 1

@@ -408,8 +408,10 @@ type tapeTerm struct {
 func newTapeTerm(t *testing.T, dir string, width, height int) *tapeTerm {
 	term := &tapeTerm{t: t, socket: fmt.Sprintf("krl-tape-%d-%s", os.Getpid(), e2e.RandomSuffix())}
 	// The shell VHS starts: bash without profiles, "> " as the prompt. The
-	// tape shows the embedded stack: no external broker or store.
-	shell := "env -u KAFKA_BROKER -u MONGO_URI PS1='> ' bash --noprofile --norc +o history"
+	// tape shows the embedded stack: no external broker or store. The
+	// dashboard's run directory (with the tape's preloaded topic, ~50 MB)
+	// goes under the test's own temp dir, removed at the end.
+	shell := fmt.Sprintf("env -u KAFKA_BROKER -u MONGO_URI TMPDIR=%q PS1='> ' bash --noprofile --norc +o history", t.TempDir())
 	term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "tape", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), "-c", dir, shell)
 	t.Cleanup(func() {
 		for pid := range tapeDescendants(term.shellPID()) {
