@@ -125,7 +125,7 @@ func tapeDuration(s string) (time.Duration, error) {
 // dashboard key must lead to on tapeScreen: x marks the selected process
 // crashed (SIGKILL) within a second or two, r brings it back to running, c
 // makes consumer-usage kill itself at its crash point, m switches its mode,
-// p pauses the producer, and q ends the dashboard leaving none of its
+// R starts a new baseline with the usage exact, p pauses the producer, and q ends the dashboard leaving none of its
 // processes alive.
 //
 // The tape demonstrates the embedded stack, so the replay runs without
@@ -298,6 +298,19 @@ func (d *tapeDashboard) press(k string, line int) {
 				pid != "" && pid != before
 		})
 		d.mode = next
+	case k == "R":
+		term.await(at+": a new baseline: consumer-usage restarted in a group of its own, usage total exact", 60*time.Second, func(s tapeScreen) bool {
+			d.track()
+			pid := tapeRowPID(s.row(board.Usage))
+			total := ""
+			for _, l := range s.lines {
+				if strings.Contains(l, "total") {
+					total = l
+				}
+			}
+			return strings.Contains(s.text(), "-baseline-") && strings.Contains(s.row(board.Usage), " running") &&
+				pid != "" && pid != before && strings.Contains(total, "exact")
+		})
 	case k == "p":
 		term.await(at+": the producer paused", 10*time.Second, func(s tapeScreen) bool {
 			return strings.Contains(s.row(board.Producer), "paused")
