@@ -81,9 +81,13 @@ say "rendering demo.tape into $out/demo.gif ($("$vhs" --version 2>&1 | head -1),
 sed "s|^Output demo.gif\$|&\nOutput \"$work/frames.png\"|" demo.tape >"$work/demo.tape"
 grep -qF "Output \"$work/frames.png\"" "$work/demo.tape" || fail "demo.tape has no 'Output demo.gif' line to add the frames output to"
 start=$(date +%s)
-TMPDIR="$work" "$vhs" "$work/demo.tape" -o "$work/vhs.gif" >"$out/vhs.log" 2>&1 ||
+KRL_DEMO_SIZE="$work/size" TMPDIR="$work" "$vhs" "$work/demo.tape" -o "$work/vhs.gif" >"$out/vhs.log" 2>&1 ||
   { tail -n 20 "$out/vhs.log" >&2; fail "vhs failed (log: $out/vhs.log)"; }
 render_s=$(($(date +%s) - start))
+# The tape's Width/Height are what give the dashboard its 120x36 layout with
+# this font; another machine's fonts may measure differently.
+term_size=$(cat "$work/size" 2>/dev/null || true)
+[ "$term_size" = "36 120" ] || fail "the tape's terminal was '$term_size' rows and columns, not '36 120': adjust Set Width/Height in demo.tape"
 
 duration() { ffprobe -v error -show_entries format=duration -of default=noprint_wrappers=1:nokey=1 "$1"; }
 vhs_s=$(duration "$work/vhs.gif")
