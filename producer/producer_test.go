@@ -292,3 +292,42 @@ func TestUnreachableBrokerRetriesAndStops(t *testing.T) {
 		t.Fatal("Run did not return promptly after cancel")
 	}
 }
+
+// TestPreload: the backlog is perSensor messages per sensor, back-dated one
+// interval apart up to now, and Run continues after it without a step back.
+func TestPreload(t *testing.T) {
+	brokers := startBroker(t)
+	cfg := Config{Brokers: brokers, Topic: testTopic, Sensors: 3, Interval: time.Second, Seed: 5}
+	before := time.Now()
+	if err := Preload(context.Background(), cfg, 2000, status.NewTo(Role, &events{}), testLog(t)); err != nil {
+		t.Fatalf("Preload: %v", err)
+	}
+	msgs := readAll(t, brokers)
+	if len(msgs) != 6000 {
+		t.Fatalf("topic has %d records, want 6000", len(msgs))
+	}
+	_, count := lastPerSensor(t, msgs) // fails on any backwards step
+	first := map[string]int64{}
+	for _, r := range msgs {
+		if m, err := telemetry.Decode(r.Key, r.Value); err == nil {
+			if _, ok := first[m.SensorID]; !ok {
+				first[m.SensorID] = m.Timestamp
+			}
+		}
+	}
+	for id, n := range count {
+		if n != 2000 {
+			t.Errorf("%s: %d messages, want 2000", id, n)
+		}
+		// 2000 messages one second apart: the first is about 1999 s old.
+		if age := before.Sub(time.UnixMilli(first[id])); age < 1990*time.Second || age > 2010*time.Second {
+			t.Errorf("%s: the first message is %s old, want about 1999s", id, age)
+		}
+	}
+
+	cfg.Count, cfg.Interval = 5, 5*time.Millisecond
+	runProducer(t, cfg)
+	if _, count := lastPerSensor(t, readAll(t, brokers)); count["sensor-01"] != 2005 {
+		t.Fatalf("after Run: %v", count)
+	}
+}

@@ -34,14 +34,17 @@ type dashboardFlags struct {
 	reportPath    string
 	scenario      string
 	listScenarios bool
+	preload       int
 }
 
-func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error) {
+// parseDashboardFlags reads the dashboard's flags; -h prints the usage, the
+// keys and the flags on stdout and returns flag.ErrHelp.
+func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error) {
 	var f dashboardFlags
 	fs := flag.NewFlagSet("tui", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText, "\ndashboard flags:\n")
+		fmt.Fprint(fs.Output(), usageText, "\ndashboard keys:\n", keysHelp(), "\ndashboard flags:\n")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.Brokers, "brokers", os.Getenv("KAFKA_BROKER"), "Kafka bootstrap servers; empty starts the embedded broker (env KAFKA_BROKER)")
@@ -59,6 +62,7 @@ func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error
 	fs.StringVar(&f.reportPath, "report", "", "write a JSON snapshot to FILE on exit")
 	fs.StringVar(&f.scenario, "scenario", "", "start the guided scenario NAME (see --list-scenarios); with --headless it runs to the end and quits")
 	fs.BoolVar(&f.listScenarios, "list-scenarios", false, "print the guided scenarios and exit")
+	fs.IntVar(&f.preload, "preload", 0, "publish `N` messages of back-dated history before starting, so a replay from earliest takes a while (embedded broker only)")
 	if err := cli.Parse(fs, args); err != nil {
 		return f, err
 	}
@@ -77,6 +81,12 @@ func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error
 	if f.UsageGroup == "" {
 		return f, cli.Usagef("--usage-group is empty")
 	}
+	if f.preload < 0 || f.preload > 10_000_000 {
+		return f, cli.Usagef("--preload must be between 0 and 10000000, got %d", f.preload)
+	}
+	if f.preload > 0 && f.Brokers != "" {
+		return f, cli.Usagef("--preload needs the embedded broker: it cannot be combined with --brokers / KAFKA_BROKER")
+	}
 	if f.scenario != "" {
 		if _, ok := scenario.Lookup(f.scenario); !ok {
 			return f, cli.Usagef("--scenario: %v", scenario.ErrUnknown(f.scenario))
@@ -89,9 +99,13 @@ func parseDashboardFlags(args []string, stderr io.Writer) (dashboardFlags, error
 }
 
 func runDashboard(args []string) int {
-	f, err := parseDashboardFlags(args, os.Stderr)
+	f, err := parseDashboardFlags(args, os.Stdout)
 	if err != nil {
-		return cli.Exit(os.Stderr, err)
+		code := cli.Exit(os.Stderr, err)
+		if code == cli.ExitUsage {
+			fmt.Fprintln(os.Stderr, "(tui -h lists the dashboard's flags and keys)")
+		}
+		return code
 	}
 	if f.listScenarios {
 		fmt.Print(scenario.List())
@@ -129,6 +143,19 @@ func runDashboard(args []string) int {
 	}
 	defer logFile.Close()
 	f.Log = slog.New(slog.NewTextHandler(logFile, nil))
+	logs := filepath.Join(f.RunDir, "logs")
+	// Whatever happens from here on, the last line says where to look.
+	defer fmt.Fprintf(os.Stderr, "logs of this run: %s\n", logs)
+
+	if f.preload > 0 {
+		fmt.Fprintf(os.Stderr, "preloading %d messages into %s...\n", f.preload, f.Topic)
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		err := preloadTopic(ctx, f.Config, f.preload)
+		stop()
+		if err != nil {
+			return cli.Exit(os.Stderr, fmt.Errorf("--preload: %w", err))
+		}
+	}
 
 	l, err := lab.New(f.Config)
 	if err != nil {
@@ -346,10 +373,14 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 		}
 		p.Quit()
 	}()
+	shown := time.Now()
 	if _, err := p.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "error: dashboard:", err)
 		code = cli.ExitError
 	}
+	// The dashboard's own clock: .ci/run compares the demo GIF's length
+	// with how long the dashboard was on screen.
+	f.Log.Info("dashboard closed", "on_screen_seconds", fmt.Sprintf("%.1f", time.Since(shown).Seconds()))
 	// A scenario still running is stopped (its cleanup done) before the
 	// children are; the report carries the latest result, if any.
 	session.Stop()

@@ -18,7 +18,7 @@ import (
 const usageText = `Kafka Recovery Lab
 
 usage:
-  tui [flags]                     the dashboard (tui -h for its flags)
+  tui [flags]                     the dashboard (tui -h for its keys and flags)
   tui broker   [flags]            embedded Kafka-protocol broker (kfake)
   tui store    [flags]            embedded MongoDB-wire store (FerretDB, SQLite)
   tui producer [flags]            telemetry simulator

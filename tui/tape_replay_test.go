@@ -125,7 +125,8 @@ func tapeDuration(s string) (time.Duration, error) {
 // dashboard key must lead to on tapeScreen: x marks the selected process
 // crashed (SIGKILL) within a second or two, r brings it back to running, c
 // makes consumer-usage kill itself at its crash point, m switches its mode,
-// and q ends the dashboard leaving none of its processes alive.
+// R starts a new baseline with the usage exact, p pauses the producer, and q ends the dashboard leaving none of its
+// processes alive.
 //
 // The tape demonstrates the embedded stack, so the replay runs without
 // KAFKA_BROKER / MONGO_URI whatever the environment says. KRL_TAPE_REALTIME=1
@@ -297,6 +298,23 @@ func (d *tapeDashboard) press(k string, line int) {
 				pid != "" && pid != before
 		})
 		d.mode = next
+	case k == "R":
+		term.await(at+": a new baseline: consumer-usage restarted in a group of its own, usage total exact", 60*time.Second, func(s tapeScreen) bool {
+			d.track()
+			pid := tapeRowPID(s.row(board.Usage))
+			total := ""
+			for _, l := range s.lines {
+				if strings.Contains(l, "total") {
+					total = l
+				}
+			}
+			return strings.Contains(s.text(), "-baseline-") && strings.Contains(s.row(board.Usage), " running") &&
+				pid != "" && pid != before && strings.Contains(total, "exact")
+		})
+	case k == "p":
+		term.await(at+": the producer paused", 10*time.Second, func(s tapeScreen) bool {
+			return strings.Contains(s.row(board.Producer), "paused")
+		})
 	case k == "q":
 		d.track()
 		t.Logf("the tapeScreen before q:\n%s", term.last.text())
@@ -403,8 +421,10 @@ type tapeTerm struct {
 func newTapeTerm(t *testing.T, dir string, width, height int) *tapeTerm {
 	term := &tapeTerm{t: t, socket: fmt.Sprintf("krl-tape-%d-%s", os.Getpid(), e2e.RandomSuffix())}
 	// The shell VHS starts: bash without profiles, "> " as the prompt. The
-	// tape shows the embedded stack: no external broker or store.
-	shell := "env -u KAFKA_BROKER -u MONGO_URI PS1='> ' bash --noprofile --norc +o history"
+	// tape shows the embedded stack: no external broker or store. The
+	// dashboard's run directory (with the tape's preloaded topic, ~50 MB)
+	// goes under the test's own temp dir, removed at the end.
+	shell := fmt.Sprintf("env -u KAFKA_BROKER -u MONGO_URI TMPDIR=%q PS1='> ' bash --noprofile --norc +o history", t.TempDir())
 	term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "tape", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), "-c", dir, shell)
 	t.Cleanup(func() {
 		for pid := range tapeDescendants(term.shellPID()) {

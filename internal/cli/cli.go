@@ -62,10 +62,24 @@ func Usagef(format string, args ...any) error {
 
 // Parse parses args with fs set to ContinueOnError and maps every failure
 // (unknown flag, bad value, stray arguments) to ErrUsage.
+//
+// The flag package would print a bad flag's error and the whole usage
+// itself, and Exit prints the error again: Parse keeps it quiet, so the
+// error is printed once (by Exit) and the usage only when asked for (-h).
 func Parse(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
 	fs.Init(fs.Name(), flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			if fs.Usage != nil {
+				fs.Usage()
+			} else {
+				fmt.Fprintf(out, "Usage of %s:\n", fs.Name())
+				fs.PrintDefaults()
+			}
 			return err
 		}
 		return fmt.Errorf("%w: %v", ErrUsage, err)

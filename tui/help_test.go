@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/tui/ui"
+)
+
+// TestHelpListsTheKeys: -h prints every key of the '?' view, from the key
+// map itself, beside the flags.
+func TestHelpListsTheKeys(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := parseDashboardFlags([]string{"-h"}, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v, want flag.ErrHelp", err)
+	}
+	help := out.String()
+	km := ui.DefaultKeyMap()
+	for _, column := range km.FullHelp() {
+		for _, k := range column {
+			line := k.Help().Key + " "
+			if !strings.Contains(help, "  "+line) || !strings.Contains(help, k.Help().Desc) {
+				t.Errorf("-h does not list %q (%s):\n%s", k.Help().Key, k.Help().Desc, help)
+			}
+		}
+	}
+	for _, want := range []string{"dashboard keys:", "dashboard flags:", "-preload N", "-seed"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("-h lacks %q:\n%s", want, help)
+		}
+	}
+}
+
+// TestBadFlagPrintedOnce: a bad flag's error reaches the terminal once, not
+// once from the flag package and once more from the exit path.
+func TestBadFlagPrintedOnce(t *testing.T) {
+	var out, errOut bytes.Buffer
+	_, err := parseDashboardFlags([]string{"--nope"}, &out)
+	if code := cli.Exit(&errOut, err); code != cli.ExitUsage {
+		t.Fatalf("exit code %d, want %d", code, cli.ExitUsage)
+	}
+	all := out.String() + errOut.String()
+	if n := strings.Count(all, "-nope"); n != 1 {
+		t.Fatalf("the error is printed %d times:\n%s", n, all)
+	}
+	if strings.Contains(all, "dashboard flags:") {
+		t.Fatalf("a bad flag prints the whole usage:\n%s", all)
+	}
+}
