@@ -725,14 +725,23 @@ func TestSensorsFreshness(t *testing.T) {
 }
 
 func TestSensorsAgainstTruth(t *testing.T) {
-	cur := SensorState{SensorID: "a", Timestamp: 1000, HoursTot: 5, KmTot: 50}
+	cur := SensorState{SensorID: "a", Timestamp: 1000, HoursTot: 5, KmTot: 50, Partition: 1, Offset: 40}
 	tests := []struct {
 		truth SensorState
 		want  TruthCheck
 	}{
-		{SensorState{SensorID: "a", Timestamp: 1000, HoursTot: 5, KmTot: 50}, TruthMatch},
-		{SensorState{SensorID: "a", Timestamp: 2000, HoursTot: 6, KmTot: 55}, TruthBehind},
-		{SensorState{SensorID: "a", Timestamp: 1000, HoursTot: 5, KmTot: 51}, TruthDiffers},
+		{SensorState{SensorID: "a", Timestamp: 1000, HoursTot: 5, KmTot: 50, Partition: 1, Offset: 40}, TruthMatch},
+		{SensorState{SensorID: "a", Timestamp: 2000, HoursTot: 6, KmTot: 55, Partition: 1, Offset: 43}, TruthBehind},
+		{SensorState{SensorID: "a", Timestamp: 1000, HoursTot: 5, KmTot: 51, Partition: 1, Offset: 40}, TruthDiffers},
+		// The audit's snapshot is a moment older than consumer-current's
+		// state: ahead, not wrong (it read "WRONG" for every sensor while
+		// the producer ran).
+		{SensorState{SensorID: "a", Timestamp: 900, HoursTot: 4.9, KmTot: 49, Partition: 1, Offset: 37}, TruthAhead},
+		// Same timestamp, another offset (a replayed copy): placed by offset.
+		{SensorState{SensorID: "a", Timestamp: 1000, HoursTot: 5, KmTot: 50, Partition: 1, Offset: 45}, TruthBehind},
+		// Another partition: placed by timestamp.
+		{SensorState{SensorID: "a", Timestamp: 900, HoursTot: 4.9, KmTot: 49, Partition: 2, Offset: 90}, TruthAhead},
+		{SensorState{SensorID: "a", Timestamp: 1100, HoursTot: 5.1, KmTot: 51, Partition: 2, Offset: 3}, TruthBehind},
 	}
 	for _, tc := range tests {
 		b := newBoard(ProcStarted{Name: Current, PID: 1, At: at(0)},

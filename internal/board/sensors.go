@@ -68,7 +68,8 @@ const (
 	TruthUnknown TruthCheck = ""        // no audit state for the sensor
 	TruthMatch   TruthCheck = "match"   // same message: same timestamp and counters
 	TruthBehind  TruthCheck = "behind"  // an older message than the audit's latest
-	TruthDiffers TruthCheck = "differs" // anything else: the state is wrong
+	TruthAhead   TruthCheck = "ahead"   // a later message than the audit has read yet: nothing to compare
+	TruthDiffers TruthCheck = "differs" // the same message with other values: the state is wrong
 )
 
 // SensorRow is one sensor as consumer-current holds it.
@@ -136,12 +137,25 @@ func (b *Board) Sensors() SensorsView {
 	return v
 }
 
+// compareTruth compares consumer-current's state with the audit's latest
+// message of the sensor. The two are read at different moments, so only
+// the same message can be compared value by value: one read a moment
+// earlier or later is behind or ahead, never wrong. Messages are placed by
+// partition and offset (a key keeps its sensor in one partition), or by
+// timestamp across partitions.
 func compareTruth(cur, truth SensorState) TruthCheck {
+	same := cur.Timestamp == truth.Timestamp && cents(cur.HoursTot) == cents(truth.HoursTot) && cents(cur.KmTot) == cents(truth.KmTot)
+	before, after := cur.Timestamp < truth.Timestamp, cur.Timestamp > truth.Timestamp
+	if cur.Partition == truth.Partition {
+		before, after = cur.Offset < truth.Offset, cur.Offset > truth.Offset
+	}
 	switch {
-	case cur.Timestamp == truth.Timestamp && cents(cur.HoursTot) == cents(truth.HoursTot) && cents(cur.KmTot) == cents(truth.KmTot):
-		return TruthMatch
-	case cur.Timestamp < truth.Timestamp:
+	case before:
 		return TruthBehind
+	case after:
+		return TruthAhead
+	case same:
+		return TruthMatch
 	}
 	return TruthDiffers
 }

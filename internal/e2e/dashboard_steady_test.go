@@ -109,6 +109,9 @@ func watchSteady(t *testing.T, tm *tmuxTerm, what string, d time.Duration) (scre
 		if p := layoutProblem(s); p != "" {
 			t.Fatalf("%s, screen %d: %s:\n%s", what, screens, p, s)
 		}
+		if strings.Contains(s, "WRONG") {
+			t.Fatalf("%s, screen %d: a sensor's state reads WRONG with nothing broken:\n%s", what, screens, s)
+		}
 		rows := usageRows(s)
 		if len(rows) < 11 {
 			t.Fatalf("%s, screen %d: %d usage rows, want 10 sensors and the total:\n%s", what, screens, len(rows), s)
@@ -145,8 +148,9 @@ func awaitAllExact(tm *tmuxTerm, what string, timeout time.Duration) string {
 // default rate and reads it as the audience does:
 //
 //  1. guarded, then naive, each for KRL_STEADY (3 min): every screen has
-//     every column and the footer's ? help and q quit, and every verdict
-//     is exact (nothing is broken, so anything else cries wolf);
+//     every column and the footer's ? help and q quit, no sensor state
+//     reads WRONG, and every verdict is exact (nothing is broken, so
+//     anything else cries wolf);
 //  2. e (earliest) in naive over-counts; R gives a new baseline in which
 //     every verdict is exact within 10 s;
 //  3. one crash of each kind in naive (x, then the crash points

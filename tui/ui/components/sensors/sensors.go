@@ -185,6 +185,8 @@ func checkWord(r board.SensorRow) string {
 		return "same"
 	case board.TruthBehind:
 		return "behind"
+	case board.TruthAhead:
+		return "ahead"
 	case board.TruthDiffers:
 		return "WRONG"
 	}
