@@ -23,7 +23,8 @@ const (
 
 // tmuxTerm is a private tmux server (its own socket) running the dashboard
 // through a wrapper shell that records the terminal settings before and
-// after, the dashboard's pid and its exit code, then keeps the pane open.
+// after (each file appears whole: written aside, then renamed), the
+// dashboard's pid and its exit code, then keeps the pane open.
 type tmuxTerm struct {
 	t    *testing.T
 	sock string
@@ -51,10 +52,10 @@ func startTmuxDashboard(t *testing.T, d *dashboard, extra ...string) *tmuxTerm {
 	}
 	wrapper := filepath.Join(tm.dir, "run.sh")
 	script := fmt.Sprintf(`dir=%s
-stty -g > "$dir/stty.before"
+stty -g > "$dir/stty.before.tmp" && mv "$dir/stty.before.tmp" "$dir/stty.before"
 sh -c 'echo $$ > "$0/pid"; exec "$@"' "$dir" %s
 echo "KRL-EXIT=$?"
-stty -g > "$dir/stty.after"
+stty -g > "$dir/stty.after.tmp" && mv "$dir/stty.after.tmp" "$dir/stty.after"
 exec sleep 600
 `, shellQuote(tm.dir), strings.Join(quoted, " "))
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
