@@ -179,22 +179,36 @@ func (m Model) header(w int) string {
 	sep := st.Muted.Render(" │ ")
 	bold := lipgloss.NewStyle().Bold(true)
 	addrs := []string{"brokers " + bold.Render(orDash(cfg.Brokers)), "mongo " + bold.Render(orDash(mongoHost(cfg.Mongo)))}
-	if cfg.RunDir != "" {
-		addrs = append(addrs, "run "+cfg.RunDir)
-	}
-	left := strings.Join(append([]string{st.App.Render("Kafka Recovery Lab")}, addrs...), sep)
-	if lipgloss.Width(left) > w {
-		// The addresses matter more than the product name.
-		left = strings.Join(addrs, sep)
-	}
 	right := ""
 	if now := m.board.Now(); !now.IsZero() {
 		right = st.Muted.Render(now.Format("15:04:05"))
+	}
+	title := st.App.Render("Kafka Recovery Lab")
+	left := strings.Join(append([]string{title}, addrs...), sep)
+	// The run directory gives way first (from its start: its end names the
+	// run), then the product name; the clock stays.
+	if room := w - lipgloss.Width(left+sep+"run ") - lipgloss.Width(right) - 1; cfg.RunDir != "" && room >= 12 {
+		left += sep + "run " + keepEnd(cfg.RunDir, room)
+	}
+	if lipgloss.Width(left)+lipgloss.Width(right)+1 > w {
+		left = strings.Join(addrs, sep)
+		if cfg.RunDir != "" {
+			left += sep + "run " + cfg.RunDir
+		}
 	}
 	if gap := w - lipgloss.Width(left) - lipgloss.Width(right); gap >= 1 && right != "" {
 		return left + strings.Repeat(" ", gap) + right
 	}
 	return common.Fit(left, w)
+}
+
+// keepEnd shortens s to width cells by cutting its start ("…" marks it).
+func keepEnd(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	return "…" + string(r[len(r)-width+1:])
 }
 
 // mongoHost shows a MongoDB URI by its hosts only: no scheme, and never
