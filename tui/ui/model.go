@@ -81,6 +81,8 @@ type Model struct {
 	starting string
 	// offScript notes an action key the current step did not ask for.
 	offScript string
+	// statusArmed is the crash point the status line says is armed.
+	statusArmed string
 
 	// scroll: the narration's or the log view's scrolling (scroll.go).
 	scroll scrollState
@@ -166,7 +168,23 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.narrate(msg)
 	}
 	m.board.Apply(msg)
+	m.statusFollowsArm()
 	return m, nil
+}
+
+// statusFollowsArm: a status line that says a crash point is armed stops
+// saying so once the board no longer shows it armed (it fired, was
+// disarmed, or its process ended).
+func (m *Model) statusFollowsArm() {
+	if m.statusArmed == "" || m.board.Process(board.Usage).Armed == m.statusArmed {
+		return
+	}
+	if hit := m.board.Process(board.Usage).LastCrashPoint; hit != nil && hit.Point == m.statusArmed {
+		m.setStatus(board.LevelBad, fmt.Sprintf("crash point %s fired at partition %d offset %d: consumer-usage SIGKILLed itself (r restarts it)",
+			hit.Point, hit.Partition, hit.Offset))
+	} else {
+		m.setStatus(board.LevelInfo, "crash point "+m.statusArmed+" is no longer armed")
+	}
 }
 
 // keys1by1 handles keys typed faster than the terminal is read (tmux
@@ -402,11 +420,13 @@ func (m Model) result(r ActionResultMsg) Model {
 			m.setStatus(board.LevelGood, "crash point disarmed on consumer-usage (c arms after-delta)")
 		} else {
 			m.setStatus(board.LevelGood, "crash point "+r.Value+" armed: consumer-usage SIGKILLs itself at the next message that reaches it (c: next point)")
+			m.statusArmed = r.Value
+			m.statusFollowsArm() // it may have fired before the answer came back
 		}
 	}
 	return m
 }
 
 func (m *Model) setStatus(level board.Level, text string) {
-	m.status, m.statusLevel = text, level
+	m.status, m.statusLevel, m.statusArmed = text, level, ""
 }

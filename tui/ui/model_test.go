@@ -13,6 +13,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
 func TestMain(m *testing.M) {
@@ -376,5 +377,23 @@ func TestRunesTypedTogetherActInTurn(t *testing.T) {
 	drain(m, cmd)
 	if got := ctl.Calls(); !slices.Equal(got, []string{"crash consumer-usage"}) {
 		t.Fatalf("calls %q, want one crash of consumer-usage", got)
+	}
+}
+
+// TestArmedStatusFollowsTheBoard: the status line stops saying "armed" once
+// the point fired.
+func TestArmedStatusFollowsTheBoard(t *testing.T) {
+	ctl := &fakeController{}
+	m := newModel(sceneRunning(), ctl)
+	m = press(t, m, "c")
+	if !strings.Contains(m.View(), "crash point after-delta armed") {
+		t.Fatalf("no armed status:\n%s", m.View())
+	}
+	m, _ = m.Update(board.ProcStatus{Name: board.Usage, At: at(71), Event: status.Event{Type: status.CrashPoint,
+		Point: "after-delta", Partition: 2, Offset: 320}})
+	lines := strings.Split(m.View(), "\n")
+	statusLine := lines[len(lines)-2]
+	if strings.Contains(statusLine, "armed") || !strings.Contains(statusLine, "crash point after-delta fired at partition 2 offset 320") {
+		t.Fatalf("status line after the point fired: %q", statusLine)
 	}
 }
