@@ -305,10 +305,12 @@ func (l *Lab) Launch(ctx context.Context) error {
 	go func() { defer l.pollers.Done(); _ = l.auditor.Run(runCtx) }()
 	l.poll(runCtx, 250*time.Millisecond, func(ctx context.Context) { l.emit(board.Tick{Now: time.Now()}) })
 	l.poll(runCtx, 500*time.Millisecond, l.pollOffsets)
-	l.poll(runCtx, 500*time.Millisecond, l.pollState)
-	// A usage cut carries its own expectation (pollUsage); the truth
-	// snapshot feeds the sensors panel and the audit's progress.
-	l.poll(runCtx, time.Second, func(ctx context.Context) { l.pollUsage(ctx); l.pollTruth(ctx) })
+	// The audit's latest messages are taken just before consumer-current's
+	// state, so the state is compared with the audit as of the same moment
+	// (at most a message that arrived in between makes it "ahead").
+	l.poll(runCtx, 500*time.Millisecond, func(ctx context.Context) { l.pollTruth(ctx); l.pollState(ctx) })
+	// A usage cut carries its own expectation.
+	l.poll(runCtx, time.Second, l.pollUsage)
 	return nil
 }
 
