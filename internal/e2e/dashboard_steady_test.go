@@ -240,38 +240,41 @@ func TestDashboardSteadyVerdicts(t *testing.T) {
 			return nil
 		}
 	}
+	producerPaused := func(s string) error {
+		if st := procRows(s)["producer"].State; !strings.Contains(st, "paused") {
+			return fmt.Errorf("producer %s", st)
+		}
+		return nil
+	}
+	restart := func() {
+		t.Helper()
+		tm.key("r")
+		watch("consumer-usage running again", usageIs("running"), 30*time.Second)
+	}
 	tm.key("x")
 	watch("consumer-usage crashed by x", usageIs("crashed"), 10*time.Second)
-	tm.key("r")
-	watch("consumer-usage running again", usageIs("running"), 30*time.Second)
+	restart()
 	// after-delta: c arms it; the next message that writes a record fires it.
 	tm.key("c")
 	watch("consumer-usage crashed at after-delta", crashedAt("after-delta"), 30*time.Second)
-	tm.key("r")
-	watch("consumer-usage running again", usageIs("running"), 30*time.Second)
+	restart()
 	// after-checkpoint: the cycle passes after-delta, so the producer is
 	// paused while c moves on (nothing reaches a point), then resumed.
 	tm.key("p")
-	watch("producer paused", func(s string) error {
-		if !strings.Contains(procRows(s)["producer"].State, "paused") {
-			return fmt.Errorf("producer %s", procRows(s)["producer"].State)
-		}
-		return nil
-	}, 10*time.Second)
+	watch("producer paused", producerPaused, 10*time.Second)
 	tm.key("c")
 	watch("after-delta armed", armed("after-delta"), 10*time.Second)
 	tm.key("c")
 	watch("after-checkpoint armed", armed("after-checkpoint"), 10*time.Second)
 	tm.key("p")
 	watch("consumer-usage crashed at after-checkpoint", crashedAt("after-checkpoint"), 30*time.Second)
-	tm.key("r")
-	watch("consumer-usage running again", usageIs("running"), 30*time.Second)
+	restart()
 	tm.key("p")
 	final := watch("producer paused and every consumer caught up", func(s string) error {
-		rows := procRows(s)
-		if !strings.Contains(rows["producer"].State, "paused") {
-			return fmt.Errorf("producer %s", rows["producer"].State)
+		if err := producerPaused(s); err != nil {
+			return err
 		}
+		rows := procRows(s)
 		for _, n := range []string{"consumer-current", "consumer-usage"} {
 			if rows[n].Lag != "0" {
 				return fmt.Errorf("%s lag %q", n, rows[n].Lag)

@@ -235,25 +235,29 @@ func (l *Lab) switchUsage(m board.Mode) (restarted bool, err error) {
 // ToggleUsageMode switches consumer-usage between naive and guarded, from
 // the mode the board shows (the m key).
 func (l *Lab) ToggleUsageMode() (mode string, restarted bool, err error) {
-	l.switchMu.Lock()
-	defer l.switchMu.Unlock()
-	var cur string
-	l.Observe(func(b *board.Board) { cur, _ = b.UsageConfig() })
-	next := lesson.Mode(cur).Other()
-	restarted, err = l.SetUsageMode(string(next))
-	return string(next), restarted, err
+	return l.toggleUsage(func(mode, _ string) board.Mode {
+		return board.Mode{UsageMode: string(lesson.Mode(mode).Other())}
+	})
 }
 
 // ToggleUsageReset switches consumer-usage between latest and earliest,
 // from the reset the board shows (the e key).
 func (l *Lab) ToggleUsageReset() (reset string, restarted bool, err error) {
+	return l.toggleUsage(func(_, reset string) board.Mode {
+		return board.Mode{UsageReset: string(lesson.Reset(reset).Other())}
+	})
+}
+
+// toggleUsage reads the board and switches as one step (two quick presses
+// alternate); it returns the value switched to.
+func (l *Lab) toggleUsage(next func(mode, reset string) board.Mode) (value string, restarted bool, err error) {
 	l.switchMu.Lock()
 	defer l.switchMu.Unlock()
-	var cur string
-	l.Observe(func(b *board.Board) { _, cur = b.UsageConfig() })
-	next := lesson.Reset(cur).Other()
-	restarted, err = l.SetUsageReset(string(next))
-	return string(next), restarted, err
+	var mode, reset string
+	l.Observe(func(b *board.Board) { mode, reset = b.UsageConfig() })
+	m := next(mode, reset)
+	restarted, err = l.switchUsage(m)
+	return m.UsageMode + m.UsageReset, restarted, err
 }
 
 // SetMode is the script form of SetUsageMode.
