@@ -43,6 +43,10 @@ type Reader struct {
 	mu     sync.Mutex
 	ledger *Ledger
 	err    string
+	// read is closed when the next record is added, then forgotten; it
+	// exists only while someone waits (SnapshotWhen), so reading costs
+	// nothing extra otherwise.
+	read chan struct{}
 }
 
 // Intervals of the reader's loop.
@@ -86,6 +90,35 @@ func (r *Reader) Snapshot() Truth {
 	t.At = time.Now()
 	t.Err = r.err
 	return t
+}
+
+// SnapshotWhen returns the first snapshot for which ok holds, taken as
+// records are read, or the latest one when timeout passes or ctx ends
+// first. The dashboard compares a usage answer with the audit once the
+// audit has read as far as that answer's records: a moment's lag of the
+// reader is not shown as "pending".
+func (r *Reader) SnapshotWhen(ctx context.Context, timeout time.Duration, ok func(Truth) bool) Truth {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		t := r.Snapshot()
+		if ok(t) {
+			return t
+		}
+		r.mu.Lock()
+		if r.read == nil {
+			r.read = make(chan struct{})
+		}
+		read := r.read
+		r.mu.Unlock()
+		select {
+		case <-read:
+		case <-deadline.C:
+			return r.Snapshot()
+		case <-ctx.Done():
+			return r.Snapshot()
+		}
+	}
 }
 
 func (r *Reader) setErr(err error) {
@@ -150,6 +183,10 @@ func (r *Reader) Run(ctx context.Context) error {
 			r.mu.Lock()
 			r.ledger.Add(ev.TopicPartition.Partition, int64(ev.TopicPartition.Offset), ev.Key, ev.Value)
 			r.err = ""
+			if r.read != nil {
+				close(r.read)
+				r.read = nil
+			}
 			r.mu.Unlock()
 		case kafka.Error:
 			if ev.IsFatal() {

@@ -353,3 +353,44 @@ func TestReaderWaitsForTopicAndBroker(t *testing.T) {
 		t.Fatalf("usage %+v", got)
 	}
 }
+
+// TestSnapshotWhen: a waiter is woken by the records the reader reads (no
+// polling interval of its own), and gets the latest snapshot at its timeout.
+func TestSnapshotWhen(t *testing.T) {
+	addr, topicName := embeddedtest.Broker(t, topic)
+	pr := newProducerTo(t, addr, topicName)
+	r, stop := runReaderOf(t, addr, topicName)
+	defer stop()
+	ts := int64(1_700_000_000_000)
+	kvs := func(n int) [][2][]byte {
+		var out [][2][]byte
+		for i := range n {
+			ts += 100
+			out = append(out, [2][]byte{[]byte("sensor-01"), encode(t, "sensor-01", ts, float64(i), float64(i)*10)})
+		}
+		return out
+	}
+	ctx := context.Background()
+	// Nothing will reach 1,000 records: the timeout answers with the latest.
+	began := time.Now()
+	if got := r.SnapshotWhen(ctx, 300*time.Millisecond, func(tr Truth) bool { return tr.Read() >= 1000 }); got.Read() >= 1000 {
+		t.Fatalf("read %d of nothing", got.Read())
+	}
+	if took := time.Since(began); took < 300*time.Millisecond {
+		t.Fatalf("returned after %s, before its timeout", took)
+	}
+	// Records sent while it waits end the wait as soon as they are read.
+	done := make(chan Truth, 1)
+	go func() {
+		done <- r.SnapshotWhen(ctx, 30*time.Second, func(tr Truth) bool { return tr.Read() >= 50 })
+	}()
+	pr.send(kvs(50))
+	select {
+	case got := <-done:
+		if got.Read() < 50 {
+			t.Fatalf("woken with %d records read, want 50", got.Read())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("SnapshotWhen was not woken by the records read")
+	}
+}

@@ -381,6 +381,15 @@ func (l *Lab) startPump() {
 	go func() { defer close(l.pumpDone); l.pump() }()
 }
 
+func anyAuditBehind(cut map[string]audit.Cut) bool {
+	for _, c := range cut {
+		if c.State == audit.AuditBehind {
+			return true
+		}
+	}
+	return false
+}
+
 // resetState is how many reset-labs have begun and whether one is under way.
 func (l *Lab) resetState() (resets int, resetting bool) {
 	l.mu.Lock()
@@ -601,7 +610,13 @@ func (l *Lab) pollUsage(ctx context.Context) {
 	if cerr != nil {
 		snap.ExpectErr = fmt.Errorf("consumer-usage's checkpoints: %w", cerr)
 	} else {
-		cut = audit.ExpectedForCut(l.auditor.Snapshot(), u.CoveredBySensor(), cps)
+		covered := u.CoveredBySensor()
+		// The audit reads the same topic on its own; give it a moment to
+		// reach these records before calling any of them pending.
+		truth := l.auditor.SnapshotWhen(ctx, 2*time.Second, func(t audit.Truth) bool {
+			return !anyAuditBehind(audit.ExpectedForCut(t, covered, cps))
+		})
+		cut = audit.ExpectedForCut(truth, covered, cps)
 	}
 	seen := map[string]bool{}
 	for _, s := range u.Sensors {
