@@ -245,6 +245,22 @@ func (k *kafkaLoop) topicReachable(timeoutMs int) error {
 	return nil
 }
 
+// finishGrace is how long a stop lets the message in hand finish its
+// writes; the dashboard's supervisor SIGKILLs 6 s after its SIGTERM.
+const finishGrace = 3 * time.Second
+
+// finishing is the context a message is applied in: a stop does not cancel
+// it at once but finishGrace later. A write cancelled in flight may still
+// land on the server without the writes that follow it, so a graceful stop
+// that cut a message short would leave half of its effect behind (a guarded
+// usage record without its checkpoint, which the next consumer applies
+// again).
+func finishing(stop context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(stop))
+	unregister := context.AfterFunc(stop, func() { time.AfterFunc(grace, cancel) })
+	return ctx, func() { unregister(); cancel() }
+}
+
 func (k *kafkaLoop) handle(m *kafka.Message) error {
 	tp := m.TopicPartition
 	if tp.Error != nil {
@@ -252,9 +268,12 @@ func (k *kafkaLoop) handle(m *kafka.Message) error {
 		return nil
 	}
 	k.brokerBack()
-	_, err := k.proc.Handle(k.ctx, Record{Partition: tp.Partition, Offset: int64(tp.Offset), Key: m.Key, Value: m.Value})
+	ctx, done := finishing(k.ctx, finishGrace)
+	defer done()
+	_, err := k.proc.Handle(ctx, Record{Partition: tp.Partition, Offset: int64(tp.Offset), Key: m.Key, Value: m.Value})
 	if err != nil {
-		if k.ctx.Err() != nil {
+		if ctx.Err() != nil {
+			// The store did not answer within the grace (it is down).
 			// Guarded: the offset is not stored, the next owner redoes it.
 			// Naive: librdkafka stored it at poll and Close commits it, so
 			// the message is lost: the article's consumer does the same.

@@ -2,6 +2,7 @@ package usage
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
@@ -200,5 +202,30 @@ func TestCrashAtReplyBeforeArm(t *testing.T) {
 	ev, err := status.Parse(bytes.TrimSpace(events.Bytes()))
 	if err != nil || ev.Type != status.CrashPointArmed || ev.Point != string(lesson.AfterDelta) || ev.After != 2 {
 		t.Errorf("status event %+v (%v), want crash_point_armed after-delta after 2", ev, err)
+	}
+}
+
+// TestFinishingOutlivesTheStopByItsGrace: a stop lets the message in hand
+// finish; only the grace's end cancels it.
+func TestFinishingOutlivesTheStopByItsGrace(t *testing.T) {
+	stop, cancelStop := context.WithCancel(context.Background())
+	ctx, done := finishing(stop, 200*time.Millisecond)
+	defer done()
+	cancelStop()
+	select {
+	case <-ctx.Done():
+		t.Fatal("the message's context ended with the stop")
+	case <-time.After(50 * time.Millisecond): // well inside the grace
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the message's context outlived its grace")
+	}
+	// A message that finished releases its context at once, stop or not.
+	ctx2, done2 := finishing(context.Background(), time.Hour)
+	done2()
+	if ctx2.Err() == nil {
+		t.Fatal("done did not release the context")
 	}
 }
