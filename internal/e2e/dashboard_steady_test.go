@@ -162,6 +162,10 @@ func TestDashboardSteadyVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: minutes of a real stack")
 	}
+	// Mostly reading a screen at the default rate: it runs beside the
+	// package's other tests, which keeps the package within go test's
+	// default 10-minute timeout (the README's plain go test ./...).
+	t.Parallel()
 	steady := steadyFor(t)
 	d := newDashboard(t)
 	tm := startTmuxDashboard(t, d, "--usage-mode", "guarded", "--seed", "23")
@@ -199,8 +203,17 @@ func TestDashboardSteadyVerdicts(t *testing.T) {
 		t.Logf("R: every verdict exact %.1f s after the key", took.Seconds())
 	}
 
-	// 3. One crash of each kind, read at every poll until it settles.
+	// 3. One crash of each kind, read at every poll until it settles. The
+	// baseline's group first commits on every partition: a crash before
+	// that restarts a partition at the end (latest, no commit), and with
+	// the producer paused later its lag would stay "no commit" for good.
 	tm.key("3")
+	tm.await("consumer-usage's new group committed on every partition", 60*time.Second, func(s string) error {
+		if _, ok := lagValue(procRows(s)["consumer-usage"].Lag); !ok {
+			return fmt.Errorf("consumer-usage lag %q", procRows(s)["consumer-usage"].Lag)
+		}
+		return nil
+	})
 	var lostSeen []string
 	watch := func(what string, until func(string) error, timeout time.Duration) string {
 		t.Helper()
@@ -259,9 +272,18 @@ func TestDashboardSteadyVerdicts(t *testing.T) {
 	watch("consumer-usage crashed at after-delta", crashedAt("after-delta"), 30*time.Second)
 	restart()
 	// after-checkpoint: the cycle passes after-delta, so the producer is
-	// paused while c moves on (nothing reaches a point), then resumed.
+	// paused and consumer-usage caught up (a restart leaves a backlog)
+	// while c moves on, so nothing reaches a point; then it is resumed.
 	tm.key("p")
-	watch("producer paused", producerPaused, 10*time.Second)
+	watch("producer paused and consumer-usage caught up", func(s string) error {
+		if err := producerPaused(s); err != nil {
+			return err
+		}
+		if lag := procRows(s)["consumer-usage"].Lag; lag != "0" {
+			return fmt.Errorf("consumer-usage lag %q", lag)
+		}
+		return nil
+	}, 60*time.Second)
 	tm.key("c")
 	watch("after-delta armed", armed("after-delta"), 10*time.Second)
 	tm.key("c")
