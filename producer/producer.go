@@ -99,7 +99,7 @@ func Main(args []string) int {
 
 	em := status.New(Role)
 	log := cli.Logger(Role)
-	return cli.Exit(os.Stderr, Run(ctx, cfg, em, log))
+	return cli.ExitReporting(em, os.Stderr, Run(ctx, cfg, em, log))
 }
 
 func parseFlags(args []string) (Config, error) {
