@@ -231,7 +231,8 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 			// An idempotent producer cannot continue after a fatal error
 			// (e.g. a sequence gap); a new one gets a new producer id.
 			log.Error("fatal producer error; starting a new producer", "err", err)
-			em.Emit(status.Event{Type: status.Error, Error: err.Error()})
+			em.Emit(status.Event{Type: status.Recovering, Endpoint: "kafka", Addr: cfg.Brokers,
+				Error: err.Error(), Reason: "starting a new producer"})
 			if err := pub.restart(); err != nil {
 				return err
 			}

@@ -36,6 +36,9 @@ type ReportProcess struct {
 	// start, i.e. processed before but behind the committed offsets; null
 	// until known.
 	Redelivered *int64 `json:"redelivered,omitempty"`
+	// Produced (producer): messages the broker acknowledged since its
+	// latest start.
+	Produced *int64 `json:"produced,omitempty"`
 }
 
 // ReportSensor is one sensor: what each side says about it.
@@ -119,6 +122,10 @@ func (b *Board) Report() Report {
 		if pv.LastError != "" {
 			msg := pv.LastError
 			rp.LastError = &msg
+		}
+		if pv.Name == Producer && pv.Alive {
+			n := pv.Produced
+			rp.Produced = &n
 		}
 		if pv.Name == Usage && pv.Redelivered >= 0 {
 			n := pv.Redelivered
