@@ -70,28 +70,33 @@ quit
 	}
 	d.startHeadless(script, "--usage-mode", "guarded", "--interval", "100ms", "--seed", "21")
 
+	// Lines from after the outage began are searched; times are measured
+	// from the broker being ready again (a client may reconnect before
+	// that: the real broker accepts connections during its warm-up).
 	var back time.Time
+	var after int
 	if d.external == "" {
 		d.awaitLog("broker crashed", regexp.MustCompile(`broker crashed on request`), 90*time.Second)
+		after = len(d.stderr())
 		d.awaitLog("broker back", regexp.MustCompile(`broker restarted \(start #2\)(?s:.*)broker listening`), 30*time.Second)
 		back = time.Now()
 	} else {
 		d.awaitLog("the 20 s window", regexp.MustCompile(`script: wait 20s`), 90*time.Second)
 		killRealKafka(t, kafkaDir)
 		time.Sleep(down) // the outage itself, not a synchronisation
+		after = len(d.stderr())
 		startRealKafka(t, kafkaDir, d.external)
 		back = time.Now()
 	}
-	after := len(d.stderr())
 	awaitAfter := func(what string, re *regexp.Regexp, timeout time.Duration) time.Duration {
 		t.Helper()
 		AwaitCondition(t, what, timeout, 50*time.Millisecond, func() error {
 			if re.MatchString(d.stderr()[after:]) {
 				return nil
 			}
-			return fmt.Errorf("no line matching %q since the broker came back", re)
+			return fmt.Errorf("no line matching %q since the outage", re)
 		})
-		return time.Since(back)
+		return max(0, time.Since(back))
 	}
 	tp := awaitAfter("producer publishing again", regexp.MustCompile(`producer connected to kafka`), brokerBack)
 	tu := awaitAfter("consumer-usage assigned again", regexp.MustCompile(`consumer-usage rebalance: assigned`), brokerBack)
