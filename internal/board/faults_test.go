@@ -107,3 +107,16 @@ func TestBrokerAway(t *testing.T) {
 		t.Fatalf("sensors while consumer-current retries kafka: %s", s)
 	}
 }
+
+func TestPlainError(t *testing.T) {
+	for in, want := range map[string]string{
+		"2/2 brokers are down":      "broker unreachable",
+		"0/1 brokers are down":      "broker unreachable",
+		"connection refused":        "connection refused",
+		"2/2 brokers are down, and": "2/2 brokers are down, and",
+	} {
+		if got := plainError(in); got != want {
+			t.Errorf("plainError(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

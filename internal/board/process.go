@@ -2,6 +2,7 @@ package board
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -196,6 +197,20 @@ func (b *Board) procExited(v ProcExited) {
 	p.detail = ""
 }
 
+// brokersDown is librdkafka's count of unreachable connections, which
+// includes the bootstrap one ("2/2 brokers are down" with one broker, or
+// "0/1" as a connection drops): it says the broker is unreachable.
+var brokersDown = regexp.MustCompile(`^\d+/\d+ brokers are down$`)
+
+// plainError words a client error for the timeline; the raw text stays
+// in the process's log (l).
+func plainError(msg string) string {
+	if brokersDown.MatchString(msg) {
+		return "broker unreachable"
+	}
+	return msg
+}
+
 // redeliveryText says what a consumer-usage start resumes with, in terms a
 // presenter can check against the committed offsets.
 func redeliveryText(n int64) string {
@@ -280,7 +295,7 @@ func (b *Board) procStatus(v ProcStatus) {
 		p.detail = e.Endpoint
 		if settled && p.state != Retrying {
 			p.state = Retrying
-			b.event(at, v.Name, LevelWarn, fmt.Sprintf("retrying %s %s: %s", e.Endpoint, e.Addr, e.Error))
+			b.event(at, v.Name, LevelWarn, fmt.Sprintf("retrying %s %s: %s", e.Endpoint, e.Addr, plainError(e.Error)))
 		}
 	case status.Assigned, status.Revoked:
 		b.event(at, v.Name, LevelInfo, fmt.Sprintf("rebalance: %s partitions %s", e.Type, partitionList(e.Partitions)))
