@@ -230,6 +230,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 			}
 
 		case <-report.C:
+			pub.checkBack()
 			progress()
 
 		case err := <-pub.fatal:
@@ -408,6 +409,24 @@ func (pub *publisher) reports(p *kafka.Producer) {
 			pub.log.Warn("kafka client error", "err", e)
 			pub.unreachable(e)
 		}
+	}
+}
+
+// checkBack reports the broker reachable again while no delivery would
+// say so (paused, or nothing in flight): a metadata answer is enough.
+func (pub *publisher) checkBack() {
+	if !pub.down.Load() {
+		return
+	}
+	pub.mu.Lock()
+	p := pub.p
+	pub.mu.Unlock()
+	if _, err := p.GetMetadata(&pub.cfg.Topic, false, 500); err != nil {
+		return
+	}
+	if pub.down.CompareAndSwap(true, false) {
+		pub.log.Info("broker reachable again", "brokers", pub.cfg.Brokers)
+		pub.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: pub.cfg.Brokers})
 	}
 }
 

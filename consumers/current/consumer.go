@@ -79,6 +79,7 @@ func (c *consumer) run(ctx context.Context) error {
 			}
 		}
 		if now := time.Now(); !now.Before(nextProgress) {
+			c.checkBack(k)
 			c.refreshWatermarks(k)
 			c.em.Emit(c.st.progress())
 			c.maybeCaughtUp()
@@ -232,6 +233,20 @@ func (c *consumer) clientError(err error) error {
 	}
 	c.log.Warn("kafka client error", "err", err)
 	return nil
+}
+
+// checkBack reports the broker reachable again when no message would say
+// so (the producer paused): a metadata answer is enough.
+func (c *consumer) checkBack(k *kafka.Consumer) {
+	if !c.down {
+		return
+	}
+	if _, err := k.GetMetadata(&c.cfg.Topic, false, 500); err != nil {
+		return
+	}
+	c.down = false
+	c.log.Info("broker reachable again", "brokers", c.cfg.Brokers)
+	c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
 }
 
 // retrying reports an unreachable dependency at once and then every few

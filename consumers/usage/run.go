@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		// instead would leave consumer-usage down after every broker
 		// restart that outlasts its session, for no fault of its own.
 		em.Emit(status.Event{Type: status.Recovering, Endpoint: "kafka", Addr: cfg.Conn.Brokers,
-			Error: fenced.err.Error(), Reason: "re-creating the Kafka consumer"})
+			Error: "fenced by its group after the broker outage (static member rejoined)", Reason: "re-creating its Kafka consumer"})
 		log.Warn("fenced; re-creating the Kafka consumer", "error", fenced.err)
 		if cfg.Mode == lesson.Guarded {
 			// What the fenced handle made durable is the only truth now.

@@ -205,8 +205,11 @@ var brokersDown = regexp.MustCompile(`^\d+/\d+ brokers are down$`)
 // plainError words a client error for the timeline; the raw text stays
 // in the process's log (l).
 func plainError(msg string) string {
-	if brokersDown.MatchString(msg) {
+	switch {
+	case brokersDown.MatchString(msg):
 		return "broker unreachable"
+	case strings.Contains(msg, "Connection refused"):
+		return "broker unreachable (connection refused)"
 	}
 	return msg
 }
@@ -316,7 +319,9 @@ func (b *Board) procStatus(v ProcStatus) {
 		if v.Name == Producer {
 			p.produced = e.Produced
 		}
-		if settled && (p.state == Starting || p.state == Retrying || p.state == Replaying) {
+		// A role that retried says Connected when it is back; its
+		// progress reports while it retries change nothing.
+		if settled && (p.state == Starting || p.state == Replaying) {
 			p.state = p.upState()
 			p.detail = ""
 		}
