@@ -18,8 +18,8 @@ import (
 // KRL_CHAOS_SEED (else the clock, logged so a failure can be replayed), it
 // writes a script of at least KRL_CHAOS_FAULTS (default 40) random faults
 // over all six processes, guarded mode at the default rate: SIGKILL,
-// SIGTERM, and on the embedded stack the broker's and the store's own
-// crashes; at most two processes are down at once and each comes back
+// SIGTERM, the store's own crashes and on the embedded stack the broker's;
+// at most two processes are down at once and each comes back
 // after a random while. Against a real Apache Kafka (KAFKA_BROKER with
 // KRL_KAFKA_DIR) the test itself kills and restarts the broker twice during
 // the script. The dashboard runs the script headless; at its end
@@ -65,8 +65,9 @@ func TestChaos(t *testing.T) {
 
 	if kafkaDir != "" {
 		// Two outages of the real broker at random moments of the script.
+		n := 0
 		for i := range 2 {
-			n := i + 1 + rng.IntN(faults/3)
+			n += 2 + rng.IntN(faults/3)
 			AwaitCondition(t, fmt.Sprintf("fault #%d", n), 5*time.Minute, 100*time.Millisecond, func() error {
 				if got := len(faultLine.FindAllString(d.stderr(), -1)); got < n {
 					return fmt.Errorf("%d faults so far", got)
@@ -131,9 +132,10 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 // down, with random waits; then everything is started again and the lab is
 // quiesced. plan is a one-line summary for the log.
 func chaosScript(rng *rand.Rand, faults int, embedded bool) (script, plan string) {
-	procs := []string{"producer", "consumer-current", "consumer-usage", "consumer-query"}
+	// The store is the dashboard's embedded one on both stacks.
+	procs := []string{"producer", "consumer-current", "consumer-usage", "consumer-query", "store"}
 	if embedded {
-		procs = append(procs, "broker", "store")
+		procs = append(procs, "broker")
 	}
 	var b strings.Builder
 	b.WriteString("wait-caught-up 60s\n")
