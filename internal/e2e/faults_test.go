@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -267,6 +268,10 @@ func startRealKafka(t *testing.T, dir, addr string) {
 	cmd := exec.Command(filepath.Join(root, "scripts", "real-kafka.sh"), "start", dir, port)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// The broker outlives the test: it must not carry the run's tag.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, tagEnv+"=") || strings.HasPrefix(kv, "KRL_LOG_ACKS=")
+	})
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("restart real Kafka: %v\n%s", err, out.String())
 	}
