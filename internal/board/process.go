@@ -60,6 +60,7 @@ type proc struct {
 	state     State
 	prevState State // state before a pending request, restored if it fails
 	pending   string
+	pendingAt time.Time // when pending was asked for
 	// pauseAsked: a pause or resume sent and not yet confirmed by the
 	// producer (OpPause, OpResume or "").
 	pauseAsked string
@@ -169,7 +170,12 @@ func (b *Board) procExited(v ProcExited) {
 	switch {
 	case v.Deliberate && p.pending != OpCrash:
 		p.state = Stopped
-		b.event(v.At, v.Name, LevelInfo, fmt.Sprintf("stopped (%s)", ex.Label()))
+		took := ""
+		if (p.pending == OpStop || p.pending == OpRestart) && !p.pendingAt.IsZero() {
+			// How long the graceful stop took, the figure its bound is about.
+			took = fmt.Sprintf(", %.1f s after SIGTERM", v.At.Sub(p.pendingAt).Seconds())
+		}
+		b.event(v.At, v.Name, LevelInfo, fmt.Sprintf("stopped (%s%s)", ex.Label(), took))
 	default:
 		p.crashes++
 		p.state = Crashed
@@ -420,6 +426,7 @@ func (b *Board) request(v Request) {
 		p.prevState = p.state
 	}
 	p.pending = v.Op
+	p.pendingAt = v.At
 	switch v.Op {
 	case OpCrash:
 		p.state = Crashing
