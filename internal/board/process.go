@@ -86,6 +86,10 @@ type proc struct {
 	armed     string
 	lastCrash *CrashPointHit
 
+	// frozen: the current incarnation is SIGSTOPped (health.go).
+	frozen bool
+	health healthState
+
 	logs     []string
 	logSince int // index in logs where the current incarnation's lines start
 }
@@ -128,6 +132,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.processed, p.invalid, p.produced = 0, 0, 0
 	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
+	p.frozen, p.health = false, healthState{}
 	p.logSince = len(p.logs)
 	verb := "started"
 	if p.starts > 1 {
@@ -153,6 +158,7 @@ func (b *Board) procExited(v ProcExited) {
 	p.lastExit = &ex
 	p.pid = 0
 	p.armed = ""
+	p.frozen, p.health = false, healthState{}
 	p.caughtUp = false
 	restarting := p.pending == OpRestart
 	// A SIGKILL the user asked for with x is a crash even if the supervisor
@@ -353,6 +359,10 @@ func (b *Board) request(v Request) {
 		b.event(v.At, v.Name, LevelAction, v.Op+" requested")
 		return
 	}
+	if v.Op == OpFreeze || v.Op == OpThaw {
+		b.event(v.At, v.Name, LevelAction, freezeText(v.Op))
+		return
+	}
 	if p.pending == "" {
 		p.prevState = p.state
 	}
@@ -380,6 +390,10 @@ func (b *Board) requestDone(v RequestDone) {
 	}
 	if v.Op == OpPause || v.Op == OpResume {
 		p.pauseAsked = ""
+		b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s failed: %v", v.Op, v.Err))
+		return
+	}
+	if v.Op == OpFreeze || v.Op == OpThaw {
 		b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s failed: %v", v.Op, v.Err))
 		return
 	}
@@ -447,6 +461,10 @@ type ProcView struct {
 	// LastCrashPoint is the latest crash point the process reached (any
 	// incarnation), nil if none.
 	LastCrashPoint *CrashPointHit
+
+	// Frozen: SIGSTOPped (State is Frozen unless a request is pending).
+	Frozen bool
+	Health HealthView
 }
 
 // CrashPointHit is a crash point a process reported reaching, just before
@@ -521,6 +539,11 @@ func (b *Board) Process(name string) ProcView {
 		CaughtUpMessages: p.caughtUpMsgs,
 		CaughtUpMillis:   p.caughtUpMs,
 		LastCrashPoint:   p.lastCrash,
+		Frozen:           p.frozen,
+		Health:           b.healthOf(p),
+	}
+	if p.frozen && p.pending == "" {
+		v.State = Frozen
 	}
 	if p.alive() {
 		v.StartedAt = p.startedAt
@@ -569,6 +592,9 @@ func (b *Board) strategy(p *proc) string {
 }
 
 func (b *Board) stateLabel(p *proc) (string, Level) {
+	if p.frozen && p.pending == "" {
+		return "frozen", LevelBad
+	}
 	switch p.state {
 	case Running:
 		if p.name == Producer && p.paused {

@@ -29,6 +29,9 @@ type ReportProcess struct {
 	Reset string `json:"reset,omitempty"`
 	// LastExit: "SIGKILL", "exit 1", ... of the latest exit, if any.
 	LastExit string `json:"last_exit,omitempty"`
+	// Health: ok, stuck, down or frozen (HealthView.Word; ok for a live
+	// consumer whose /healthz has not been read yet).
+	Health string `json:"health"`
 }
 
 // ReportSensor is one sensor: what each side says about it.
@@ -108,6 +111,10 @@ func (b *Board) Report() Report {
 		}
 		if pv.LastExit != nil {
 			rp.LastExit = pv.LastExit.Label()
+		}
+		rp.Health = pv.Health.Word
+		if rp.Health == "" {
+			rp.Health = HealthOK
 		}
 		r.Processes = append(r.Processes, rp)
 	}
