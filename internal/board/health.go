@@ -57,7 +57,8 @@ type HealthView struct {
 	Word string
 	// For: how long it has been stuck (HealthStuck only).
 	For time.Duration
-	// Label: "ok", "stuck 12s", "down", "frozen", "…".
+	// Label: "ok", "stuck 12s", "down", "frozen", "…" (not known yet),
+	// "alive" (HealthOK of a process judged by liveness only).
 	Label string
 	Level Level
 	// Probed: the word comes from the consumer's own /healthz (consumer-
@@ -138,6 +139,10 @@ func (b *Board) healthOf(p *proc) HealthView {
 	switch v.Word {
 	case HealthOK:
 		v.Label, v.Level = "ok", LevelGood
+		if !v.Probed {
+			// Judged by liveness only: say so rather than vouch for it.
+			v.Label, v.Level = "alive", LevelInfo
+		}
 	case HealthDown:
 		v.Label, v.Level = "down", LevelMuted
 	case HealthFrozen:

@@ -73,7 +73,7 @@ func TestFreezeThawState(t *testing.T) {
 
 func TestHealthFromProbes(t *testing.T) {
 	b := newBoard(ProcStarted{Name: Usage, PID: 10, At: at(0)}, ProcStarted{Name: Producer, PID: 20, At: at(0)}, Tick{Now: at(1)})
-	if h := health(b, Producer); h.Word != HealthOK || h.Probed {
+	if h := health(b, Producer); h.Word != HealthOK || h.Probed || h.Label != "alive" {
 		t.Fatalf("producer health %+v (liveness only)", h)
 	}
 	if h := health(b, Query); h.Word != HealthDown {
