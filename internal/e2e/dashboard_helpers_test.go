@@ -163,6 +163,7 @@ type reportProc struct {
 	Mode     string `json:"mode"`
 	Reset    string `json:"reset"`
 	LastExit string `json:"last_exit"`
+	Health   string `json:"health"` // ok, stuck, down or frozen
 }
 
 type reportSens struct {
