@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -305,4 +306,68 @@ func procState(pid int) string {
 		return ""
 	}
 	return s[i+2 : i+3]
+}
+
+// TestHealthzStuckOnHungStore: a consumer that is alive but cannot make
+// progress answers its own GET /healthz with 503 stuck once the lag has
+// been > 0 without progress for --stuck-after, and 200 ok again once it
+// moves: consumer-usage with its store frozen (SIGSTOP) under a running
+// producer. consumer-current, which needs no store, stays ok meanwhile.
+func TestHealthzStuckOnHungStore(t *testing.T) {
+	in := Stack(t)
+	// A store of our own, so that freezing it touches nothing else.
+	st := Start(t, in.Bin, "store", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
+	uri := "mongodb://" + st.Listening("mongo", 30*time.Second) + "/krl_e2e_stuck"
+	const stuckAfter = 2 * time.Second
+	usage := Start(t, in.Bin, "consumer", "usage", "--brokers", in.Brokers, "--mongo", uri, "--topic", in.Topic,
+		"--mode", "guarded", "--reset", "earliest", "--group", "krl-e2e-stuck-"+RandomSuffix(), "--stuck-after", stuckAfter.String())
+	cur := in.Role(t, "consumer", "current", "--stuck-after", stuckAfter.String())
+	usageAddr := strings.TrimPrefix(usage.URL(30*time.Second), "http://")
+	curAddr := strings.TrimPrefix(cur.URL(30*time.Second), "http://")
+	in.Role(t, "producer", "--interval", "100ms", "--seed", "5")
+
+	progressing := func(addr string) func() error {
+		return func() error {
+			code, h, err := getHealthz(addr)
+			if code != 200 || h.Status != "ok" || h.Lag == nil {
+				return fmt.Errorf("%d %+v %v", code, h, err)
+			}
+			return nil
+		}
+	}
+	AwaitCondition(t, "consumer-usage ok with a known lag", 60*time.Second, 100*time.Millisecond, progressing(usageAddr))
+	AwaitCondition(t, "consumer-current ok with a known lag", 60*time.Second, 100*time.Millisecond, progressing(curAddr))
+
+	st.Signal(syscall.SIGSTOP)
+	frozeAt := time.Now()
+	frozen := true
+	defer func() {
+		if frozen {
+			st.Signal(syscall.SIGCONT)
+		}
+	}()
+	var stuck healthzBody
+	AwaitCondition(t, "consumer-usage's /healthz 503 stuck", 10*stuckAfter, 100*time.Millisecond, func() error {
+		code, h, err := getHealthz(usageAddr)
+		if code != 503 || h.Status != "stuck" {
+			return fmt.Errorf("%d %+v %v", code, h, err)
+		}
+		stuck = h
+		return nil
+	})
+	took := time.Since(frozeAt)
+	t.Logf("store frozen: consumer-usage answered 503 stuck %s later (stuck_for %d ms, lag %s)",
+		took.Round(10*time.Millisecond), stuck.StuckForMs, fmtLag(stuck.Lag))
+	if stuck.StuckForMs < stuckAfter.Milliseconds() || stuck.Lag == nil || *stuck.Lag <= 0 || took < stuckAfter {
+		t.Errorf("stuck answer %+v after %s: want stuck_for >= %v, lag > 0, not before the bound", stuck, took, stuckAfter)
+	}
+	if code, h, err := getHealthz(curAddr); code != 200 || h.Status != "ok" {
+		t.Errorf("consumer-current, which needs no store, says %d %+v %v", code, h, err)
+	}
+
+	st.Signal(syscall.SIGCONT)
+	frozen = false
+	thawAt := time.Now()
+	AwaitCondition(t, "consumer-usage ok again", 30*time.Second, 100*time.Millisecond, progressing(usageAddr))
+	t.Logf("store thawed: consumer-usage answered 200 ok %s later", time.Since(thawAt).Round(10*time.Millisecond))
 }
