@@ -127,7 +127,8 @@ func (b *Board) healthProbe(v HealthProbe) {
 func (b *Board) healthOf(p *proc) HealthView {
 	v := HealthView{Probed: probed(p.name)}
 	switch {
-	case !p.alive():
+	case !p.alive() || p.state == Failed:
+		// A failed process does no work any more; its exit follows.
 		v.Word = HealthDown
 	case p.frozen:
 		v.Word = HealthFrozen

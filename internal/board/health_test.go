@@ -114,6 +114,11 @@ func TestHealthFromProbes(t *testing.T) {
 	if h := health(b, Usage); h.Word != HealthStuck {
 		t.Fatalf("old pid's probe applied: %+v", h)
 	}
+	// A fatal error: the process does no work any more.
+	b.Apply(ev(Usage, 16, status.Event{Type: status.Error, Error: "fenced"}))
+	if h := health(b, Usage); h.Word != HealthDown {
+		t.Fatalf("failed process: %+v", h)
+	}
 	if got := shortDur(150 * time.Second); got != "2m" {
 		t.Fatalf("shortDur = %q", got)
 	}

@@ -36,7 +36,7 @@ func (b *Board) usageSnapshot(v UsageSnapshot) {
 func (b *Board) truthSnapshot(v TruthSnapshot) {
 	if v.Err != nil {
 		if b.truthErr == nil {
-			b.event(v.At, "", LevelWarn, "audit reader failed: "+v.Err.Error())
+			b.pollFailed(v.At, "", "audit reader failed: ", v.Err)
 		}
 		b.truthErr = v.Err
 		return

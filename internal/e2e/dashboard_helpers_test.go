@@ -163,7 +163,11 @@ type reportProc struct {
 	Mode     string `json:"mode"`
 	Reset    string `json:"reset"`
 	LastExit string `json:"last_exit"`
-	Health   string `json:"health"` // ok, stuck, down or frozen
+	// LastError is null when the process gave no reason for failing.
+	LastError   *string `json:"last_error"`
+	Redelivered *int64  `json:"redelivered"`
+	Produced    *int64  `json:"produced"`
+	Health      string  `json:"health"` // ok, stuck, down or frozen
 }
 
 type reportSens struct {
