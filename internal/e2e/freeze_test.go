@@ -358,8 +358,11 @@ func TestHealthzStuckOnHungStore(t *testing.T) {
 	took := time.Since(frozeAt)
 	t.Logf("store frozen: consumer-usage answered 503 stuck %s later (stuck_for %d ms, lag %s)",
 		took.Round(10*time.Millisecond), stuck.StuckForMs, fmtLag(stuck.Lag))
-	if stuck.StuckForMs < stuckAfter.Milliseconds() || stuck.Lag == nil || *stuck.Lag <= 0 || took < stuckAfter {
-		t.Errorf("stuck answer %+v after %s: want stuck_for >= %v, lag > 0, not before the bound", stuck, took, stuckAfter)
+	// The clock starts when work is in hand without progress, which can be
+	// a message received just before the freeze: took may be a little
+	// under the bound, stuck_for never.
+	if stuck.StuckForMs < stuckAfter.Milliseconds() || stuck.Lag == nil || *stuck.Lag <= 0 || took > stuckAfter+3*time.Second {
+		t.Errorf("stuck answer %+v %s after the freeze: want stuck_for >= %v, lag > 0, within %v", stuck, took, stuckAfter, stuckAfter+3*time.Second)
 	}
 	if code, h, err := getHealthz(curAddr); code != 200 || h.Status != "ok" {
 		t.Errorf("consumer-current, which needs no store, says %d %+v %v", code, h, err)
