@@ -401,7 +401,7 @@ func (s tapeScreen) row(name string) string {
 	return ""
 }
 
-var tapeRowPIDRx = regexp.MustCompile(`(?:running|starting|replaying \d+%|retrying \S*)\s+(\d+)\s`)
+var tapeRowPIDRx = regexp.MustCompile(`(?:running|starting|replaying \d+%|retrying \S*)\s+(?:ok|alive|…|stuck \d+[smh])\s+(\d+)\s`)
 
 // tapeRowPID is the pid column of a process row ("" when not running).
 func tapeRowPID(row string) string {

@@ -70,7 +70,9 @@ func (c *consumer) run(ctx context.Context) error {
 			c.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
 			return nil
 		}
-		switch e := k.Poll(100).(type) {
+		ev := k.Poll(100)
+		c.st.health.Polled(time.Now())
+		switch e := ev.(type) {
 		case *kafka.Message:
 			c.message(e)
 		case kafka.Error:
@@ -157,6 +159,10 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 			c.log.Warn("assign", "err", err)
 		}
 		c.st.assign(start, target)
+		c.st.health.Assign(time.Now(), start)
+		for p, high := range target {
+			c.st.health.Watermark(time.Now(), p, high)
+		}
 		c.log.Info("partitions assigned", "partitions", ids, "targets", target)
 		c.em.Emit(status.Event{Type: status.Assigned, Partitions: ids})
 		c.maybeCaughtUp()
@@ -166,6 +172,7 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 			ids = append(ids, tp.Partition)
 		}
 		c.st.revoke()
+		c.st.health.Revoke(time.Now(), ids)
 		c.log.Info("partitions revoked", "partitions", ids)
 		c.em.Emit(status.Event{Type: status.Revoked, Partitions: ids})
 	}
@@ -183,7 +190,14 @@ func (c *consumer) message(m *kafka.Message) {
 		c.log.Info("broker reachable again", "brokers", c.cfg.Brokers)
 		c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
 	}
-	if err := c.st.apply(p, off, m.Key, m.Value); err != nil {
+	c.st.health.Received(time.Now(), p, off)
+	err := c.st.apply(p, off, m.Key, m.Value)
+	reason := ""
+	if err != nil {
+		reason = err.Error()
+	}
+	c.st.health.Done(time.Now(), p, off, reason)
+	if err != nil {
 		c.log.Warn("invalid message skipped", "partition", p, "offset", off, "key", string(m.Key), "err", err)
 		c.em.Emit(status.Event{Type: status.InvalidMessage, Partition: p, Offset: off, Error: err.Error()})
 	}
@@ -205,11 +219,13 @@ func (c *consumer) refreshWatermarks(k *kafka.Consumer) {
 		low, high, err := k.QueryWatermarkOffsets(c.cfg.Topic, p, int(brokerTimeout/time.Millisecond))
 		if err == nil {
 			c.st.setTarget(p, low, high)
+			c.st.health.Watermark(time.Now(), p, high)
 		}
 	}
 	for _, pos := range c.st.progress().Positions {
 		if _, high, err := k.GetWatermarkOffsets(c.cfg.Topic, pos.Partition); err == nil && high >= 0 {
 			c.st.seenHighWatermark(pos.Partition, high)
+			c.st.health.Watermark(time.Now(), pos.Partition, high)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/health"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
@@ -33,6 +34,9 @@ type Config struct {
 	HTTP string
 	// GroupID is the consumer group; empty means a fresh random one.
 	GroupID string
+	// StuckAfter: GET /healthz answers 503 once the lag has been > 0 this
+	// long without progress (0 = health.DefaultStuckAfter).
+	StuckAfter time.Duration
 }
 
 // Main runs the consumer-current role: flags, signals, exit code.
@@ -41,18 +45,22 @@ func Main(args []string) int {
 	var conn cli.Conn
 	conn.Register(fs)
 	httpAddr := fs.String("http", "127.0.0.1:0", "listen address of GET /state and /healthz")
+	stuckAfter := fs.Duration("stuck-after", health.DefaultStuckAfter, "GET /healthz answers 503 after this long with lag > 0 and no progress")
 	if err := cli.Parse(fs, args); err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
 	if conn.Brokers == "" || conn.Topic == "" {
 		return cli.Exit(os.Stderr, cli.Usagef("--brokers and --topic must not be empty"))
 	}
+	if *stuckAfter <= 0 {
+		return cli.Exit(os.Stderr, cli.Usagef("--stuck-after %v: want more than 0", *stuckAfter))
+	}
 	if _, _, err := net.SplitHostPort(*httpAddr); err != nil {
 		return cli.Exit(os.Stderr, cli.Usagef("--http %q: %v", *httpAddr, err))
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	cfg := Config{Brokers: conn.Brokers, Topic: conn.Topic, HTTP: *httpAddr}
+	cfg := Config{Brokers: conn.Brokers, Topic: conn.Topic, HTTP: *httpAddr, StuckAfter: *stuckAfter}
 	em := status.New(Role)
 	return cli.ExitReporting(em, os.Stderr, Run(ctx, cfg, em, cli.Logger(Role)))
 }
@@ -77,6 +85,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	log.Info("consumer-current starting", "brokers", cfg.Brokers, "topic", cfg.Topic, "group", cfg.GroupID)
 
 	st := newState(cfg.GroupID)
+	st.health = health.NewTracker(cfg.StuckAfter)
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)

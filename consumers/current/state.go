@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/health"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
@@ -36,10 +38,13 @@ type state struct {
 	// outage resumes there instead of replaying from earliest into a state
 	// that already holds those records.
 	done map[int32]int64
+	// health is fed by the Kafka loop and answers GET /healthz.
+	health *health.Tracker
 }
 
 func newState(groupID string) *state {
-	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{}, done: map[int32]int64{}}
+	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{}, done: map[int32]int64{},
+		health: health.NewTracker(0)}
 }
 
 // apply processes one record: a valid message overwrites its sensor's
@@ -190,11 +195,21 @@ func (s *state) handler() http.Handler {
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		body := map[string]any{"status": "ok", "caught_up": s.caughtUp, "group_id": s.groupID}
+		body := healthz{GroupID: s.groupID, ReplayDone: s.caughtUp}
 		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, body)
+		body.Report = s.health.Report(time.Now())
+		writeJSON(w, body.HTTPStatus(), body)
 	})
 	return mux
+}
+
+// healthz is the GET /healthz answer: the progress report (503 when stuck,
+// see package health), the group, and whether the replay from earliest is
+// done.
+type healthz struct {
+	health.Report
+	GroupID    string `json:"group_id"`
+	ReplayDone bool   `json:"replay_done"`
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

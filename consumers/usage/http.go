@@ -5,14 +5,17 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/health"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
-// health is the GET /healthz answer.
-type health struct {
-	Status  string       `json:"status"`
+// healthz is the GET /healthz answer: the progress report (503 when
+// stuck, see package health) and what this consumer runs with.
+type healthz struct {
+	health.Report
 	Mode    lesson.Mode  `json:"mode"`
 	Reset   lesson.Reset `json:"reset"`
 	GroupID string       `json:"group_id"`
@@ -28,15 +31,15 @@ type health struct {
 // stream, the whole reply is written and flushed, and only then does the
 // point take effect. A client therefore always has its answer (and the
 // status reader its CrashPointArmed) before the crash it asked for.
-func newHandler(mode lesson.Mode, reset lesson.Reset, group string, stats func() Stats, arm *CrashArm,
+func newHandler(mode lesson.Mode, reset lesson.Reset, group string, stats func() Stats, tracker *health.Tracker, arm *CrashArm,
 	em *status.Emitter, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		h := health{Status: "ok", Mode: mode, Reset: reset, GroupID: group, Stats: stats()}
+		h := healthz{Report: tracker.Report(time.Now()), Mode: mode, Reset: reset, GroupID: group, Stats: stats()}
 		if a, ok := arm.State(); ok {
 			h.CrashAt = &a
 		}
-		writeJSON(w, http.StatusOK, h)
+		writeJSON(w, h.HTTPStatus(), h)
 	})
 	mux.HandleFunc("POST /crash-at", func(w http.ResponseWriter, r *http.Request) {
 		point, err := lesson.ParseCrashPoint(r.URL.Query().Get("point"))

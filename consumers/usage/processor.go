@@ -67,6 +67,8 @@ type Result struct {
 	Recorded bool
 	Inserted bool
 	Usage    telemetry.Usage
+	// Reason an Invalid record was skipped.
+	Reason string
 }
 
 // ErrCrashed is returned by Handle when an armed crash point fired and the
@@ -297,7 +299,7 @@ func (p *Processor) reject(r Record, err error) Result {
 	p.invalid.Add(1)
 	p.log.Warn("invalid message skipped", "partition", r.Partition, "offset", r.Offset, "error", err)
 	p.cfg.Emitter.Emit(status.Event{Type: status.InvalidMessage, Partition: r.Partition, Offset: r.Offset, Error: err.Error()})
-	return Result{Outcome: Invalid}
+	return Result{Outcome: Invalid, Reason: err.Error()}
 }
 
 func (p *Processor) crashAt(point lesson.CrashPoint, r Record) bool {

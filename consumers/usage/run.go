@@ -16,6 +16,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/kafka-recovery-lab/krl/internal/health"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
@@ -58,6 +59,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		_ = st.Close(closeCtx)
 	}()
 	storeAddr := uriHost(cfg.Conn.Mongo)
+	tracker := health.NewTracker(cfg.StuckAfter)
 	proc := NewProcessor(ProcessorConfig{
 		Store: st, Topic: cfg.Conn.Topic, Mode: cfg.Mode, Crash: arm,
 		Emitter: em, Log: log, StoreAddr: storeAddr,
@@ -68,7 +70,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		return fmt.Errorf("http: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           newHandler(cfg.Mode, cfg.Reset, group, proc.Stats, arm, em, log),
+		Handler:           newHandler(cfg.Mode, cfg.Reset, group, proc.Stats, tracker, arm, em, log),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
 	go func() { _ = srv.Serve(ln) }()
@@ -95,7 +97,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		}
 		k := &kafkaLoop{
 			ctx: ctx, cfg: cfg, em: em, log: log, consumer: consumer, proc: proc,
-			positions: map[int32]int64{}, firstAssign: incarnation == 1,
+			positions: map[int32]int64{}, firstAssign: incarnation == 1, health: tracker,
 		}
 		err = k.run()
 		var fenced errFenced
@@ -179,6 +181,7 @@ type kafkaLoop struct {
 	log      *slog.Logger
 	consumer *kafka.Consumer
 	proc     *Processor
+	health   *health.Tracker // fed here, read by GET /healthz
 
 	// positions: next offset to process per assigned partition.
 	positions map[int32]int64
@@ -220,7 +223,9 @@ func (k *kafkaLoop) run() error {
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
 	for k.ctx.Err() == nil {
-		switch e := k.consumer.Poll(100).(type) {
+		e := k.consumer.Poll(100)
+		k.health.Polled(time.Now())
+		switch e := e.(type) {
 		case *kafka.Message:
 			// An error while ctx ended is a store write cut short by the
 			// shutdown: the message is not done and its offset not stored.
@@ -306,9 +311,10 @@ func (k *kafkaLoop) handle(m *kafka.Message) error {
 		return nil
 	}
 	k.brokerBack()
+	k.health.Received(time.Now(), tp.Partition, int64(tp.Offset))
 	ctx, done := finishing(k.ctx, finishGrace)
 	defer done()
-	_, err := k.proc.Handle(ctx, Record{Partition: tp.Partition, Offset: int64(tp.Offset), Key: m.Key, Value: m.Value})
+	res, err := k.proc.Handle(ctx, Record{Partition: tp.Partition, Offset: int64(tp.Offset), Key: m.Key, Value: m.Value})
 	if err != nil {
 		if ctx.Err() != nil {
 			// The store did not answer within the grace (it is down).
@@ -328,6 +334,7 @@ func (k *kafkaLoop) handle(m *kafka.Message) error {
 	if _, ok := k.positions[tp.Partition]; ok {
 		k.positions[tp.Partition] = int64(tp.Offset) + 1
 	}
+	k.health.Done(time.Now(), tp.Partition, int64(tp.Offset), res.Reason)
 	return nil
 }
 
@@ -381,6 +388,7 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		for p, off := range start {
 			k.positions[p] = off
 		}
+		k.health.Assign(time.Now(), k.positions)
 		if redelivered > 0 || k.firstAssign {
 			k.log.Info("messages processed before will be delivered again", "count", redelivered, "start", start)
 		}
@@ -397,6 +405,7 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		for _, p := range parts {
 			delete(k.positions, p)
 		}
+		k.health.Revoke(time.Now(), parts)
 	}
 	return nil
 }
@@ -475,6 +484,7 @@ func (k *kafkaLoop) progress() {
 		hw := int64(-1)
 		if _, high, err := k.consumer.GetWatermarkOffsets(k.cfg.Conn.Topic, p); err == nil && high >= 0 {
 			hw = high
+			k.health.Watermark(time.Now(), p, high)
 		}
 		positions = append(positions, status.Position{Partition: p, Offset: k.positions[p], HighWatermark: hw})
 	}

@@ -21,8 +21,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/health"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
@@ -45,6 +47,9 @@ type Config struct {
 	// message that reaches it.
 	CrashPoint lesson.CrashPoint
 	CrashAfter int
+	// StuckAfter: GET /healthz answers 503 once the lag has been > 0 this
+	// long without progress.
+	StuckAfter time.Duration
 }
 
 // ParseFlags parses consumer-usage's command line. Every mistake is a
@@ -60,6 +65,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&cfg.Group, "group", kafkacfg.UsageGroupID, "consumer group id")
 	fs.StringVar(&point, "crash-at", "", "arm a crash point at start: "+string(lesson.AfterDelta)+" or "+string(lesson.AfterCheckpoint))
 	fs.IntVar(&cfg.CrashAfter, "crash-after", 1, "crash at the Nth message that reaches the crash point")
+	fs.DurationVar(&cfg.StuckAfter, "stuck-after", health.DefaultStuckAfter, "GET /healthz answers 503 after this long with lag > 0 and no progress")
 	if err := cli.Parse(fs, args); err != nil {
 		return Config{}, err
 	}
@@ -82,6 +88,9 @@ func ParseFlags(args []string) (Config, error) {
 		if cfg.CrashPoint, err = lesson.ParseArmablePoint(point); err != nil {
 			return Config{}, cli.Usagef("--crash-at: %v", err)
 		}
+	}
+	if cfg.StuckAfter <= 0 {
+		return Config{}, cli.Usagef("--stuck-after %v: want more than 0", cfg.StuckAfter)
 	}
 	if cfg.CrashAfter < 1 {
 		return Config{}, cli.Usagef("--crash-after %d: want 1 or more", cfg.CrashAfter)

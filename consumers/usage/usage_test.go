@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/health"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
@@ -77,21 +78,26 @@ func TestMainBadFlagsExit2(t *testing.T) {
 func TestHTTP(t *testing.T) {
 	arm := &CrashArm{}
 	stats := func() Stats { return Stats{Processed: 7, Invalid: 1} }
-	srv := httptest.NewServer(newHandler(lesson.Guarded, "latest", "demo-usage", stats, arm, nil,
+	tracker := health.NewTracker(time.Second)
+	srv := httptest.NewServer(newHandler(lesson.Guarded, "latest", "demo-usage", stats, tracker, arm, nil,
 		slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer srv.Close()
 
-	get := func() health {
+	get := func() healthz {
 		t.Helper()
 		resp, err := http.Get(srv.URL + "/healthz")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("healthz %d", resp.StatusCode)
+		want := http.StatusOK
+		if tracker.Report(time.Now()).Status == health.Stuck {
+			want = http.StatusServiceUnavailable
 		}
-		var h health
+		if resp.StatusCode != want {
+			t.Fatalf("healthz %d, want %d", resp.StatusCode, want)
+		}
+		var h healthz
 		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
 			t.Fatal(err)
 		}
@@ -99,6 +105,17 @@ func TestHTTP(t *testing.T) {
 	}
 	if h := get(); h.Status != "ok" || h.Mode != lesson.Guarded || h.GroupID != "demo-usage" || h.Stats.Processed != 7 || h.CrashAt != nil {
 		t.Errorf("healthz %+v", h)
+	}
+	// Lag and no progress for longer than --stuck-after: 503, with the numbers.
+	past := time.Now().Add(-3 * time.Second)
+	tracker.Assign(past, map[int32]int64{0: 10})
+	tracker.Watermark(past, 0, 15)
+	if h := get(); h.Status != health.Stuck || h.Lag == nil || *h.Lag != 5 || h.StuckForMs < 3000 || h.StuckAfterMs != 1000 {
+		t.Errorf("stuck healthz %+v", h)
+	}
+	tracker.Done(time.Now(), 0, 14, "")
+	if h := get(); h.Status != health.OK || !h.CaughtUp {
+		t.Errorf("caught-up healthz %+v", h)
 	}
 
 	for _, tc := range []struct {
@@ -172,7 +189,7 @@ func TestCrashAtReplyBeforeArm(t *testing.T) {
 	arm := &CrashArm{}
 	var events bytes.Buffer
 	em := status.NewTo("consumer-usage", &events)
-	h := newHandler(lesson.Guarded, "latest", "g", func() Stats { return Stats{} }, arm, em,
+	h := newHandler(lesson.Guarded, "latest", "g", func() Stats { return Stats{} }, health.NewTracker(0), arm, em,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 	flushed := false

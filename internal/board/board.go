@@ -188,6 +188,10 @@ func (b *Board) Apply(in any) bool {
 		b.request(v)
 	case RequestDone:
 		b.requestDone(v)
+	case ProcFrozen:
+		b.procFrozen(v)
+	case HealthProbe:
+		b.healthProbe(v)
 	default:
 		return false
 	}

@@ -95,6 +95,10 @@ type proc struct {
 	// its first assignment since it started; -1 until known.
 	redelivered int64
 
+	// frozen: the current incarnation is SIGSTOPped (health.go).
+	frozen bool
+	health healthState
+
 	logs     []string
 	logSince int // index in logs where the current incarnation's lines start
 }
@@ -138,6 +142,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.lastError, p.redelivered = "", -1
 	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
+	p.frozen, p.health = false, healthState{}
 	p.logSince = len(p.logs)
 	verb := "started"
 	if p.starts > 1 {
@@ -163,6 +168,7 @@ func (b *Board) procExited(v ProcExited) {
 	p.lastExit = &ex
 	p.pid = 0
 	p.armed = ""
+	p.frozen, p.health = false, healthState{}
 	p.caughtUp = false
 	restarting := p.pending == OpRestart
 	// A SIGKILL the user asked for with x is a crash even if the supervisor
@@ -422,6 +428,10 @@ func (b *Board) request(v Request) {
 		b.event(v.At, v.Name, LevelAction, v.Op+" requested")
 		return
 	}
+	if v.Op == OpFreeze || v.Op == OpThaw {
+		b.event(v.At, v.Name, LevelAction, freezeText(v.Op))
+		return
+	}
 	if p.pending == "" {
 		p.prevState = p.state
 	}
@@ -450,6 +460,10 @@ func (b *Board) requestDone(v RequestDone) {
 	}
 	if v.Op == OpPause || v.Op == OpResume {
 		p.pauseAsked = ""
+		b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s failed: %v", v.Op, v.Err))
+		return
+	}
+	if v.Op == OpFreeze || v.Op == OpThaw {
 		b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s failed: %v", v.Op, v.Err))
 		return
 	}
@@ -522,6 +536,10 @@ type ProcView struct {
 	// Redelivered: consumer-usage's messages delivered again at its last
 	// start; -1 until it is known.
 	Redelivered int64
+
+	// Frozen: SIGSTOPped (State is Frozen unless a request is pending).
+	Frozen bool
+	Health HealthView
 }
 
 // CrashPointHit is a crash point a process reported reaching, just before
@@ -598,6 +616,11 @@ func (b *Board) Process(name string) ProcView {
 		LastCrashPoint:   p.lastCrash,
 		LastError:        p.lastError,
 		Redelivered:      p.redelivered,
+		Frozen:           p.frozen,
+		Health:           b.healthOf(p),
+	}
+	if p.frozen && p.pending == "" {
+		v.State = Frozen
 	}
 	if p.alive() {
 		v.StartedAt = p.startedAt
@@ -646,6 +669,9 @@ func (b *Board) strategy(p *proc) string {
 }
 
 func (b *Board) stateLabel(p *proc) (string, Level) {
+	if p.frozen && p.pending == "" {
+		return "frozen", LevelBad
+	}
 	switch p.state {
 	case Running:
 		if p.name == Producer && p.paused {

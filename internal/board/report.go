@@ -39,6 +39,9 @@ type ReportProcess struct {
 	// Produced (producer): messages the broker acknowledged since its
 	// latest start.
 	Produced *int64 `json:"produced,omitempty"`
+	// Health: ok, stuck, down or frozen (HealthView.Word; ok for a live
+	// consumer whose /healthz has not been read yet).
+	Health string `json:"health"`
 }
 
 // ReportSensor is one sensor: what each side says about it.
@@ -130,6 +133,10 @@ func (b *Board) Report() Report {
 		if pv.Name == Usage && pv.Redelivered >= 0 {
 			n := pv.Redelivered
 			rp.Redelivered = &n
+		}
+		rp.Health = pv.Health.Word
+		if rp.Health == "" {
+			rp.Health = HealthOK
 		}
 		r.Processes = append(r.Processes, rp)
 	}

@@ -167,6 +167,7 @@ type reportProc struct {
 	LastError   *string `json:"last_error"`
 	Redelivered *int64  `json:"redelivered"`
 	Produced    *int64  `json:"produced"`
+	Health      string  `json:"health"` // ok, stuck, down or frozen
 }
 
 type reportSens struct {

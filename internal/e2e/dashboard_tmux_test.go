@@ -184,9 +184,10 @@ type procRow struct {
 	Starts   int
 	Crashes  int
 	Lag      string
+	Health   string // ok, alive, …, down, frozen, stuck 12s
 }
 
-var procRowRe = regexp.MustCompile(`(▸| ) (\d) +(\S+)\s+(.+?)\s+(crashed \([^)]*\)|crashed|crashing…|running \(paused\)|running|replaying \d+%|starting|stopping|stopped|restarting|retrying(?: \S+)?)\s+(\d+|—)\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+(— down|…|no commit|≥[\d,]+|[\d,]+ sent|paused, [\d,]+ sent|no Kafka lag|[\d,]+)(?: stale)?)?`)
+var procRowRe = regexp.MustCompile(`(▸| ) (\d) +(\S+)\s+(.+?)\s+(crashed \([^)]*\)|crashed|crashing…|running \(paused\)|running|replaying \d+%|starting|stopping|stopped|restarting|frozen|failed|retrying(?: \S+)?)\s+(ok|alive|…|down|frozen|stuck \d+[smh])\s+(\d+|—)\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+(— down|…|no commit|≥[\d,]+|[\d,]+ sent|paused, [\d,]+ sent|no Kafka lag|[\d,]+)(?: stale)?)?`)
 
 // procRows parses the process table of a screen.
 func procRows(screen string) map[string]procRow {
@@ -199,10 +200,10 @@ func procRows(screen string) map[string]procRow {
 		if _, seen := rows[m[3]]; seen {
 			continue
 		}
-		r := procRow{Selected: m[1] == "▸", State: m[5], Lag: m[10]}
-		r.PID, _ = strconv.Atoi(m[6])
-		r.Starts, _ = strconv.Atoi(m[8])
-		r.Crashes, _ = strconv.Atoi(m[9])
+		r := procRow{Selected: m[1] == "▸", State: m[5], Health: m[6], Lag: m[11]}
+		r.PID, _ = strconv.Atoi(m[7])
+		r.Starts, _ = strconv.Atoi(m[9])
+		r.Crashes, _ = strconv.Atoi(m[10])
 		rows[m[3]] = r
 	}
 	return rows

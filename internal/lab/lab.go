@@ -67,6 +67,9 @@ type processes interface {
 	Stop(name string) error
 	Restart(name string) error
 	Signal(name string, sig syscall.Signal) error
+	Freeze(name string) error
+	Thaw(name string) error
+	Frozen(name string) bool
 	KillAll()
 	Shutdown(ctx context.Context) error
 }
@@ -89,6 +92,8 @@ type Lab struct {
 	// pauseMu, armMu and switchMu make a toggle read the board and act on
 	// it as one step; baselineMu makes a reset-lab one step.
 	pauseMu, armMu, switchMu, baselineMu sync.Mutex
+	// freezeMu makes z a toggle even when pressed twice quickly.
+	freezeMu sync.Mutex
 
 	mu        sync.Mutex
 	mirror    *board.Board
@@ -311,6 +316,7 @@ func (l *Lab) Launch(ctx context.Context) error {
 	l.poll(runCtx, 500*time.Millisecond, func(ctx context.Context) { l.pollTruth(ctx); l.pollState(ctx) })
 	// A usage cut carries its own expectation.
 	l.poll(runCtx, time.Second, l.pollUsage)
+	l.poll(runCtx, time.Second, l.pollHealth)
 	return nil
 }
 
@@ -445,6 +451,8 @@ func (l *Lab) pump() {
 			l.noteStatus(e.Name, e.Event)
 		case supervisor.Log:
 			l.emit(board.ProcLog{Name: e.Name, At: e.At, Line: e.Line})
+		case supervisor.Frozen:
+			l.emit(board.ProcFrozen{Name: e.Name, PID: e.PID, At: e.At, Frozen: e.Frozen})
 		}
 	}
 	close(l.out)

@@ -32,12 +32,14 @@ type fakeSup struct {
 	args    map[string][]string
 	signals []string
 	next    int
+	frozen  map[string]bool
 	// onStart, if set, runs after a process's Started event (its status lines).
 	onStart func(name string, pid int)
 }
 
 func newFakeSup() *fakeSup {
-	return &fakeSup{events: make(chan supervisor.Event, 1024), pids: map[string]int{}, args: map[string][]string{}, next: 100}
+	return &fakeSup{events: make(chan supervisor.Event, 1024), pids: map[string]int{}, args: map[string][]string{}, next: 100,
+		frozen: map[string]bool{}}
 }
 
 func (f *fakeSup) Define(spec supervisor.Spec) error { return f.SetArgs(spec.Name, spec.Args) }
@@ -77,6 +79,7 @@ func (f *fakeSup) exit(name string, sig string, deliberate bool) {
 	f.mu.Lock()
 	pid := f.pids[name]
 	delete(f.pids, name)
+	delete(f.frozen, name)
 	f.mu.Unlock()
 	if pid != 0 {
 		f.events <- supervisor.Exited{Name: name, PID: pid, At: time.Now(), ExitCode: -1, Signal: sig, Deliberate: deliberate}
@@ -101,6 +104,28 @@ func (f *fakeSup) Signals() []string {
 }
 func (f *fakeSup) status(name string, ev status.Event) {
 	f.events <- supervisor.Status{Name: name, At: time.Now(), Event: ev}
+}
+func (f *fakeSup) setFrozen(name string, frozen bool) error {
+	f.mu.Lock()
+	pid, was := f.pids[name], f.frozen[name]
+	if pid != 0 {
+		f.frozen[name] = frozen
+	}
+	f.mu.Unlock()
+	if pid == 0 {
+		return supervisor.ErrNotRunning
+	}
+	if was != frozen {
+		f.events <- supervisor.Frozen{Name: name, PID: pid, At: time.Now(), Frozen: frozen}
+	}
+	return nil
+}
+func (f *fakeSup) Freeze(name string) error { return f.setFrozen(name, true) }
+func (f *fakeSup) Thaw(name string) error   { return f.setFrozen(name, false) }
+func (f *fakeSup) Frozen(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.frozen[name] && f.pids[name] != 0
 }
 func (f *fakeSup) KillAll() {}
 func (f *fakeSup) Shutdown(context.Context) error {

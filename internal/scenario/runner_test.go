@@ -163,6 +163,9 @@ func (h *fakeHost) Observe(f func(*board.Board)) {
 
 func (h *fakeHost) ResetLab() error { h.Note("reset-lab"); return nil }
 
+func (h *fakeHost) Freeze(name string) error { return h.call("freeze "+name, nil) }
+func (h *fakeHost) Thaw(name string) error   { return h.call("thaw "+name, nil) }
+
 func (h *fakeHost) Note(text string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -11,6 +11,8 @@
 //	pause producer                        SIGUSR1: stop publishing
 //	resume producer                       SIGUSR2
 //	wait-caught-up 30s                    wait until the consumers caught up; fail after 30s
+//	freeze NAME                           SIGSTOP the process group (a hung process)
+//	thaw NAME                             SIGCONT it
 //	crash-at consumer-usage after-delta   arm a crash point (after-checkpoint; none disarms)
 //	reset-lab                             a new baseline: usage records and checkpoints cleared
 //	mode consumer-usage guarded           naive|guarded, from the next start
@@ -61,6 +63,8 @@ const (
 	Reset        Kind = "reset"
 	ResetLab     Kind = "reset-lab"
 	Quit         Kind = "quit"
+	Freeze       Kind = "freeze"
+	Thaw         Kind = "thaw"
 )
 
 // Action is one parsed line.
@@ -125,9 +129,11 @@ var grammars = map[Kind]grammar{
 	Reset:        {names: []string{board.Usage}, values: resets, what: "reset"},
 	ResetLab:     {},
 	Quit:         {},
+	Freeze:       {names: processes},
+	Thaw:         {names: processes},
 }
 
-var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, Quit}
+var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, Quit, Freeze, Thaw}
 
 // LineError is a mistake on one line of a script.
 type LineError struct {
@@ -273,6 +279,9 @@ type Target interface {
 	ResetLab() error
 	// Quit ends the dashboard; the script stops after it.
 	Quit()
+	// Freeze SIGSTOPs the process group of name; Thaw SIGCONTs it.
+	Freeze(name string) error
+	Thaw(name string) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.
@@ -378,6 +387,10 @@ func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-ch
 		return t.SetMode(a.Name, a.Value)
 	case Reset:
 		return t.SetReset(a.Name, a.Value)
+	case Freeze:
+		return t.Freeze(a.Name)
+	case Thaw:
+		return t.Thaw(a.Name)
 	}
 	return fmt.Errorf("unknown action kind %q", a.Kind)
 }

@@ -32,6 +32,8 @@ reset consumer-usage latest
 	wait   1m30s
 start consumer-current
 start consumer-query
+freeze consumer-usage
+thaw consumer-usage
 quit
 `
 	got, err := ParseString(src)
@@ -56,7 +58,9 @@ quit
 		{Kind: Wait, Duration: 90 * time.Second, Line: 17},
 		{Kind: Start, Name: board.Current, Line: 18},
 		{Kind: Start, Name: board.Query, Line: 19},
-		{Kind: Quit, Line: 20},
+		{Kind: Freeze, Name: board.Usage, Line: 20},
+		{Kind: Thaw, Name: board.Usage, Line: 21},
+		{Kind: Quit, Line: 22},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
@@ -93,7 +97,7 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, quit)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, quit, freeze, thaw)`},
 		{"Crash producer", `unknown action "Crash"`},
 		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
 		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
@@ -209,6 +213,8 @@ func (f *fakeTarget) SetMode(n, m string) error  { return f.record("mode " + n +
 func (f *fakeTarget) SetReset(n, r string) error { return f.record("reset " + n + " " + r) }
 func (f *fakeTarget) Quit()                      { _ = f.record("quit") }
 func (f *fakeTarget) ResetLab() error            { return f.record("reset-lab") }
+func (f *fakeTarget) Freeze(n string) error      { return f.record("freeze " + n) }
+func (f *fakeTarget) Thaw(n string) error        { return f.record("thaw " + n) }
 func (f *fakeTarget) WaitCaughtUp(ctx context.Context) error {
 	if err := f.record("wait-caught-up"); err != nil {
 		return err
@@ -289,6 +295,8 @@ restart consumer-usage
 stop broker
 wait-caught-up 30s
 reset-lab
+freeze consumer-current
+thaw consumer-current
 quit
 start producer`
 	done := make(chan error, 1)
@@ -310,12 +318,12 @@ start producer`
 		"crash consumer-usage", "start consumer-usage", "pause", "resume",
 		"arm consumer-usage after-checkpoint", "mode consumer-usage guarded",
 		"reset consumer-usage earliest", "restart consumer-usage", "stop broker",
-		"wait-caught-up", "reset-lab", "quit",
+		"wait-caught-up", "reset-lab", "freeze consumer-current", "thaw consumer-current", "quit",
 	}
 	if calls := target.log(); !reflect.DeepEqual(calls, want) {
 		t.Fatalf("calls\n%v\nwant\n%v", calls, want)
 	}
-	if len(logged) != 13 || logged[1] != "wait 5s" || logged[12] != "quit" {
+	if len(logged) != 15 || logged[1] != "wait 5s" || logged[14] != "quit" {
 		t.Fatalf("OnAction saw %v", logged)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // Event is what the supervisor reports about its children: one of Started,
-// Exited, Status or Log. Use a type switch.
+// Exited, Frozen, Status or Log. Use a type switch.
 type Event interface{ isEvent() }
 
 // Started: a child process is running.
@@ -38,6 +38,15 @@ type Exited struct {
 	Err error
 }
 
+// Frozen: Freeze SIGSTOPped a child's process group (Frozen true), or Thaw
+// or a Stop SIGCONTed it (Frozen false). An Exited ends a freeze too.
+type Frozen struct {
+	Name   string
+	PID    int
+	At     time.Time
+	Frozen bool
+}
+
 // Status: one stdout line that status.Parse accepted.
 type Status struct {
 	Name  string
@@ -57,6 +66,7 @@ func (Started) isEvent() {}
 func (Exited) isEvent()  {}
 func (Status) isEvent()  {}
 func (Log) isEvent()     {}
+func (Frozen) isEvent()  {}
 
 const (
 	// eventBuffer is the capacity of the channel Events returns.

@@ -27,6 +27,9 @@ const (
 	fakeCodeEnv = "KRL_SUPERVISOR_FAKE_CODE"
 	fakeLines   = "KRL_SUPERVISOR_FAKE_LINES"
 	helperNoWD  = "KRL_SUPERVISOR_HELPER_NO_WATCHDOG"
+	// helperFreeze: the helper supervisor freezes its children before it
+	// reports them.
+	helperFreeze = "KRL_SUPERVISOR_HELPER_FREEZE"
 )
 
 func TestMain(m *testing.M) {
@@ -183,6 +186,14 @@ func runHelperSupervisor() int {
 		case <-ctx.Done():
 			fmt.Fprintln(os.Stderr, "helper: children did not come up")
 			return 1
+		}
+	}
+	if os.Getenv(helperFreeze) != "" {
+		for _, n := range names {
+			if err := sup.Freeze(n); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
 		}
 	}
 	b, _ := json.Marshal(rep)

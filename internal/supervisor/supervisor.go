@@ -11,6 +11,11 @@
 //     child when the supervisor process dies (parent-death signal), and a
 //     watchdog shell SIGKILLs the rest of their groups. Shutdown stops them
 //     in order; KillAll is the last resort for signal handlers.
+//   - Freeze SIGSTOPs a child's group and Thaw SIGCONTs it. A frozen child
+//     is still stopped, crashed, restarted and shut down: Stop sends SIGCONT
+//     right after its SIGTERM (a stopped process keeps a SIGTERM pending
+//     until it is continued), and SIGKILL needs no help. Every life of a
+//     process starts thawed.
 //
 // A process that leaves its group (setsid, setpgid) escapes all of this, as
 // it would under any group-based supervisor.
@@ -126,6 +131,7 @@ type run struct {
 	cmd        *exec.Cmd
 	deliberate atomic.Bool
 	done       chan struct{} // closed once Exited has been queued
+	frozen     atomic.Bool   // SIGSTOPped by Freeze, not yet thawed
 
 	sigMu  sync.Mutex
 	reaped bool // set just before the reap: the pid may be reused after it
@@ -336,6 +342,76 @@ func (s *Supervisor) Signal(name string, sig syscall.Signal) error {
 	return nil
 }
 
+// Freeze SIGSTOPs the process group of name: the hung-process case. It
+// stays frozen until Thaw, and is reported as a Frozen event. Freezing a
+// frozen process does nothing.
+func (s *Supervisor) Freeze(name string) error { return s.setFrozen(name, true) }
+
+// Thaw SIGCONTs the process group of name after Freeze (a Frozen event with
+// Frozen false). Thawing a process that is not frozen does nothing.
+func (s *Supervisor) Thaw(name string) error { return s.setFrozen(name, false) }
+
+// Frozen reports whether name is running and frozen.
+func (s *Supervisor) Frozen(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.procs[name]
+	return ok && p.cur != nil && p.cur.frozen.Load()
+}
+
+func (s *Supervisor) setFrozen(name string, freeze bool) error {
+	p, err := s.lookup(name)
+	if err != nil {
+		return err
+	}
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	r := s.current(p)
+	if r == nil {
+		return fmt.Errorf("%w: %s", ErrNotRunning, name)
+	}
+	if !freeze {
+		if err := s.thawRun(r); err != nil {
+			return fmt.Errorf("supervisor: thaw %s: %w", name, err)
+		}
+		return nil
+	}
+	if r.frozen.Load() {
+		return nil
+	}
+	if err := r.signal(syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("supervisor: freeze %s: %w", name, err)
+	}
+	r.frozen.Store(true)
+	s.mu.Lock()
+	if p.cur == r {
+		s.events.push(Frozen{Name: r.name, PID: r.pid, At: time.Now(), Frozen: true})
+	}
+	s.mu.Unlock()
+	p.logLine(r, fmt.Sprintf("=== %s frozen pid %d (SIGSTOP) ===", stamp(time.Now()), r.pid))
+	return nil
+}
+
+// thawRun SIGCONTs the run's group. It always signals (a group member
+// stopped some other way is continued too) and reports a thaw only when
+// Freeze had frozen it.
+func (s *Supervisor) thawRun(r *run) error {
+	if err := r.signal(syscall.SIGCONT); err != nil {
+		return err
+	}
+	if !r.frozen.Swap(false) {
+		return nil
+	}
+	s.mu.Lock()
+	s.events.push(Frozen{Name: r.name, PID: r.pid, At: time.Now(), Frozen: false})
+	p := s.procs[r.name]
+	s.mu.Unlock()
+	if p != nil {
+		p.logLine(r, fmt.Sprintf("=== %s thawed pid %d (SIGCONT) ===", stamp(time.Now()), r.pid))
+	}
+	return nil
+}
+
 // KillAll SIGKILLs the process group of every running child and returns at
 // once, without waiting. It is meant for paths that are about to exit and
 // cannot afford an orderly Shutdown: a second Ctrl-C, a fatal signal
@@ -411,6 +487,11 @@ func (s *Supervisor) stop(ctx context.Context, p *proc) error {
 	}
 	r.deliberate.Store(true)
 	if err := r.signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("supervisor: stop %s: %w", r.name, err)
+	}
+	// A frozen group keeps the SIGTERM pending until it is continued; the
+	// SIGCONT comes after it so the first thing it does is handle it.
+	if err := s.thawRun(r); err != nil {
 		return fmt.Errorf("supervisor: stop %s: %w", r.name, err)
 	}
 	grace := time.NewTimer(s.cfg.StopTimeout)

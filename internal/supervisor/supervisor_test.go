@@ -654,13 +654,17 @@ func TestChildrenDieWithSupervisor(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		watchdog bool
-	}{{"with watchdog", true}, {"kernel only", false}} {
+		frozen   bool
+	}{{"with watchdog", true, false}, {"kernel only", false, false}, {"frozen, with watchdog", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			adoptOrphans(t)
 			helper := exec.Command(os.Args[0])
 			helper.Env = append(os.Environ(), fakeEnv+"=supervisor", "KRL_SUPERVISOR_HELPER_RUNDIR="+t.TempDir())
 			if !tc.watchdog {
 				helper.Env = append(helper.Env, helperNoWD+"=1")
+			}
+			if tc.frozen {
+				helper.Env = append(helper.Env, helperFreeze+"=1")
 			}
 			helper.Stderr = os.Stderr
 			stdin, err := helper.StdinPipe() // kept open: the helper idles on it
@@ -712,6 +716,12 @@ func TestChildrenDieWithSupervisor(t *testing.T) {
 			}
 			for _, pid := range rep.Grandchildren {
 				grandchildren = append(grandchildren, identify(t, pid))
+			}
+			if tc.frozen {
+				// SIGSTOP is delivered asynchronously: wait for it.
+				for _, id := range append(children, grandchildren...) {
+					awaitState(t, id.pid, "T")
+				}
 			}
 
 			if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
@@ -846,5 +856,224 @@ func TestFlushKeepsEssentialEvents(t *testing.T) {
 	}
 	if e.droppedCount() != uint64(total-eventBuffer) {
 		t.Fatalf("dropped %d", e.droppedCount())
+	}
+}
+
+// awaitState waits until pid is in the /proc state letter want ("T" for
+// stopped by a signal).
+func awaitState(t *testing.T, pid int, want string) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for {
+		st, _, ok := procStat(pid)
+		if ok && st == want {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("pid %d in state %q after %v, want %q", pid, st, deadline, want)
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+func notStopped(t *testing.T, pid int) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for {
+		st, _, ok := procStat(pid)
+		if !ok || (st != "T" && st != "t") {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("pid %d still stopped (%q) after %v", pid, st, deadline)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func frozenOf(name string, frozen bool) func(Frozen) bool {
+	return func(f Frozen) bool { return f.Name == name && f.Frozen == frozen }
+}
+
+func TestFreezeThaw(t *testing.T) {
+	sup := newTestSupervisor(t, Config{})
+	define(t, sup, "consumer-usage", "grandchild")
+	if err := sup.Start("consumer-usage"); err != nil {
+		t.Fatal(err)
+	}
+	child := expect(t, sup, "Started", func(Started) bool { return true }).PID
+	grandchild := grandchildPID(t, sup, "consumer-usage")
+	expect(t, sup, "ready", statusOf("consumer-usage", status.Started))
+
+	if err := sup.Freeze("consumer-usage"); err != nil {
+		t.Fatal(err)
+	}
+	f := expect(t, sup, "Frozen", frozenOf("consumer-usage", true))
+	if f.PID != child || !sup.Frozen("consumer-usage") {
+		t.Fatalf("Frozen %+v (child %d), Frozen() %v", f, child, sup.Frozen("consumer-usage"))
+	}
+	// The whole group stops, the grandchild too.
+	awaitState(t, child, "T")
+	awaitState(t, grandchild, "T")
+	if err := sup.Freeze("consumer-usage"); err != nil { // idempotent, no second event
+		t.Fatal(err)
+	}
+	if err := sup.Thaw("consumer-usage"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, sup, "thawed", frozenOf("consumer-usage", false))
+	if sup.Frozen("consumer-usage") {
+		t.Fatal("Frozen() after Thaw")
+	}
+	notStopped(t, child)
+	notStopped(t, grandchild)
+	if err := sup.Thaw("consumer-usage"); err != nil { // thawing a thawed one does nothing
+		t.Fatal(err)
+	}
+	log := readLog(t, sup, "consumer-usage")
+	for _, want := range []string{"frozen pid " + strconv.Itoa(child) + " (SIGSTOP)", "thawed pid " + strconv.Itoa(child) + " (SIGCONT)"} {
+		if strings.Count(log, want) != 1 {
+			t.Errorf("log file has %d lines %q, want 1:\n%s", strings.Count(log, want), want, log)
+		}
+	}
+	if err := sup.Freeze("nobody"); !errors.Is(err, ErrUnknown) {
+		t.Fatalf("Freeze(unknown) = %v", err)
+	}
+}
+
+// A frozen process keeps SIGTERM pending: Stop must continue it so the
+// process handles the SIGTERM itself (exit 0), well before the SIGKILL
+// that would otherwise end it after the grace period.
+func TestStopFrozenIsGraceful(t *testing.T) {
+	const grace = 4 * time.Second
+	sup := newTestSupervisor(t, Config{StopTimeout: grace})
+	define(t, sup, "producer", "events")
+	if err := sup.Start("producer"); err != nil {
+		t.Fatal(err)
+	}
+	pid := expect(t, sup, "Started", func(Started) bool { return true }).PID
+	expect(t, sup, "ready", statusOf("producer", status.Started))
+	if err := sup.Freeze("producer"); err != nil {
+		t.Fatal(err)
+	}
+	awaitState(t, pid, "T")
+	start := time.Now()
+	if err := sup.Stop("producer"); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took >= grace {
+		t.Fatalf("Stop of a frozen process took %v: the SIGTERM waited for the SIGKILL", took)
+	}
+	expect(t, sup, "stopping", statusOf("producer", status.Stopping))
+	ex := expect(t, sup, "Exited", exitOf("producer"))
+	if ex.ExitCode != 0 || ex.Signal != "" || !ex.Deliberate {
+		t.Fatalf("Exited %+v, want exit 0 (it handled its SIGTERM), deliberate", ex)
+	}
+	if sup.Frozen("producer") {
+		t.Fatal("Frozen() after Stop")
+	}
+}
+
+func TestCrashFrozenKillsTheGroup(t *testing.T) {
+	sup := newTestSupervisor(t, Config{})
+	define(t, sup, "consumer-usage", "grandchild")
+	if err := sup.Start("consumer-usage"); err != nil {
+		t.Fatal(err)
+	}
+	child := identify(t, expect(t, sup, "Started", func(Started) bool { return true }).PID)
+	grandchild := identify(t, grandchildPID(t, sup, "consumer-usage"))
+	expect(t, sup, "ready", statusOf("consumer-usage", status.Started))
+	if err := sup.Freeze("consumer-usage"); err != nil {
+		t.Fatal(err)
+	}
+	awaitState(t, child.pid, "T")
+	if err := sup.Crash("consumer-usage"); err != nil {
+		t.Fatal(err)
+	}
+	ex := expect(t, sup, "Exited", exitOf("consumer-usage"))
+	if ex.Signal != "SIGKILL" || ex.Deliberate {
+		t.Fatalf("Exited %+v, want SIGKILL, not deliberate", ex)
+	}
+	awaitGone(t, "frozen child and grandchild", child, grandchild)
+}
+
+func TestRestartAndShutdownFrozen(t *testing.T) {
+	const grace = 4 * time.Second
+	sup := New(Config{RunDir: t.TempDir(), StopTimeout: grace})
+	define(t, sup, "producer", "events")
+	define(t, sup, "broker", "events")
+	if err := sup.Start("producer"); err != nil {
+		t.Fatal(err)
+	}
+	first := expect(t, sup, "Started", func(e Started) bool { return e.Name == "producer" }).PID
+	expect(t, sup, "ready", statusOf("producer", status.Started))
+	if err := sup.Freeze("producer"); err != nil {
+		t.Fatal(err)
+	}
+	awaitState(t, first, "T")
+	start := time.Now()
+	if err := sup.Restart("producer"); err != nil {
+		t.Fatal(err)
+	}
+	ex := expect(t, sup, "Exited", exitOf("producer"))
+	if ex.PID != first || ex.ExitCode != 0 || !ex.Deliberate {
+		t.Fatalf("Exited %+v, want pid %d exit 0", ex, first)
+	}
+	second := expect(t, sup, "Started again", func(e Started) bool { return e.Name == "producer" }).PID
+	if second == first || sup.Frozen("producer") {
+		t.Fatalf("restarted pid %d (was %d), Frozen() %v: a new life starts thawed", second, first, sup.Frozen("producer"))
+	}
+	if took := time.Since(start); took >= grace {
+		t.Fatalf("Restart of a frozen process took %v", took)
+	}
+
+	// Shutdown with both frozen: each handles its SIGTERM.
+	if err := sup.Start("broker"); err != nil {
+		t.Fatal(err)
+	}
+	// The second producer's ready and the broker's events interleave.
+	broker, ready := 0, map[string]bool{}
+	for broker == 0 || !ready["producer"] || !ready["broker"] {
+		switch ev := expect(t, sup, "broker start and readiness", func(ev Event) bool {
+			switch e := ev.(type) {
+			case Started:
+				return e.Name == "broker"
+			case Status:
+				return e.Event.Type == status.Started
+			}
+			return false
+		}).(type) {
+		case Started:
+			broker = ev.PID
+		case Status:
+			ready[ev.Name] = true
+		}
+	}
+	for _, n := range []string{"producer", "broker"} {
+		if err := sup.Freeze(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	awaitState(t, second, "T")
+	awaitState(t, broker, "T")
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	start = time.Now()
+	if err := sup.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took >= grace {
+		t.Fatalf("Shutdown with frozen children took %v: they waited for SIGKILL", took)
+	}
+	exits := map[string]Exited{}
+	for ev := range sup.Events() {
+		if e, ok := ev.(Exited); ok {
+			exits[e.Name] = e
+		}
+	}
+	for _, n := range []string{"producer", "broker"} {
+		if e := exits[n]; e.ExitCode != 0 || e.Signal != "" || !e.Deliberate {
+			t.Errorf("%s Exited %+v, want exit 0 deliberate", n, e)
+		}
 	}
 }

@@ -23,6 +23,9 @@ type Controller interface {
 	Start(name string) error
 	// Restart stops (if running) and starts it again.
 	Restart(name string) error
+	// ToggleFreeze SIGSTOPs the named process's group, or SIGCONTs it when
+	// it is frozen; frozen tells which it did.
+	ToggleFreeze(name string) (frozen bool, err error)
 	// TogglePause pauses a publishing producer or resumes a paused one
 	// (SIGUSR1/SIGUSR2); paused tells which it asked for.
 	TogglePause() (paused bool, err error)
@@ -55,6 +58,9 @@ const (
 	// OpScenario: ScenarioHost.Start (Value is the name) or Stop (Value "").
 	OpScenario = "scenario"
 )
+
+// OpFreeze: ToggleFreeze (Value "frozen" or "thawed").
+const OpFreeze = "freeze"
 
 // ScenarioHost runs guided scenarios for the dashboard (the g key). Start
 // and Stop are called from tea.Cmds, never from Update; the running

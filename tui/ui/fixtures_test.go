@@ -121,7 +121,22 @@ func sceneRunning() *scene {
 	s.apply(board.SensorsSnapshot{At: at(64), CaughtUp: true, Sensors: sensorsAt(n, 64)})
 	s.apply(board.UsageSnapshot{At: at(64), Sensors: usageAt(n, nil)})
 	s.apply(board.TruthSnapshot{At: at(64), AuditOffset: int64(n * nSensors), Sensors: truthAt(n, 64)})
+	for _, name := range []string{board.Current, board.Usage} {
+		s.apply(board.HealthProbe{Name: name, PID: s.b.Process(name).PID, At: at(64), Code: 200, Status: "ok", StuckAfter: 10 * time.Second})
+	}
 	return s.tick(64.4)
+}
+
+// sceneFrozenStuck: consumer-usage frozen (z), consumer-current answering
+// its /healthz with 503 stuck.
+func sceneFrozenStuck() *scene {
+	s := sceneRunning()
+	s.apply(board.Request{At: at(64.5), Name: board.Usage, Op: board.OpFreeze})
+	s.apply(board.ProcFrozen{Name: board.Usage, PID: s.b.Process(board.Usage).PID, At: at(64.5), Frozen: true})
+	s.apply(board.RequestDone{At: at(64.5), Name: board.Usage, Op: board.OpFreeze})
+	s.apply(board.HealthProbe{Name: board.Current, PID: s.b.Process(board.Current).PID, At: at(65), Code: 503, Status: "stuck",
+		StuckFor: 11 * time.Second, StuckAfter: 10 * time.Second})
+	return s.tick(66)
 }
 
 // usageAt is what consumer-usage recorded after n messages per sensor, with
@@ -342,6 +357,9 @@ func (f *fakeController) ToggleUsageReset() (string, bool, error) {
 	return string(f.reset), true, f.record("reset " + string(f.reset))
 }
 func (f *fakeController) ResetLab() error { return f.record("reset-lab") }
+func (f *fakeController) ToggleFreeze(name string) (bool, error) {
+	return true, f.record("freeze " + name)
+}
 func (f *fakeController) Tail(name string, n int) []string {
 	_ = f.record("tail " + name)
 	return append([]string(nil), f.tail...)

@@ -12,6 +12,7 @@ type KeyMap struct {
 	Crash                key.Binding // x
 	Stop                 key.Binding // s
 	Restart              key.Binding // r
+	Freeze               key.Binding // z
 	Pause                key.Binding // p
 	Mode                 key.Binding // m
 	Reset                key.Binding // e
@@ -37,6 +38,7 @@ func DefaultKeyMap() KeyMap {
 		Crash:      key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "crash (SIGKILL)")),
 		Stop:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "stop")),
 		Restart:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "start/restart")),
+		Freeze:     key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "freeze/thaw")),
 		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause producer")),
 		Mode:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "usage naive/guarded")),
 		Reset:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "usage latest/earliest")),
@@ -72,7 +74,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	up.SetHelp("↑/k", "previous process")
 	return [][]key.Binding{
 		{up, k.Down, k.Next, k.Jump},
-		{k.Crash, k.Stop, k.Restart, k.Pause},
+		{k.Crash, k.Stop, k.Restart, k.Freeze, k.Pause},
 		{k.Mode, k.Reset, k.CrashPoint, k.ResetLab, k.Scenarios},
 		{k.Logs, k.scroll(), k.Help, k.Close, k.Quit},
 	}

@@ -232,6 +232,8 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.lifecycle(board.OpStop)
 	case key.Matches(msg, k.Restart):
 		return m.lifecycle(board.OpRestart)
+	case key.Matches(msg, k.Freeze):
+		return m.freeze()
 	case key.Matches(msg, k.Pause):
 		return m.pause()
 	case key.Matches(msg, k.Mode):
@@ -331,6 +333,34 @@ func (m Model) lifecycle(op string) (tea.Model, tea.Cmd) {
 	return m, call(op, name, "", f)
 }
 
+// freeze handles z: SIGSTOP the selected process's group, or SIGCONT it
+// when it is frozen.
+func (m Model) freeze() (tea.Model, tea.Cmd) {
+	name := m.selected
+	if name == "" {
+		return m, nil
+	}
+	pv := m.board.Process(name)
+	if !pv.Alive {
+		m.setStatus(board.LevelWarn, fmt.Sprintf("z: %s is not running (%s), nothing to freeze", name, pv.StateLabel))
+		return m, nil
+	}
+	if pv.Frozen {
+		m.setStatus(board.LevelAction, fmt.Sprintf("thaw %s: SIGCONT to pid %d and its group…", name, pv.PID))
+	} else {
+		m.setStatus(board.LevelAction, fmt.Sprintf("freeze %s: SIGSTOP to pid %d and its group…", name, pv.PID))
+	}
+	ctl := m.ctl
+	return m, func() tea.Msg {
+		frozen, err := ctl.ToggleFreeze(name)
+		value := "thawed"
+		if frozen {
+			value = "frozen"
+		}
+		return ActionResultMsg{Op: OpFreeze, Name: name, Value: value, Err: err}
+	}
+}
+
 func (m Model) pause() (tea.Model, tea.Cmd) {
 	if !m.board.Has(board.Producer) {
 		m.setStatus(board.LevelWarn, "p: no producer in this run")
@@ -403,6 +433,12 @@ func (m Model) result(r ActionResultMsg) Model {
 		m.setStatus(board.LevelGood, r.Name+" restarted")
 	case OpPause:
 		m.setStatus(board.LevelGood, "producer: "+r.Value+" sent")
+	case OpFreeze:
+		if r.Value == "frozen" {
+			m.setStatus(board.LevelWarn, r.Name+" frozen (SIGSTOP): it holds its sockets and does nothing; z thaws it")
+		} else {
+			m.setStatus(board.LevelGood, r.Name+" thawed (SIGCONT): it carries on by itself")
+		}
 	case OpMode, OpReset:
 		what := "mode " + r.Value
 		if r.Op == OpReset {

@@ -21,8 +21,8 @@ const ValueWidth = 12
 // Window is what a sparkline covers: Bars bars of PerBar one-second
 // samples, the last minute at every terminal size.
 const (
-	Bars   = 15
-	PerBar = 4
+	Bars   = 10
+	PerBar = 6
 	// Width is the panel's width: the value, a space and the bars.
 	Width = ValueWidth + 1 + Bars
 )
@@ -129,7 +129,9 @@ type Panel struct {
 func (p Panel) View(width, height int) string {
 	st := p.Styles
 	lines := []string{st.Header.Render(pad("lag", ValueWidth)) + " " + st.Header.Render(common.Fit("last 60 s", Bars))}
-	legend := []string{common.SparkLegend(4), strings.TrimPrefix(common.SparkLegend(7), common.SparkLegend(4)+" ")}
+	// The scale's seven steps in rows of at most Bars cells.
+	legend := []string{common.SparkLegend(3), strings.TrimPrefix(common.SparkLegend(5), common.SparkLegend(3)+" "),
+		strings.TrimPrefix(common.SparkLegend(7), common.SparkLegend(5)+" ")}
 	var free []int // rows whose bars area is free for the legend
 	for _, pv := range p.Procs {
 		t, lv := Text(pv)
@@ -141,7 +143,7 @@ func (p Panel) View(width, height int) string {
 		}
 		lines = append(lines, line)
 	}
-	// The legend goes in the last free rows (broker and store).
+	// The legend goes in the last free rows (producer or query, broker, store).
 	if len(free) >= len(legend) {
 		for i, l := range legend {
 			row := free[len(free)-len(legend)+i]

@@ -27,12 +27,13 @@ type Panel struct {
 }
 
 // Columns widths: the longest process name, strategy and state
-// ("crashed (exit 255)"), a 7-digit pid, "99h59m".
+// ("crashed (exit 255)"), health ("stuck 12s"), a 7-digit pid, "99h59m".
 var (
 	colKey      = common.Column{Title: "  #", Width: 3}
 	colName     = common.Column{Title: "process", Width: 16}
-	colStrategy = common.Column{Title: "strategy", Width: 19}
+	colStrategy = common.Column{Title: "strategy", Width: 14}
 	colState    = common.Column{Title: "state", Width: 18}
+	colHealth   = common.Column{Title: "health", Width: 9}
 	colPID      = common.Column{Title: "pid", Align: common.Right, Width: 7}
 	colUp       = common.Column{Title: "up", Align: common.Right, Width: 6}
 	colStarts   = common.Column{Title: "starts", Align: common.Right, Width: 6}
@@ -40,24 +41,30 @@ var (
 	colLag      = common.Column{Title: "lag", Align: common.Right, Width: lag.ValueWidth}
 )
 
-// Columns is the table's columns in the full or compact layout.
+// Columns is the table's columns in the full or compact layout (80
+// columns: no crashes count, health beside the state instead).
 func Columns(compact bool) []common.Column {
 	if compact {
-		return []common.Column{colKey, colName, colStrategy, colState, colCrashes, colLag}
+		return []common.Column{colKey, colName, colStrategy, colState, colHealth, colLag}
 	}
-	return []common.Column{colKey, colName, colStrategy, colState, colPID, colUp, colStarts, colCrashes}
+	return []common.Column{colKey, colName, colStrategy, colState, colHealth, colPID, colUp, colStarts, colCrashes}
 }
 
 // Width is the table's width in the full or compact layout.
 func Width(compact bool) int { return common.TableWidth(Columns(compact)) }
 
-// strategy is a process's recovery strategy in at most 19 cells.
+// strategy is a process's recovery strategy in at most 14 cells (the
+// usage line under the table spells consumer-usage's out).
 func strategy(pv board.ProcView) string {
 	switch pv.Name {
+	case board.Producer:
+		return "publishes"
 	case board.Current:
-		return "replay earliest"
+		return "full replay"
 	case board.Usage:
-		return "checkpoint+" + pv.Reset
+		return "ckpt+" + pv.Reset
+	case board.Store:
+		return "emb. FerretDB"
 	}
 	return pv.Strategy
 }
@@ -90,10 +97,11 @@ func (p Panel) View(width, height int) string {
 			common.Styled(pv.Name, lipgloss.NewStyle().Bold(true)),
 			common.Plain(strategy(pv)),
 			common.Styled(pv.StateLabel, st.Level(pv.Level)),
+			common.Styled(pv.Health.Label, st.Level(pv.Health.Level)),
 		}
 		if p.Compact {
 			t, lv := lag.Text(pv)
-			rows[i] = append(head, crashes, common.Styled(t, st.Level(lv)))
+			rows[i] = append(head, common.Styled(t, st.Level(lv)))
 		} else {
 			rows[i] = append(head, common.Plain(pid), common.Plain(up), common.Plain(fmt.Sprint(pv.Starts)), crashes)
 		}

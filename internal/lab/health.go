@@ -1,0 +1,111 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/health"
+)
+
+// healthTimeout bounds one GET /healthz: a frozen or hung consumer accepts
+// the connection (the kernel does) and never answers.
+const healthTimeout = time.Second
+
+var healthClient = &http.Client{Timeout: healthTimeout}
+
+// Freeze SIGSTOPs the process group (the hung-process case) and returns
+// once the board shows it frozen.
+func (l *Lab) Freeze(name string) error {
+	return l.act(name, board.OpFreeze, func(name string) error {
+		if err := l.sup.Freeze(name); err != nil {
+			return err
+		}
+		l.waitBoard(2*time.Second, func(b *board.Board) bool { return b.Process(name).Frozen })
+		return nil
+	})
+}
+
+// Thaw SIGCONTs a frozen process group; it returns once the board shows it
+// thawed.
+func (l *Lab) Thaw(name string) error {
+	return l.act(name, board.OpThaw, func(name string) error {
+		if err := l.sup.Thaw(name); err != nil {
+			return err
+		}
+		l.waitBoard(2*time.Second, func(b *board.Board) bool { return !b.Process(name).Frozen })
+		return nil
+	})
+}
+
+// ToggleFreeze freezes a running process and thaws a frozen one (the z
+// key); frozen tells which it did.
+func (l *Lab) ToggleFreeze(name string) (frozen bool, err error) {
+	l.freezeMu.Lock()
+	defer l.freezeMu.Unlock()
+	if l.sup.Frozen(name) {
+		return false, l.Thaw(name)
+	}
+	return true, l.Freeze(name)
+}
+
+// pollHealth reads GET /healthz of the consumers that serve one, side by
+// side (one that does not answer must not delay the other). A frozen
+// process is not asked: the board already says frozen.
+func (l *Lab) pollHealth(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, name := range []string{board.Current, board.Usage} {
+		addr, pid := l.httpAddr(name), l.sup.PID(name)
+		if addr == "" || pid == 0 || l.sup.Frozen(name) {
+			continue
+		}
+		wg.Go(func() {
+			probe := fetchHealth(ctx, name, pid, addr)
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return
+			}
+			// Frozen while we asked: its silence says nothing new.
+			if probe.Code == 0 && l.sup.Frozen(name) {
+				return
+			}
+			l.emit(probe)
+		})
+	}
+	wg.Wait()
+}
+
+// fetchHealth asks one consumer; a non-200 answer with a health report is
+// an answer too (503: stuck).
+func fetchHealth(ctx context.Context, name string, pid int, addr string) board.HealthProbe {
+	probe := board.HealthProbe{Name: name, PID: pid, At: time.Now()}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/healthz", nil)
+	if err != nil {
+		probe.Err = err
+		return probe
+	}
+	resp, err := healthClient.Do(req)
+	if err != nil {
+		probe.Err = err
+		return probe
+	}
+	defer resp.Body.Close()
+	var r health.Report
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err == nil {
+		err = json.Unmarshal(body, &r)
+	}
+	if err != nil {
+		probe.Err = fmt.Errorf("GET /healthz: %d, unreadable answer: %w", resp.StatusCode, err)
+		return probe
+	}
+	probe.Code, probe.Status = resp.StatusCode, r.Status
+	probe.StuckFor = time.Duration(r.StuckForMs) * time.Millisecond
+	probe.StuckAfter = time.Duration(r.StuckAfterMs) * time.Millisecond
+	return probe
+}
