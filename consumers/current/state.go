@@ -31,15 +31,23 @@ type state struct {
 	invalid   int64
 	parts     map[int32]*partition
 	sensors   map[string]api.SensorState
+	// valid is the product's one validation rule with what it needs to
+	// remember: each sensor's last valid message per partition, and how
+	// far each partition was judged. It lives as long as the process, not
+	// an assignment, so a record delivered again (a rebalance, a broker
+	// reconnect) is recognised as a replay and neither counted as invalid
+	// nor applied over newer state.
+	valid *telemetry.Validator
 }
 
 func newState(groupID string) *state {
-	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{}}
+	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{},
+		valid: telemetry.NewValidator()}
 }
 
 // apply processes one record: a valid message overwrites its sensor's
-// state; an invalid one (undecodable, or odometers below the sensor's
-// current state) is counted and returned as an error, never stored.
+// state; an invalid one (telemetry.Check) is counted and returned as an
+// error, never stored; a replay of an offset already applied is skipped.
 func (s *state) apply(p int32, offset int64, key, value []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -48,13 +56,11 @@ func (s *state) apply(p int32, offset int64, key, value []byte) error {
 		ps.next = offset + 1
 		ps.hwm = max(ps.hwm, ps.next)
 	}
-	m, err := telemetry.Decode(key, value)
-	if err == nil {
-		if prev, ok := s.sensors[m.SensorID]; ok {
-			err = telemetry.CheckSuccessor(prev.Message(), m)
-		}
-	}
-	if err != nil {
+	m, verdict, err := s.valid.Judge(p, offset, key, value)
+	switch verdict {
+	case telemetry.Replay:
+		return nil
+	case telemetry.Invalid:
 		s.invalid++
 		return err
 	}
