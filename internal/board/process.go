@@ -76,6 +76,7 @@ type proc struct {
 	positions    []status.Position
 	processed    int64
 	invalid      int64
+	lastInvalid  string // reason of the latest invalid message it skipped
 	produced     int64
 	paused       bool
 	quietSince   time.Time // producer: when it last stopped publishing (paused or exited)
@@ -126,6 +127,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.mode, p.reset, p.groupID, p.httpAddr = "", "", "", ""
 	p.positions = nil
 	p.processed, p.invalid, p.produced = 0, 0, 0
+	p.lastInvalid = ""
 	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.logSince = len(p.logs)
@@ -280,7 +282,16 @@ func (b *Board) procStatus(v ProcStatus) {
 		}
 		b.event(at, v.Name, LevelGood, fmt.Sprintf("caught up after %d messages in %.1f s", e.Processed, float64(e.Millis)/1000))
 	case status.InvalidMessage:
+		p.lastInvalid = e.Error
 		b.invalidEvent(at, v.Name, e)
+	case status.BadInjected:
+		text := fmt.Sprintf("published %d malformed records on purpose (poison for the consumers)", e.Injected)
+		level := LevelWarn
+		if e.Error != "" {
+			text += ": " + e.Error
+			level = LevelBad
+		}
+		b.event(at, v.Name, level, text)
 	case status.CrashPointArmed:
 		if e.Point == "none" {
 			p.armed = ""
@@ -353,6 +364,10 @@ func (b *Board) request(v Request) {
 		b.event(v.At, v.Name, LevelAction, v.Op+" requested")
 		return
 	}
+	if v.Op == OpInjectBad {
+		b.event(v.At, v.Name, LevelAction, "malformed records requested (every kind in turn)")
+		return
+	}
 	if p.pending == "" {
 		p.prevState = p.state
 	}
@@ -378,8 +393,10 @@ func (b *Board) requestDone(v RequestDone) {
 	if p == nil || v.Err == nil {
 		return
 	}
-	if v.Op == OpPause || v.Op == OpResume {
-		p.pauseAsked = ""
+	if v.Op == OpPause || v.Op == OpResume || v.Op == OpInjectBad {
+		if v.Op != OpInjectBad {
+			p.pauseAsked = ""
+		}
 		b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s failed: %v", v.Op, v.Err))
 		return
 	}
@@ -437,10 +454,13 @@ type ProcView struct {
 
 	// What the current incarnation reported about itself (Progress and
 	// CaughtUp events); zero before its first report.
-	StartedAt        time.Time
-	Positions        []status.Position
-	Processed        int64
-	Invalid          int64
+	StartedAt time.Time
+	Positions []status.Position
+	Processed int64
+	Invalid   int64
+	// LastInvalid is the reason of the latest invalid message this
+	// incarnation skipped ("" before any).
+	LastInvalid      string
 	CaughtUp         bool
 	CaughtUpMessages int64
 	CaughtUpMillis   int64
@@ -517,6 +537,7 @@ func (b *Board) Process(name string) ProcView {
 		Positions:        append([]status.Position(nil), p.positions...),
 		Processed:        p.processed,
 		Invalid:          p.invalid,
+		LastInvalid:      p.lastInvalid,
 		CaughtUp:         p.caughtUp,
 		CaughtUpMessages: p.caughtUpMsgs,
 		CaughtUpMillis:   p.caughtUpMs,

@@ -29,6 +29,12 @@ type ReportProcess struct {
 	Reset string `json:"reset,omitempty"`
 	// LastExit: "SIGKILL", "exit 1", ... of the latest exit, if any.
 	LastExit string `json:"last_exit,omitempty"`
+	// Invalid: messages the process skipped as invalid since it (its
+	// current or latest incarnation) started, as it last reported; null for
+	// the processes that read no messages (producer, consumer-query,
+	// broker, store). LastInvalid is the reason of the latest one.
+	Invalid     *int64 `json:"invalid"`
+	LastInvalid string `json:"last_invalid,omitempty"`
 }
 
 // ReportSensor is one sensor: what each side says about it.
@@ -109,6 +115,10 @@ func (b *Board) Report() Report {
 		if pv.LastExit != nil {
 			rp.LastExit = pv.LastExit.Label()
 		}
+		if ReadsMessages(pv.Name) {
+			n := pv.Invalid
+			rp.Invalid, rp.LastInvalid = &n, pv.LastInvalid
+		}
 		r.Processes = append(r.Processes, rp)
 	}
 
@@ -166,3 +176,7 @@ func (b *Board) Report() Report {
 }
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
+
+// ReadsMessages tells the processes that read the topic's messages, and so
+// count the invalid ones.
+func ReadsMessages(name string) bool { return name == Current || name == Usage }

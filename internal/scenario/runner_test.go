@@ -163,6 +163,10 @@ func (h *fakeHost) Observe(f func(*board.Board)) {
 
 func (h *fakeHost) ResetLab() error { h.Note("reset-lab"); return nil }
 
+func (h *fakeHost) InjectBad(n int) (int, error) {
+	return n, h.call(fmt.Sprintf("inject-bad %d", n), nil)
+}
+
 func (h *fakeHost) Note(text string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
