@@ -282,6 +282,10 @@ func (b *Board) procStatus(v ProcStatus) {
 		}
 		b.event(at, v.Name, LevelGood, fmt.Sprintf("caught up after %d messages in %.1f s", e.Processed, float64(e.Millis)/1000))
 	case status.InvalidMessage:
+		// Counted at once (the next Progress carries the process's own
+		// count, which includes it): a report taken as soon as the
+		// consumers caught up has every invalid message they skipped.
+		p.invalid++
 		p.lastInvalid = e.Error
 		b.invalidEvent(at, v.Name, e)
 	case status.BadInjected:

@@ -387,3 +387,49 @@ func checkFiniteUsage(t *testing.T, u UsageBody) {
 		t.Errorf("usage total is zero: %+v", u.Total)
 	}
 }
+
+// TestHeadlessInjectBad drives the dashboard's own path (the script action
+// inject-bad, the b key's Lab.InjectBad: the running producer's POST
+// /inject-bad) and checks the --report contract: invalid per process (null
+// where it reads no messages), equal to what was injected, and a usage
+// that stays exact, with no zero or NaN.
+func TestHeadlessInjectBad(t *testing.T) {
+	d := newDashboard(t)
+	d.startHeadless(fmt.Sprintf(`
+wait-caught-up 60s
+inject-bad %d
+wait 500ms           # valid records after the poison
+pause producer
+wait-caught-up 60s
+quit
+`, producer.BadCycle), "--usage-mode", "guarded", "--interval", "50ms", "--seed", "13")
+	if code := d.waitExit(3 * time.Minute); code != 0 {
+		t.Fatalf("dashboard exited %d", code)
+	}
+	r := d.readReport()
+	for _, p := range r.Processes {
+		reads := p.Name == "consumer-current" || p.Name == "consumer-usage"
+		switch {
+		case !reads && p.Invalid != nil:
+			t.Errorf("%s reads no messages, yet its invalid is %d", p.Name, *p.Invalid)
+		case reads && (p.Invalid == nil || *p.Invalid != int64(producer.BadCycle)):
+			t.Errorf("%s: invalid %v, %d injected", p.Name, p.Invalid, producer.BadCycle)
+		case reads && !strings.Contains(p.LastInvalid, ": "):
+			t.Errorf("%s: last_invalid %q", p.Name, p.LastInvalid)
+		}
+	}
+	rt := d.readRunTruth()
+	if rt.Truth.Invalid != producer.BadCycle {
+		t.Fatalf("the topic holds %d invalid records, %d injected", rt.Truth.Invalid, producer.BadCycle)
+	}
+	checkCurrentIsTruth(t, r, rt.Truth)
+	checkUsageExact(t, r, rt)
+	for _, s := range r.Sensors {
+		if s.Current == nil || s.Truth == nil || s.Current.HoursTot == 0 || math.IsNaN(s.Current.KmTot) || s.Truth.HoursTot == 0 {
+			t.Errorf("sensor %s in the report: current %+v truth %+v", s.SensorID, s.Current, s.Truth)
+		}
+	}
+	if !strings.Contains(d.stderr(), fmt.Sprintf("published %d malformed records", producer.BadCycle)) {
+		t.Errorf("the event log does not show the injection")
+	}
+}
