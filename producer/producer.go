@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"sync"
@@ -135,12 +136,19 @@ func parseFlags(args []string) (Config, error) {
 		return Config{}, cli.Usagef("--count must not be negative, got %d", cfg.Count)
 	case cfg.InjectBad < 0 || cfg.InjectBad > MaxInject:
 		return Config{}, cli.Usagef("--inject-bad must be between 0 and %d, got %d", MaxInject, cfg.InjectBad)
+	case cfg.HTTP != "" && !validHostPort(cfg.HTTP):
+		return Config{}, cli.Usagef("--http %q: want host:port (127.0.0.1:0 picks a port), or empty for no HTTP server", cfg.HTTP)
 	case cfg.Brokers == "":
 		return Config{}, cli.Usagef("--brokers is empty")
 	case cfg.Topic == "":
 		return Config{}, cli.Usagef("--topic is empty")
 	}
 	return cfg, nil
+}
+
+func validHostPort(addr string) bool {
+	_, _, err := net.SplitHostPort(addr)
+	return err == nil
 }
 
 // Run publishes until ctx ends (then flushes and returns nil) or, with
