@@ -372,6 +372,6 @@ func scenePoison() *scene {
 		s.status(board.Usage, 64.7, status.Event{Type: status.InvalidMessage, Partition: 2, Offset: int64(300 + i), Error: r})
 	}
 	s.status(board.Current, 64.8, status.Event{Type: status.Progress, Processed: 630, Invalid: 9})
-	s.status(board.Usage, 64.9, status.Event{Type: status.Progress, Processed: 627, Invalid: 9999999})
+	s.status(board.Usage, 64.9, status.Event{Type: status.Progress, Processed: 627, Invalid: 9})
 	return s.tick(65)
 }

@@ -154,7 +154,11 @@ func InvalidLine(st *theme.Styles, procs []board.ProcView, width int) string {
 			continue
 		}
 		any = any || pv.Invalid > 0
-		parts = append(parts, fmt.Sprintf("%s %d", pv.Name, pv.Invalid))
+		name := pv.Name
+		if width < 100 { // compact: "current 9 · usage 9"
+			name = strings.TrimPrefix(name, "consumer-")
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, pv.Invalid))
 		if pv.LastInvalid != "" && (last == "" || pv.Name == board.Usage) {
 			last, _, _ = strings.Cut(pv.LastInvalid, ":")
 		}
