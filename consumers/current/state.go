@@ -31,18 +31,22 @@ type state struct {
 	invalid   int64
 	parts     map[int32]*partition
 	sensors   map[string]api.SensorState
+	// done is, per partition, the offset after the last record applied by
+	// this process. It outlives revocations: a reassignment after a broker
+	// outage resumes there instead of replaying from earliest into a state
+	// that already holds those records.
+	done map[int32]int64
 	// valid is the product's one validation rule with what it needs to
 	// remember: each sensor's last valid message per partition, and how
 	// far each partition was judged. It lives as long as the process, not
-	// an assignment, so a record delivered again (a rebalance, a broker
-	// reconnect) is recognised as a replay and neither counted as invalid
-	// nor applied over newer state.
+	// an assignment, so a record delivered again is recognised as a replay
+	// and neither counted as invalid nor applied over newer state.
 	valid *telemetry.Validator
 }
 
 func newState(groupID string) *state {
 	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{},
-		valid: telemetry.NewValidator()}
+		done: map[int32]int64{}, valid: telemetry.NewValidator()}
 }
 
 // apply processes one record: a valid message overwrites its sensor's
@@ -51,6 +55,12 @@ func newState(groupID string) *state {
 func (s *state) apply(p int32, offset int64, key, value []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if d, ok := s.done[p]; ok && offset < d {
+		// Already applied by this process (a fetch from before a
+		// reassignment): neither new nor invalid.
+		return nil
+	}
+	s.done[p] = offset + 1
 	s.processed++
 	if ps := s.parts[p]; ps != nil && offset+1 > ps.next {
 		ps.next = offset + 1
@@ -77,6 +87,14 @@ func (s *state) assign(start, target map[int32]int64) {
 	for p, off := range start {
 		s.parts[p] = &partition{next: off, target: target[p], hwm: max(off, target[p])}
 	}
+}
+
+// resumeAt is where this process stopped reading partition p, if it read it.
+func (s *state) resumeAt(p int32) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	off, ok := s.done[p]
+	return off, ok
 }
 
 func (s *state) revoke() {

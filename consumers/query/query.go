@@ -56,7 +56,8 @@ func Main(args []string) int {
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	return cli.Exit(os.Stderr, Run(ctx, Config{Mongo: conn.Mongo, HTTP: *httpAddr}, status.New(Role), cli.Logger(Role)))
+	em := status.New(Role)
+	return cli.ExitReporting(em, os.Stderr, Run(ctx, Config{Mongo: conn.Mongo, HTTP: *httpAddr}, em, cli.Logger(Role)))
 }
 
 // mongoHost is the URI's host list without credentials, for events and logs.

@@ -38,7 +38,8 @@
 //     an idempotent acks=all producer without message timeout
 //     (kafkacfg.DeadLetterProducer), and Handle waits for its delivery
 //     report BEFORE it returns: only then may the record's offset be
-//     stored and committed (guarded mode stores offsets itself).
+//     stored and committed (both modes store an offset only after Handle
+//     returned for its record).
 //
 // So a committed offset past a poison record implies the record is in the
 // dead-letter topic, and a record forwarded but not yet committed is in the
@@ -53,9 +54,6 @@
 //     broker only after the next incarnation read the high watermark would
 //     be written again. The next start takes seconds; the broker appends a
 //     request it has received in milliseconds.
-//   - Naive mode stores offsets as it polls and commits them every second
-//     (the article's weakness): a crash between that commit and the
-//     forward loses the forward. Guarded mode has no such window.
 //   - Identity is (partition, offset) of the source topic: a topic deleted
 //     and recreated under the same name with the old dead-letter topic
 //     kept would make new records look forwarded.
@@ -156,9 +154,10 @@ func Main(args []string) int {
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	err = Run(ctx, cfg, status.New(Role), cli.Logger(Role))
+	em := status.New(Role)
+	err = Run(ctx, cfg, em, cli.Logger(Role))
 	if err != nil {
 		err = fmt.Errorf("consumer usage: %w", err)
 	}
-	return cli.Exit(os.Stderr, err)
+	return cli.ExitReporting(em, os.Stderr, err)
 }

@@ -167,6 +167,10 @@ type reportProc struct {
 	Mode     string `json:"mode"`
 	Reset    string `json:"reset"`
 	LastExit string `json:"last_exit"`
+	// LastError is null when the process gave no reason for failing.
+	LastError   *string `json:"last_error"`
+	Redelivered *int64  `json:"redelivered"`
+	Produced    *int64  `json:"produced"`
 	// Invalid is null for processes that read no messages.
 	Invalid     *int64 `json:"invalid"`
 	LastInvalid string `json:"last_invalid"`
