@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"sync"
@@ -56,6 +57,15 @@ type Config struct {
 	// partition, offset) on stderr, so a test can check each one is in the
 	// topic after any crash. Off by default: one line per message.
 	LogAcks bool
+	// InjectBad > 0 makes Run a one-shot: publish that many malformed
+	// records (BadRecords) after reading the topic, wait for their
+	// deliveries, and return.
+	InjectBad int
+	// HTTP is the listen address of POST /inject-bad ("" = no server).
+	HTTP string
+	// Inject delivers injection requests to the publishing loop (the HTTP
+	// server's, or a test's); nil means none.
+	Inject chan InjectRequest
 }
 
 const (
@@ -116,6 +126,8 @@ func parseFlags(args []string) (Config, error) {
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the simulated values (0 = from the clock)")
 	fs.IntVar(&cfg.Count, "count", 0, "stop after N messages per sensor (0 = run until stopped)")
 	fs.BoolVar(&cfg.LogAcks, "log-acks", os.Getenv("KRL_LOG_ACKS") == "1", "log every acknowledged message on stderr (env KRL_LOG_ACKS=1)")
+	fs.IntVar(&cfg.InjectBad, "inject-bad", 0, fmt.Sprintf("publish N malformed records of every kind in turn (%d = one of each) and exit", BadCycle))
+	fs.StringVar(&cfg.HTTP, "http", "127.0.0.1:0", "listen address of POST /inject-bad?n=N (empty: no HTTP server)")
 	if err := cli.Parse(fs, args); err != nil {
 		return Config{}, err
 	}
@@ -127,12 +139,21 @@ func parseFlags(args []string) (Config, error) {
 		return Config{}, cli.Usagef("--interval must be at least 1ms, got %s", cfg.Interval)
 	case cfg.Count < 0:
 		return Config{}, cli.Usagef("--count must not be negative, got %d", cfg.Count)
+	case cfg.InjectBad < 0 || cfg.InjectBad > MaxInject:
+		return Config{}, cli.Usagef("--inject-bad must be between 0 and %d, got %d", MaxInject, cfg.InjectBad)
+	case cfg.HTTP != "" && !validHostPort(cfg.HTTP):
+		return Config{}, cli.Usagef("--http %q: want host:port (127.0.0.1:0 picks a port), or empty for no HTTP server", cfg.HTTP)
 	case cfg.Brokers == "":
 		return Config{}, cli.Usagef("--brokers is empty")
 	case cfg.Topic == "":
 		return Config{}, cli.Usagef("--topic is empty")
 	}
 	return cfg, nil
+}
+
+func validHostPort(addr string) bool {
+	_, _, err := net.SplitHostPort(addr)
+	return err == nil
 }
 
 // Run publishes until ctx ends (then flushes and returns nil) or, with
@@ -165,6 +186,25 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		return err
 	}
 	defer pub.close()
+
+	// known[i]: sensor i has a message in the topic (or on its way).
+	known := make([]bool, cfg.Sensors)
+	for i := range known {
+		_, known[i] = last[fleet.Last(i).SensorID]
+	}
+	if cfg.InjectBad > 0 {
+		return injectOnce(ctx, cfg, em, log, pub, fleet, known)
+	}
+	if cfg.HTTP != "" {
+		if cfg.Inject == nil {
+			cfg.Inject = make(chan InjectRequest)
+		}
+		stopHTTP, err := serveInject(ctx, cfg.HTTP, cfg.Inject, em, log)
+		if err != nil {
+			return err
+		}
+		defer stopHTTP()
+	}
 
 	progress := func() {
 		em.Emit(status.Event{Type: status.Progress, Produced: pub.delivered.Load(), Sensors: cfg.Sensors})
@@ -214,6 +254,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 					continue
 				}
 				pub.produce(fleet.Next(i, now))
+				known[i] = true
 				sent[i]++
 				if cfg.Count == 0 || sent[i] < cfg.Count {
 					done = false
@@ -228,6 +269,22 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 				}
 				return nil
 			}
+
+		case req := <-cfg.Inject:
+			// Sensors with no message yet get one first, so a backwards
+			// record has a valid one to go back from.
+			for i := range known {
+				if !known[i] {
+					pub.produce(fleet.Next(i, time.Now()))
+					known[i], sent[i] = true, sent[i]+1
+				}
+			}
+			wait := pub.produceBad(BadRecords(req.N, cfg.Sensors, fleet.Last))
+			go func() {
+				res := wait(ctx)
+				reportInjected(em, log, res)
+				req.Reply <- res
+			}()
 
 		case <-report.C:
 			pub.checkBack()

@@ -40,16 +40,22 @@ type state struct {
 	done map[int32]int64
 	// health is fed by the Kafka loop and answers GET /healthz.
 	health *health.Tracker
+	// valid is the product's one validation rule with what it needs to
+	// remember: each sensor's last valid message per partition, and how
+	// far each partition was judged. It lives as long as the process, not
+	// an assignment, so a record delivered again is recognised as a replay
+	// and neither counted as invalid nor applied over newer state.
+	valid *telemetry.Validator
 }
 
 func newState(groupID string) *state {
-	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{}, done: map[int32]int64{},
-		health: health.NewTracker(0)}
+	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{},
+		done: map[int32]int64{}, valid: telemetry.NewValidator(), health: health.NewTracker(0)}
 }
 
 // apply processes one record: a valid message overwrites its sensor's
-// state; an invalid one (undecodable, or odometers below the sensor's
-// current state) is counted and returned as an error, never stored.
+// state; an invalid one (telemetry.Check) is counted and returned as an
+// error, never stored; a replay of an offset already applied is skipped.
 func (s *state) apply(p int32, offset int64, key, value []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -64,13 +70,11 @@ func (s *state) apply(p int32, offset int64, key, value []byte) error {
 		ps.next = offset + 1
 		ps.hwm = max(ps.hwm, ps.next)
 	}
-	m, err := telemetry.Decode(key, value)
-	if err == nil {
-		if prev, ok := s.sensors[m.SensorID]; ok {
-			err = telemetry.CheckSuccessor(prev.Message(), m)
-		}
-	}
-	if err != nil {
+	m, verdict, err := s.valid.Judge(p, offset, key, value)
+	switch verdict {
+	case telemetry.Replay:
+		return nil
+	case telemetry.Invalid:
 		s.invalid++
 		return err
 	}

@@ -134,3 +134,29 @@ func TestGroupIDIsFreshEachTime(t *testing.T) {
 		t.Fatalf("group ids %q %q", a, b)
 	}
 }
+
+// TestReplayAfterReassignIsNotInvalid: after a rebalance that hands the
+// partition back from the start (a reconnect), the records already applied
+// are replays: not counted as invalid, not applied over newer state; a
+// poison record is counted once, not once per delivery.
+func TestReplayAfterReassignIsNotInvalid(t *testing.T) {
+	s := newState("g")
+	recs := [][]byte{value(t, "a", 1, 10, 20), []byte("garbage"), value(t, "a", 2, 11, 22), value(t, "a", 3, 12, 23)}
+	deliver := func() {
+		for i, v := range recs {
+			_ = s.apply(0, int64(i), []byte("a"), v)
+		}
+	}
+	s.assign(map[int32]int64{0: 0}, map[int32]int64{0: 4})
+	deliver()
+	s.revoke()
+	s.assign(map[int32]int64{0: 0}, map[int32]int64{0: 4})
+	deliver() // everything again, from earliest
+	v := s.view()
+	if v.Invalid != 1 {
+		t.Fatalf("invalid = %d after a replay, want 1 (the garbage record, once)", v.Invalid)
+	}
+	if got := v.Sensors[0]; got.Offset != 3 || got.Odometry.HoursTot != 12 {
+		t.Fatalf("a replay moved sensor a back: %+v", got)
+	}
+}

@@ -25,6 +25,17 @@ type Store interface {
 	InsertUsageOnce(ctx context.Context, rec store.UsageRecord) (bool, error)
 }
 
+// DeadLetter is where invalid records go (dlq.go has consumer-usage's, on
+// <topic>.dlq); nil in a Processor means nowhere.
+type DeadLetter interface {
+	// Forwarded reports whether the record at partition/offset is already
+	// in the dead-letter topic, and the reason it was forwarded with.
+	Forwarded(partition int32, offset int64) (reason string, ok bool)
+	// Forward writes the record with its reason and returns once the
+	// broker acknowledged it; an error means it is not known to be there.
+	Forward(ctx context.Context, r Record, reason string) error
+}
+
 // Record is one Kafka message as the processor sees it.
 type Record struct {
 	Partition int32
@@ -116,7 +127,13 @@ type Processor struct {
 	replayed    atomic.Int64
 	records     atomic.Int64
 	storeErrors atomic.Int64
+
+	deadLetter DeadLetter
 }
+
+// SetDeadLetter makes Handle forward every invalid record to d, once,
+// before it returns (call it before the first Handle).
+func (p *Processor) SetDeadLetter(d DeadLetter) { p.deadLetter = d }
 
 // NewProcessor returns a processor with no checkpoints: call Load first.
 func NewProcessor(cfg ProcessorConfig) *Processor {
@@ -216,16 +233,28 @@ func (p *Processor) Stats() Stats {
 //     (topic/partition/offset), so writing it again is a no-op;
 //  3. the checkpoint only moves forward (conditional single-document upsert);
 //  4. the caller stores the offset only after Handle returned.
+//
+// Invalid records (telemetry.Check, the product's one rule, with the
+// sensor's checkpoint as the last valid message when it is of the same
+// partition and before the record) are counted and skipped, and forwarded
+// to the dead-letter topic before Handle returns; a record the dead-letter
+// topic already holds is counted and skipped without being read again
+// (dlq.go explains why this is exactly once).
 func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
+	if p.deadLetter != nil {
+		if reason, ok := p.deadLetter.Forwarded(r.Partition, r.Offset); ok {
+			return p.reject(r, errors.New(reason)), nil
+		}
+	}
 	m, err := telemetry.Decode(r.Key, r.Value)
 	if err != nil {
-		return p.reject(r, err), nil
+		return p.rejectForward(ctx, r, err)
 	}
 	prev, known := p.checkpoints[m.SensorID]
 	samePartition := known && prev.Partition == r.Partition
 	if samePartition && r.Offset > prev.Offset {
-		if err := telemetry.CheckSuccessor(prev.Message, m); err != nil {
-			return p.reject(r, err), nil
+		if _, err := telemetry.Check(r.Key, r.Value, &prev.Message); err != nil {
+			return p.rejectForward(ctx, r, err)
 		}
 	}
 	guarded := p.cfg.Mode == lesson.Guarded
@@ -293,6 +322,18 @@ func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
 		return res, ErrCrashed
 	}
 	return res, nil
+}
+
+// rejectForward forwards an invalid record to the dead-letter topic, then
+// counts it. An error (ctx ended, or a permanent delivery failure) means
+// the record is not done: its offset must not be stored.
+func (p *Processor) rejectForward(ctx context.Context, r Record, reason error) (Result, error) {
+	if p.deadLetter != nil {
+		if err := p.deadLetter.Forward(ctx, r, reason.Error()); err != nil {
+			return Result{Outcome: Invalid}, err
+		}
+	}
+	return p.reject(r, reason), nil
 }
 
 func (p *Processor) reject(r Record, err error) Result {

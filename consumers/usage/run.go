@@ -216,6 +216,17 @@ func (k *kafkaLoop) run() error {
 	if !k.waitBroker() {
 		return stopping(k.em, k.log, "signal")
 	}
+	// Poison records go to <topic>.dlq once (dlq.go): learn what is there
+	// before the first record.
+	dlq, err := openDeadLetter(k.ctx, k.cfg.Conn.Brokers, k.cfg.Conn.Topic, k.em, k.log)
+	if err != nil {
+		if k.ctx.Err() != nil {
+			return stopping(k.em, k.log, "signal")
+		}
+		return err
+	}
+	defer dlq.close()
+	k.proc.SetDeadLetter(dlq)
 	if err := k.consumer.Subscribe(k.cfg.Conn.Topic, k.rebalance); err != nil {
 		return fmt.Errorf("subscribe %s: %w", k.cfg.Conn.Topic, err)
 	}

@@ -15,6 +15,50 @@
 //
 // The per-message logic (Processor) knows nothing of Kafka; Run wires it to
 // a librdkafka consumer, the status events and the HTTP server.
+//
+// # Poison records and the dead-letter topic
+//
+// Every invalid record (telemetry.Check, the product's one rule) is
+// counted, skipped and forwarded to <topic>.dlq exactly once, across
+// crashes (dlq.go). The dead-letter record carries the record's key and
+// value and the headers reason, source-topic, source-partition and
+// source-offset.
+//
+// consumer-usage is the forwarder because it is the consumer with durable
+// progress (its committed offsets); consumer-current replays the topic at
+// every start and would forward everything again.
+//
+//  1. At start, before it subscribes, consumer-usage reads the dead-letter
+//     topic from its beginning to the high watermarks it finds, and learns
+//     the (source-partition, source-offset) of every record already
+//     forwarded.
+//  2. A poison record already in that set is counted and skipped, never
+//     forwarded again (a restart re-delivers whatever was not committed).
+//  3. A poison record not in it is produced to the dead-letter topic with
+//     an idempotent acks=all producer without message timeout
+//     (kafkacfg.DeadLetterProducer), and Handle waits for its delivery
+//     report BEFORE it returns: only then may the record's offset be
+//     stored and committed (both modes store an offset only after Handle
+//     returned for its record).
+//
+// So a committed offset past a poison record implies the record is in the
+// dead-letter topic, and a record forwarded but not yet committed is in the
+// set the next incarnation reads: it is not written twice. Within one
+// incarnation the idempotent producer rules out duplicates from its own
+// retries, and with no message timeout a delivery fails only for a
+// permanent error, which ends the process (the next start re-reads the
+// topic) instead of being retried blindly.
+//
+// Limits, stated:
+//   - A produce request sent just before a SIGKILL and appended by the
+//     broker only after the next incarnation read the high watermark would
+//     be written again. The next start takes seconds; the broker appends a
+//     request it has received in milliseconds.
+//   - Identity is (partition, offset) of the source topic: a topic deleted
+//     and recreated under the same name with the old dead-letter topic
+//     kept would make new records look forwarded.
+//   - One consumer-usage forwards at a time (static membership); two live
+//     owners of a partition during a rebalance could both forward.
 package usage
 
 import (

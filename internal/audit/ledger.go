@@ -59,6 +59,16 @@ type partProgress struct {
 	next          int64 // offset after the last record read; 0 before any
 	highWatermark int64 // last log-end offset the client learned; -1 unknown
 	unattributed  int64 // invalid records with no key to name a sensor by
+	// invalidAt lists the partition's invalid records in offset order
+	// (append-only: a snapshot keeps a prefix).
+	invalidAt []InvalidRecord
+}
+
+// InvalidRecord is a record the audit skipped as invalid, and why.
+type InvalidRecord struct {
+	Partition int32
+	Offset    int64
+	Reason    string
 }
 
 // Ledger accumulates the truth of a topic from its records, read in offset
@@ -67,11 +77,12 @@ type Ledger struct {
 	series map[seriesKey]*series
 	parts  map[int32]*partProgress
 	resets int
+	valid  *telemetry.Validator
 }
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{series: map[seriesKey]*series{}, parts: map[int32]*partProgress{}}
+	return &Ledger{series: map[seriesKey]*series{}, parts: map[int32]*partProgress{}, valid: telemetry.NewValidator()}
 }
 
 func (l *Ledger) part(p int32) *partProgress {
@@ -100,10 +111,11 @@ func (l *Ledger) SetHighWatermark(p int32, hwm int64) {
 // learned from the old log of that partition is dropped, because it no
 // longer describes the topic.
 //
-// A record that telemetry.Decode rejects, or that telemetry.CheckSuccessor
-// rejects against the sensor's previous valid record, is counted as invalid
-// (under its key; without a key, under the partition) and does not become
-// the reference for the next delta.
+// Records are judged by the product's one rule (telemetry.Validator, as
+// consumer-current judges them; consumer-usage applies the same
+// telemetry.Check): an invalid record is counted (under its key; without a
+// key, under the partition) and never becomes the reference for the next
+// delta or the next backwards check.
 func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 	pp := l.part(partition)
 	if offset < pp.next {
@@ -112,14 +124,21 @@ func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 	}
 	pp.next = offset + 1
 
-	msg, err := telemetry.Decode(key, value)
+	msg, verdict, err := l.valid.Judge(partition, offset, key, value)
+	if verdict == telemetry.Replay {
+		return // cannot happen: offsets only grow once the partition was dropped
+	}
 	if err != nil {
+		pp.invalidAt = append(pp.invalidAt, InvalidRecord{Partition: partition, Offset: offset, Reason: err.Error()})
 		if len(key) == 0 {
 			pp.unattributed++
 			return
 		}
 		s := l.seriesOf(string(key), partition)
 		s.invalid++
+		if telemetry.KindOf(err) == telemetry.Backwards {
+			s.backwards++
+		}
 		s.lastError, s.errorAt = err.Error(), offset
 		return
 	}
@@ -127,12 +146,6 @@ func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 	var prev entry
 	if n := len(s.entries); n > 0 {
 		prev = s.entries[n-1]
-		if err := telemetry.CheckSuccessor(s.last.Message, msg); err != nil {
-			s.invalid++
-			s.backwards++
-			s.lastError, s.errorAt = err.Error(), offset
-			return
-		}
 		if u, record := telemetry.Delta(s.last.Message, msg); record {
 			prev.hoursCents += store.Cents(u.DeltaHours)
 			prev.kmCents += store.Cents(u.DeltaKm)
@@ -161,6 +174,7 @@ func (l *Ledger) dropPartition(p int32) {
 		}
 	}
 	delete(l.parts, p)
+	l.valid.Forget(p)
 	l.resets++
 }
 
@@ -174,6 +188,8 @@ type Truth struct {
 	Valid, Invalid int64
 	// Unattributed counts invalid records without a key (part of Invalid).
 	Unattributed int64
+	// InvalidAt lists every invalid record read, by partition then offset.
+	InvalidAt []InvalidRecord
 	// Partitions is sorted by partition id.
 	Partitions []PartitionProgress
 	// Resets counts partitions whose log restarted under the reader.
@@ -336,8 +352,13 @@ func (l *Ledger) Snapshot() Truth {
 	for p, pp := range l.parts {
 		t.Unattributed += pp.unattributed
 		t.Partitions = append(t.Partitions, PartitionProgress{Partition: p, Next: pp.next, HighWatermark: pp.highWatermark})
+		t.InvalidAt = append(t.InvalidAt, pp.invalidAt...)
 	}
 	t.Invalid += t.Unattributed
 	sort.Slice(t.Partitions, func(i, j int) bool { return t.Partitions[i].Partition < t.Partitions[j].Partition })
+	sort.Slice(t.InvalidAt, func(i, j int) bool {
+		a, b := t.InvalidAt[i], t.InvalidAt[j]
+		return a.Partition < b.Partition || (a.Partition == b.Partition && a.Offset < b.Offset)
+	})
 	return t
 }

@@ -177,6 +177,9 @@ const (
 	// the producer's own Paused/Resumed status confirms them.
 	OpPause  = "pause"
 	OpResume = "resume"
+	// OpInjectBad asks the producer to publish malformed records; its
+	// BadInjected status confirms it.
+	OpInjectBad = "inject-bad"
 )
 
 // Request: the user or a script asked the supervisor to act on a process.

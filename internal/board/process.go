@@ -79,6 +79,7 @@ type proc struct {
 	positions    []status.Position
 	processed    int64
 	invalid      int64
+	lastInvalid  string // reason of the latest invalid message it skipped
 	produced     int64
 	paused       bool
 	quietSince   time.Time // producer: when it last stopped publishing (paused or exited)
@@ -140,6 +141,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.positions = nil
 	p.processed, p.invalid, p.produced = 0, 0, 0
 	p.lastError, p.redelivered = "", -1
+	p.lastInvalid = ""
 	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.frozen, p.health = false, healthState{}
@@ -345,7 +347,20 @@ func (b *Board) procStatus(v ProcStatus) {
 		}
 		b.event(at, v.Name, LevelGood, fmt.Sprintf("caught up after %d messages in %.1f s", e.Processed, float64(e.Millis)/1000))
 	case status.InvalidMessage:
+		// Counted at once (the next Progress carries the process's own
+		// count, which includes it): a report taken as soon as the
+		// consumers caught up has every invalid message they skipped.
+		p.invalid++
+		p.lastInvalid = e.Error
 		b.invalidEvent(at, v.Name, e)
+	case status.BadInjected:
+		text := fmt.Sprintf("published %d malformed records on purpose (poison for the consumers)", e.Injected)
+		level := LevelWarn
+		if e.Error != "" {
+			text += ": " + e.Error
+			level = LevelBad
+		}
+		b.event(at, v.Name, level, text)
 	case status.CrashPointArmed:
 		if e.Point == "none" {
 			p.armed = ""
@@ -432,6 +447,10 @@ func (b *Board) request(v Request) {
 		b.event(v.At, v.Name, LevelAction, freezeText(v.Op))
 		return
 	}
+	if v.Op == OpInjectBad {
+		b.event(v.At, v.Name, LevelAction, "malformed records requested (every kind in turn)")
+		return
+	}
 	if p.pending == "" {
 		p.prevState = p.state
 	}
@@ -458,8 +477,10 @@ func (b *Board) requestDone(v RequestDone) {
 	if p == nil || v.Err == nil {
 		return
 	}
-	if v.Op == OpPause || v.Op == OpResume {
-		p.pauseAsked = ""
+	if v.Op == OpPause || v.Op == OpResume || v.Op == OpInjectBad {
+		if v.Op != OpInjectBad {
+			p.pauseAsked = ""
+		}
 		b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s failed: %v", v.Op, v.Err))
 		return
 	}
@@ -521,10 +542,13 @@ type ProcView struct {
 
 	// What the current incarnation reported about itself (Progress and
 	// CaughtUp events); zero before its first report.
-	StartedAt        time.Time
-	Positions        []status.Position
-	Processed        int64
-	Invalid          int64
+	StartedAt time.Time
+	Positions []status.Position
+	Processed int64
+	Invalid   int64
+	// LastInvalid is the reason of the latest invalid message this
+	// incarnation skipped ("" before any).
+	LastInvalid      string
 	CaughtUp         bool
 	CaughtUpMessages int64
 	CaughtUpMillis   int64
@@ -610,6 +634,7 @@ func (b *Board) Process(name string) ProcView {
 		Positions:        append([]status.Position(nil), p.positions...),
 		Processed:        p.processed,
 		Invalid:          p.invalid,
+		LastInvalid:      p.lastInvalid,
 		CaughtUp:         p.caughtUp,
 		CaughtUpMessages: p.caughtUpMsgs,
 		CaughtUpMillis:   p.caughtUpMs,

@@ -42,6 +42,12 @@ type ReportProcess struct {
 	// Health: ok, stuck, down or frozen (HealthView.Word; ok for a live
 	// consumer whose /healthz has not been read yet).
 	Health string `json:"health"`
+	// Invalid: messages the process skipped as invalid since it (its
+	// current or latest incarnation) started, as it last reported; null for
+	// the processes that read no messages (producer, consumer-query,
+	// broker, store). LastInvalid is the reason of the latest one.
+	Invalid     *int64 `json:"invalid"`
+	LastInvalid string `json:"last_invalid,omitempty"`
 }
 
 // ReportSensor is one sensor: what each side says about it.
@@ -138,6 +144,10 @@ func (b *Board) Report() Report {
 		if rp.Health == "" {
 			rp.Health = HealthOK
 		}
+		if ReadsMessages(pv.Name) {
+			n := pv.Invalid
+			rp.Invalid, rp.LastInvalid = &n, pv.LastInvalid
+		}
 		r.Processes = append(r.Processes, rp)
 	}
 
@@ -195,3 +205,7 @@ func (b *Board) Report() Report {
 }
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
+
+// ReadsMessages tells the processes that read the topic's messages, and so
+// count the invalid ones.
+func ReadsMessages(name string) bool { return name == Current || name == Usage }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
@@ -61,7 +62,10 @@ func newDashboard(t *testing.T) *dashboard {
 	if d.external != "" {
 		// Unreachable broker: CreateTopic fails the test.
 		CreateTopic(t, d.external, d.topic, Partitions)
-		t.Cleanup(func() { deleteTopic(t, d.external, d.topic) })
+		t.Cleanup(func() {
+			deleteTopic(t, d.external, d.topic)
+			deleteTopic(t, d.external, kafkacfg.DeadLetterTopic(d.topic))
+		})
 		t.Logf("dashboard on KAFKA_BROKER=%s, topic %s", d.external, d.topic)
 	} else {
 		t.Logf("dashboard with its embedded broker, topic %s", d.topic)
@@ -168,6 +172,9 @@ type reportProc struct {
 	Redelivered *int64  `json:"redelivered"`
 	Produced    *int64  `json:"produced"`
 	Health      string  `json:"health"` // ok, stuck, down or frozen
+	// Invalid is null for processes that read no messages.
+	Invalid     *int64 `json:"invalid"`
+	LastInvalid string `json:"last_invalid"`
 }
 
 type reportSens struct {

@@ -97,9 +97,13 @@ func Stack(t testing.TB) *Infra {
 	}
 
 	CreateTopic(t, in.Brokers, in.Topic, Partitions)
+	CreateTopic(t, in.Brokers, kafkacfg.DeadLetterTopic(in.Topic), kafkacfg.DeadLetterPartitions)
 	if in.Broker == nil {
 		// A shared broker keeps no test topics around.
-		t.Cleanup(func() { deleteTopic(t, in.Brokers, in.Topic) })
+		t.Cleanup(func() {
+			deleteTopic(t, in.Brokers, in.Topic)
+			deleteTopic(t, in.Brokers, kafkacfg.DeadLetterTopic(in.Topic))
+		})
 	}
 	checkStore(t, in.Mongo, mongoEnv != "")
 	return in

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
@@ -116,6 +117,11 @@ func RunBroker(ctx context.Context, cfg BrokerConfig, em *status.Emitter, log *s
 	}()
 
 	if err := ensureTopic(c, cfg.Topic, cfg.Partitions, log); err != nil {
+		return fmt.Errorf("broker: %w", err)
+	}
+	// Beside the topic, its dead-letter topic (consumer-usage forwards
+	// poison records there).
+	if err := ensureTopic(c, kafkacfg.DeadLetterTopic(cfg.Topic), kafkacfg.DeadLetterPartitions, log); err != nil {
 		return fmt.Errorf("broker: %w", err)
 	}
 

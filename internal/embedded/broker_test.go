@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -326,8 +327,9 @@ func TestBrokerNoAutoTopicCreation(t *testing.T) {
 			t.Errorf("%s has %d partitions, want %d", name, len(tm.Partitions), testParts)
 		}
 	}
-	if len(names) != 1 || names[0] != testTopic {
-		t.Fatalf("topics %v, want only %s", names, testTopic)
+	sort.Strings(names)
+	if dlq := testTopic + ".dlq"; len(names) != 2 || names[0] != testTopic || names[1] != dlq {
+		t.Fatalf("topics %v, want only %s and its dead-letter topic %s", names, testTopic, dlq)
 	}
 }
 
@@ -564,12 +566,12 @@ func TestBrokerTopicOnReload(t *testing.T) {
 	b := startRole(t, "broker", "kafka", role("t1", 3))
 	b.stop()
 	b = startRole(t, "broker", "kafka", role("t1", 5))
-	if got := topicPartitions(t, b.addr); fmt.Sprint(got) != "map[t1:3]" {
+	if got := topicPartitions(t, b.addr); fmt.Sprint(got) != "map[t1:3 t1.dlq:1]" {
 		t.Fatalf("after asking for 5 partitions: %v, want t1 kept at 3", got)
 	}
 	b.stop()
 	b = startRole(t, "broker", "kafka", role("t2", 2))
-	if got := topicPartitions(t, b.addr); fmt.Sprint(got) != "map[t1:3 t2:2]" {
-		t.Fatalf("after asking for t2: %v, want t1:3 and t2:2", got)
+	if got := topicPartitions(t, b.addr); fmt.Sprint(got) != "map[t1:3 t1.dlq:1 t2:2 t2.dlq:1]" {
+		t.Fatalf("after asking for t2: %v, want t1:3 and t2:2 and their dead-letter topics", got)
 	}
 }

@@ -77,6 +77,41 @@ func Usage(brokers, groupID string, reset lesson.Reset) *kafka.ConfigMap {
 	return &c
 }
 
+// DeadLetterSuffix names a topic's dead-letter topic: sensor-data.dlq.
+const DeadLetterSuffix = ".dlq"
+
+// DeadLetterTopic is the dead-letter topic of topic.
+func DeadLetterTopic(topic string) string { return topic + DeadLetterSuffix }
+
+// DeadLetterPartitions is the partition count the dead-letter topic is
+// created with: one, so it reads as one ordered list of poison records.
+const DeadLetterPartitions = 1
+
+// DeadLetterProducer is consumer-usage's producer to the dead-letter topic:
+// idempotent and acks=all like the telemetry producer, and with no message
+// timeout, so a record waits for the broker instead of failing while it is
+// away: a failed delivery is then a permanent error, never "perhaps
+// written" (see consumers/usage/dlq.go for why that matters).
+func DeadLetterProducer(brokers string) *kafka.ConfigMap {
+	c := base(brokers, "krl-consumer-usage-dlq")
+	c["enable.idempotence"] = true
+	c["acks"] = "all"
+	c["linger.ms"] = 0
+	c["message.timeout.ms"] = 0
+	return &c
+}
+
+// DeadLetterReader reads the dead-letter topic once, by assignment (no
+// group join, no commits; librdkafka only wants a group id).
+func DeadLetterReader(brokers, groupID string) *kafka.ConfigMap {
+	c := base(brokers, "krl-consumer-usage-dlq-reader")
+	c["group.id"] = groupID
+	c["auto.offset.reset"] = "earliest"
+	c["enable.auto.commit"] = false
+	c["enable.auto.offset.store"] = false
+	return &c
+}
+
 // Audit is the dashboard's independent reader: earliest, never commits.
 func Audit(brokers, groupID string) *kafka.ConfigMap {
 	c := base(brokers, "krl-audit")

@@ -2,9 +2,13 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -374,3 +378,47 @@ func clearing(total board.UsageRow) string {
 
 // Quit asks the front end to end the run.
 func (l *Lab) Quit() { l.RequestQuit() }
+
+// InjectBad makes the running producer publish n malformed records, every
+// kind in turn (0: one of each kind), over its HTTP endpoint (POST
+// /inject-bad), as the arm of a crash point goes to consumer-usage's. It
+// returns once every record has its delivery report, with how many were
+// delivered; the consumers then count and skip them, and consumer-usage
+// forwards them to the dead-letter topic.
+func (l *Lab) InjectBad(n int) (delivered int, err error) {
+	err = l.act(board.Producer, board.OpInjectBad, func(name string) error {
+		addr, err := l.awaitHTTP(name, 10*time.Second)
+		if err != nil {
+			return err
+		}
+		q := ""
+		if n > 0 {
+			q = "?n=" + strconv.Itoa(n)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/inject-bad"+q, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("inject bad records: %w", err)
+		}
+		defer resp.Body.Close()
+		var res struct {
+			Delivered int    `json:"delivered"`
+			Error     string `json:"error"`
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if jerr := json.Unmarshal(body, &res); jerr != nil {
+			return fmt.Errorf("inject bad records: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+		}
+		delivered = res.Delivered
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("inject bad records: %s: %s", resp.Status, res.Error)
+		}
+		return nil
+	})
+	return delivered, err
+}

@@ -288,6 +288,16 @@ func (l *Lab) Launch(ctx context.Context) error {
 	if created {
 		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created topic %s with 3 partitions", l.cfg.Topic)})
 	}
+	dlq := kafkacfg.DeadLetterTopic(l.cfg.Topic)
+	tctx, tcancel = context.WithTimeout(ctx, 15*time.Second)
+	created, err = l.offsets.EnsureTopic(tctx, dlq, kafkacfg.DeadLetterPartitions)
+	tcancel()
+	if err != nil {
+		return fmt.Errorf("dead-letter topic %s on %s: %w", dlq, brokers, err)
+	}
+	if created {
+		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created dead-letter topic %s", dlq)})
+	}
 
 	for _, name := range roles {
 		if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {

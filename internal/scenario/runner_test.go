@@ -165,6 +165,9 @@ func (h *fakeHost) ResetLab() error { h.Note("reset-lab"); return nil }
 
 func (h *fakeHost) Freeze(name string) error { return h.call("freeze "+name, nil) }
 func (h *fakeHost) Thaw(name string) error   { return h.call("thaw "+name, nil) }
+func (h *fakeHost) InjectBad(n int) (int, error) {
+	return n, h.call(fmt.Sprintf("inject-bad %d", n), nil)
+}
 
 func (h *fakeHost) Note(text string) {
 	h.mu.Lock()

@@ -15,6 +15,7 @@
 //	thaw NAME                             SIGCONT it
 //	crash-at consumer-usage after-delta   arm a crash point (after-checkpoint; none disarms)
 //	reset-lab                             a new baseline: usage records and checkpoints cleared
+//	inject-bad 9                          the producer publishes 9 malformed records, every kind in turn
 //	mode consumer-usage guarded           naive|guarded, from the next start
 //	reset consumer-usage earliest         latest|earliest, from the next start
 //	quit                                  end the dashboard
@@ -30,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +64,7 @@ const (
 	Mode         Kind = "mode"
 	Reset        Kind = "reset"
 	ResetLab     Kind = "reset-lab"
+	InjectBad    Kind = "inject-bad"
 	Quit         Kind = "quit"
 	Freeze       Kind = "freeze"
 	Thaw         Kind = "thaw"
@@ -76,6 +79,8 @@ type Action struct {
 	Value string
 	// Duration of wait and wait-caught-up.
 	Duration time.Duration
+	// Count of inject-bad.
+	Count int
 	// Line is the 1-based line in the source; 0 for actions built in code.
 	Line int
 }
@@ -88,6 +93,8 @@ func (a Action) String() string {
 		return string(a.Kind) + " " + a.Duration.String()
 	case Quit, ResetLab:
 		return string(a.Kind)
+	case InjectBad:
+		return fmt.Sprintf("%s %d", a.Kind, a.Count)
 	case CrashAt, Mode, Reset:
 		return string(a.Kind) + " " + a.Name + " " + a.Value
 	default:
@@ -98,7 +105,7 @@ func (a Action) String() string {
 // Validate checks an action built in code against the same rules as Parse.
 func (a Action) Validate() error {
 	b, msg := parseLine(strings.Fields(a.String()))
-	if msg == "" && (b.Kind != a.Kind || b.Name != a.Name || b.Value != a.Value || b.Duration != a.Duration) {
+	if msg == "" && (b.Kind != a.Kind || b.Name != a.Name || b.Value != a.Value || b.Duration != a.Duration || b.Count != a.Count) {
 		msg = "not a well-formed action"
 	}
 	if msg != "" {
@@ -110,6 +117,7 @@ func (a Action) Validate() error {
 // grammar says what follows each verb.
 type grammar struct {
 	duration bool     // one duration
+	count    bool     // one count from 1 to MaxInjectBad
 	names    []string // one process name among these (nil: none)
 	values   []string // then one value among these (nil: none)
 	what     string   // "crash point", "mode", "reset" for messages
@@ -128,12 +136,16 @@ var grammars = map[Kind]grammar{
 	Mode:         {names: []string{board.Usage}, values: modes, what: "mode"},
 	Reset:        {names: []string{board.Usage}, values: resets, what: "reset"},
 	ResetLab:     {},
+	InjectBad:    {count: true},
 	Quit:         {},
 	Freeze:       {names: processes},
 	Thaw:         {names: processes},
 }
 
-var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, Quit, Freeze, Thaw}
+var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw}
+
+// MaxInjectBad bounds inject-bad (the producer's own limit).
+const MaxInjectBad = 10000
 
 // LineError is a mistake on one line of a script.
 type LineError struct {
@@ -205,6 +217,16 @@ func parseLine(f []string) (Action, string) {
 			return a, fmt.Sprintf("%s: bad duration %q (want a positive duration like 5s or 1m30s)", kind, args[0])
 		}
 		a.Duration = d
+	case g.count:
+		want = 1
+		if len(args) == 0 {
+			return a, fmt.Sprintf("%s: missing count (like 9: one record of every kind)", kind)
+		}
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 1 || n > MaxInjectBad {
+			return a, fmt.Sprintf("%s: bad count %q (want a number from 1 to %d)", kind, args[0], MaxInjectBad)
+		}
+		a.Count = n
 	case g.names != nil:
 		want = 1
 		if len(args) == 0 {
@@ -239,6 +261,8 @@ func usage(k Kind) string {
 	switch {
 	case g.duration:
 		return string(k) + " DURATION"
+	case g.count:
+		return string(k) + " N"
 	case g.values != nil:
 		return string(k) + " " + strings.Join(g.names, "|") + " " + strings.Join(g.values, "|")
 	case g.names != nil && len(g.names) == 1:
@@ -277,6 +301,8 @@ type Target interface {
 	// ResetLab starts a new baseline: usage records and checkpoints
 	// cleared, consumer-usage reading on from the end of the topic.
 	ResetLab() error
+	// InjectBad makes the producer publish n malformed records.
+	InjectBad(n int) (delivered int, err error)
 	// Quit ends the dashboard; the script stops after it.
 	Quit()
 	// Freeze SIGSTOPs the process group of name; Thaw SIGCONTs it.
@@ -369,6 +395,12 @@ func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-ch
 		return err
 	case ResetLab:
 		return t.ResetLab()
+	case InjectBad:
+		n, err := t.InjectBad(a.Count)
+		if err == nil && n != a.Count {
+			err = fmt.Errorf("%d of %d malformed records delivered", n, a.Count)
+		}
+		return err
 	case Crash:
 		return t.Crash(a.Name)
 	case Stop:

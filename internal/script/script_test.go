@@ -32,6 +32,7 @@ reset consumer-usage latest
 	wait   1m30s
 start consumer-current
 start consumer-query
+inject-bad 9
 freeze consumer-usage
 thaw consumer-usage
 quit
@@ -58,9 +59,10 @@ quit
 		{Kind: Wait, Duration: 90 * time.Second, Line: 17},
 		{Kind: Start, Name: board.Current, Line: 18},
 		{Kind: Start, Name: board.Query, Line: 19},
-		{Kind: Freeze, Name: board.Usage, Line: 20},
-		{Kind: Thaw, Name: board.Usage, Line: 21},
-		{Kind: Quit, Line: 22},
+		{Kind: InjectBad, Count: 9, Line: 20},
+		{Kind: Freeze, Name: board.Usage, Line: 21},
+		{Kind: Thaw, Name: board.Usage, Line: 22},
+		{Kind: Quit, Line: 23},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
@@ -97,7 +99,7 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, quit, freeze, thaw)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, quit, freeze, thaw)`},
 		{"Crash producer", `unknown action "Crash"`},
 		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
 		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
@@ -116,6 +118,10 @@ func TestParseErrors(t *testing.T) {
 		{"wait 0s", `wait: bad duration "0s"`},
 		{"wait 5s 6s", `wait: unexpected "6s" (usage: wait DURATION)`},
 		{"wait-caught-up", `wait-caught-up: missing duration`},
+		{"inject-bad", `inject-bad: missing count (like 9: one record of every kind)`},
+		{"inject-bad 0", `inject-bad: bad count "0" (want a number from 1 to 10000)`},
+		{"inject-bad many", `inject-bad: bad count "many"`},
+		{"inject-bad 9 now", `inject-bad: unexpected "now" (usage: inject-bad N)`},
 		{"wait-caught-up soon", `wait-caught-up: bad duration "soon"`},
 		{"crash-at", `crash-at: missing process name (want consumer-usage)`},
 		{"crash-at producer after-delta", `crash-at: not possible for producer (only consumer-usage)`},
@@ -215,6 +221,9 @@ func (f *fakeTarget) Quit()                      { _ = f.record("quit") }
 func (f *fakeTarget) ResetLab() error            { return f.record("reset-lab") }
 func (f *fakeTarget) Freeze(n string) error      { return f.record("freeze " + n) }
 func (f *fakeTarget) Thaw(n string) error        { return f.record("thaw " + n) }
+func (f *fakeTarget) InjectBad(n int) (int, error) {
+	return n, f.record(fmt.Sprintf("inject-bad %d", n))
+}
 func (f *fakeTarget) WaitCaughtUp(ctx context.Context) error {
 	if err := f.record("wait-caught-up"); err != nil {
 		return err

@@ -52,6 +52,10 @@ const (
 	// ahead of the CrashPoint it leads to. Fields: Point ("none": disarmed),
 	// After.
 	CrashPointArmed Type = "crash_point_armed"
+	// BadInjected: the producer published malformed records on purpose
+	// (--inject-bad N, POST /inject-bad). Fields: Injected (how many were
+	// delivered), Error (why some were not; empty when all were).
+	BadInjected Type = "bad_injected"
 	// Paused / Resumed: the producer stopped or restarted publishing.
 	Paused  Type = "paused"
 	Resumed Type = "resumed"
@@ -91,6 +95,7 @@ type Event struct {
 	Processed   int64      `json:"processed,omitempty"`
 	Invalid     int64      `json:"invalid,omitempty"`
 	Produced    int64      `json:"produced,omitempty"`
+	Injected    int64      `json:"injected,omitempty"`
 	Sensors     int        `json:"sensors,omitempty"`
 	Millis      int64      `json:"millis,omitempty"`
 	Partition   int32      `json:"partition,omitempty"`

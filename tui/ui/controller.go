@@ -42,6 +42,10 @@ type Controller interface {
 	// ResetLab starts a new baseline: usage records and checkpoints cleared,
 	// consumer-usage reading on from the end of the topic.
 	ResetLab() error
+	// InjectBad makes the running producer publish n malformed records,
+	// every kind in turn (its POST /inject-bad; 0 = one of each kind), and
+	// returns how many were delivered.
+	InjectBad(n int) (delivered int, err error)
 	// Tail returns up to n of the latest stderr lines of the named process.
 	Tail(name string, n int) []string
 }
@@ -55,6 +59,8 @@ const (
 	OpReset = "reset" // ToggleUsageReset
 	// OpResetLab: ResetLab.
 	OpResetLab = "reset-lab"
+	// OpInjectBad: InjectBad (Value is how many were delivered).
+	OpInjectBad = "inject-bad"
 	// OpScenario: ScenarioHost.Start (Value is the name) or Stop (Value "").
 	OpScenario = "scenario"
 )

@@ -360,6 +360,10 @@ func (f *fakeController) ResetLab() error { return f.record("reset-lab") }
 func (f *fakeController) ToggleFreeze(name string) (bool, error) {
 	return true, f.record("freeze " + name)
 }
+
+func (f *fakeController) InjectBad(n int) (int, error) {
+	return 9, f.record(fmt.Sprintf("inject-bad %d", n))
+}
 func (f *fakeController) Tail(name string, n int) []string {
 	_ = f.record("tail " + name)
 	return append([]string(nil), f.tail...)
@@ -373,3 +377,19 @@ func orDefault(s, d string) string {
 }
 
 var errNoSuchProcess = errors.New("no such process")
+
+// scenePoison is sceneRunning after the producer injected one malformed
+// record of every kind: both consumers skipped them, each with a reason.
+func scenePoison() *scene {
+	s := sceneRunning()
+	s.status(board.Producer, 64.5, status.Event{Type: status.BadInjected, Injected: 9})
+	reasons := []string{"not-json: value is not JSON: \"sensor sensor-01 says hello, not JSON\"",
+		"key-mismatch: key \"sensor-10\" does not match sensor_id \"sensor-09\""}
+	for i, r := range reasons {
+		s.status(board.Current, 64.6, status.Event{Type: status.InvalidMessage, Partition: 2, Offset: int64(300 + i), Error: r})
+		s.status(board.Usage, 64.7, status.Event{Type: status.InvalidMessage, Partition: 2, Offset: int64(300 + i), Error: r})
+	}
+	s.status(board.Current, 64.8, status.Event{Type: status.Progress, Processed: 630, Invalid: 9})
+	s.status(board.Usage, 64.9, status.Event{Type: status.Progress, Processed: 627, Invalid: 9})
+	return s.tick(65)
+}

@@ -18,6 +18,7 @@ type KeyMap struct {
 	Reset                key.Binding // e
 	CrashPoint           key.Binding // c
 	ResetLab             key.Binding // R
+	InjectBad            key.Binding // b
 	Logs                 key.Binding // l
 	Scenarios            key.Binding // g (reserved)
 	Help                 key.Binding // ?
@@ -44,6 +45,7 @@ func DefaultKeyMap() KeyMap {
 		Reset:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "usage latest/earliest")),
 		CrashPoint: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cycle crash point")),
 		ResetLab:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset lab (usage 0)")),
+		InjectBad:  key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "inject bad records")),
 		Logs:       key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs")),
 		Scenarios:  key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "scenarios"), key.WithDisabled()),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -75,7 +77,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{up, k.Down, k.Next, k.Jump},
 		{k.Crash, k.Stop, k.Restart, k.Freeze, k.Pause},
-		{k.Mode, k.Reset, k.CrashPoint, k.ResetLab, k.Scenarios},
+		{k.Mode, k.Reset, k.CrashPoint, k.ResetLab, k.InjectBad, k.Scenarios},
 		{k.Logs, k.scroll(), k.Help, k.Close, k.Quit},
 	}
 }

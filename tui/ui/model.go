@@ -245,6 +245,8 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.ResetLab):
 		m.setStatus(board.LevelAction, "R: new baseline: stopping consumer-usage, clearing usage records and checkpoints…")
 		return m, call(OpResetLab, board.Usage, "", m.ctl.ResetLab)
+	case key.Matches(msg, k.InjectBad):
+		return m.injectBad()
 	case key.Matches(msg, k.Logs):
 		m.showLogs = !m.showLogs
 		if m.showLogs {
@@ -413,6 +415,21 @@ func (m Model) armCrash() (tea.Model, tea.Cmd) {
 	}
 }
 
+// injectBad handles b: the producer publishes one malformed record of
+// every kind (InjectBad(0)).
+func (m Model) injectBad() (tea.Model, tea.Cmd) {
+	if !m.board.Has(board.Producer) || !m.board.Process(board.Producer).Alive {
+		m.setStatus(board.LevelWarn, "b: the producer is not running, nothing can inject bad records")
+		return m, nil
+	}
+	m.setStatus(board.LevelAction, "b: the producer publishes one malformed record of every kind…")
+	ctl := m.ctl
+	return m, func() tea.Msg {
+		n, err := ctl.InjectBad(0)
+		return ActionResultMsg{Op: OpInjectBad, Name: board.Producer, Value: fmt.Sprint(n), Err: err}
+	}
+}
+
 // result shows a Controller answer and tells the board.
 func (m Model) result(r ActionResultMsg) Model {
 	if r.Op == OpScenario {
@@ -451,6 +468,8 @@ func (m Model) result(r ActionResultMsg) Model {
 		}
 	case OpResetLab:
 		m.setStatus(board.LevelGood, "new baseline: consumer-usage reads on from the end of the topic, usage counts from 0")
+	case OpInjectBad:
+		m.setStatus(board.LevelGood, "producer published "+r.Value+" malformed records: the consumers skip them, consumer-usage forwards them to the DLQ")
 	case OpArm:
 		if r.Value == string(lesson.NoCrashPoint) {
 			m.setStatus(board.LevelGood, "crash point disarmed on consumer-usage (c arms after-delta)")

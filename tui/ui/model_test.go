@@ -52,6 +52,7 @@ func TestGolden(t *testing.T) {
 		{name: "current_and_query_down", scene: sceneDown, msgs: []tea.Msg{keyMsg("4"), ActionResultMsg{Op: board.OpCrash, Name: board.Query}}},
 		{name: "full_help", scene: sceneRunning, msgs: []tea.Msg{keyMsg("?")}},
 		{name: "frozen_and_stuck", scene: sceneFrozenStuck, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpFreeze, Name: board.Usage, Value: "frozen"}}},
+		{name: "poison", scene: scenePoison, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpInjectBad, Name: board.Producer, Value: "9"}}},
 		{name: "largest_values_states_a", scene: sceneStatesA, msgs: []tea.Msg{keyMsg("3")}},
 		{name: "largest_values_states_b", scene: sceneStatesB, msgs: []tea.Msg{keyMsg("2")}},
 		{name: "logs", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), keyMsg("l"), LogTailMsg{Name: board.Usage, Lines: []string{
@@ -168,6 +169,7 @@ func TestKeysCallTheController(t *testing.T) {
 			"arm consumer-usage after-delta", "arm consumer-usage after-checkpoint", "arm consumer-usage none",
 			"arm consumer-usage after-delta"}},
 		{name: "R resets the lab", keys: []string{"R"}, calls: []string{"reset-lab"}},
+		{name: "b injects one bad record of every kind", keys: []string{"4", "b"}, calls: []string{"inject-bad 0"}},
 		{name: "l tails the selected process", keys: []string{"3", "l"}, calls: []string{"tail consumer-usage"}},
 		{name: "l follows the selection", keys: []string{"3", "l", "down"}, calls: []string{"tail consumer-usage", "tail consumer-query"}},
 		{name: "help and quit call nothing", keys: []string{"?", "g", "q"}},

@@ -58,9 +58,15 @@ func (m Model) screen() screen {
 		if m.board.Has(board.Usage) {
 			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), inner))
 		}
+		if line := processes.InvalidLine(st, procs, inner); line != "" {
+			body = append(body, line)
+		}
 		sc.top = common.Box(st, "Processes · lag", body, w, len(body)+2)
 	} else {
 		sc.top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, Compact: true}.View(w, len(procs)+1)
+		if line := processes.InvalidLine(st, procs, w); line != "" {
+			sc.top += "\n" + line
+		}
 	}
 
 	rest := h - 1 - len(common.Lines(sc.top)) - 1 - len(common.Lines(sc.footer))

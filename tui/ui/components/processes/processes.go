@@ -147,3 +147,36 @@ func UsageLine(st *theme.Styles, pv board.ProcView, width int) string {
 	}
 	return common.Fit(" "+s, width)
 }
+
+// InvalidLine is the one-line account of poison: how many invalid
+// messages each consumer skipped since it started and the kind of the
+// latest (the events panel has the whole reason), with the key that
+// injects more; "" while no consumer skipped any (the line then takes no
+// room).
+func InvalidLine(st *theme.Styles, procs []board.ProcView, width int) string {
+	var parts []string
+	last := ""
+	any := false
+	for _, pv := range procs {
+		if !board.ReadsMessages(pv.Name) {
+			continue
+		}
+		any = any || pv.Invalid > 0
+		name := pv.Name
+		if width < 100 { // compact: "current 9 · usage 9"
+			name = strings.TrimPrefix(name, "consumer-")
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, pv.Invalid))
+		if pv.LastInvalid != "" && (last == "" || pv.Name == board.Usage) {
+			last, _, _ = strings.Cut(pv.LastInvalid, ":")
+		}
+	}
+	if !any {
+		return ""
+	}
+	s := st.Warn.Render("invalid skipped: "+strings.Join(parts, " · ")) + " " + st.Muted.Render("(b injects)")
+	if last != "" {
+		s += st.Muted.Render(" · last: ") + last
+	}
+	return common.Fit(" "+s, width)
+}

@@ -1,0 +1,390 @@
+package telemetry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The validation rule of the product lives here and only here: every
+// consumer and the dashboard's audit call Check (directly or through a
+// Validator), so they skip exactly the same records for the same reason.
+//
+// A record is invalid when
+//   - its value is not JSON (NotJSON), or lacks a field (MissingField), or
+//     has a field of the wrong JSON type (WrongType);
+//   - a number is absurd (Absurd): negative, NaN-like ("NaN", "Infinity"
+//     as a string), beyond float64 (1e999) or beyond what a machine can
+//     reach (MaxHours, MaxKm, a timestamp past MaxTimestamp);
+//   - its key is empty (EmptyKey) or differs from sensor_id (KeyMismatch);
+//   - an odometer is below the one of the last VALID record of the same
+//     sensor in the same partition (Backwards). Invalid records are never
+//     that reference, so one bad reading does not make the good ones after
+//     it look bad.
+//
+// An invalid record never yields a Message: no field of it becomes a zero
+// or a NaN anywhere.
+
+// Kind names why a record is invalid; it is the first word of the reason.
+type Kind string
+
+// The kinds of invalid record.
+const (
+	NotJSON      Kind = "not-json"
+	MissingField Kind = "missing-field"
+	WrongType    Kind = "wrong-type"
+	Absurd       Kind = "absurd-value"
+	EmptyKey     Kind = "empty-key"
+	KeyMismatch  Kind = "key-mismatch"
+	Backwards    Kind = "backwards"
+)
+
+// Kinds lists every kind, in the order the producer injects them.
+var Kinds = []Kind{NotJSON, MissingField, WrongType, Backwards, Absurd, EmptyKey, KeyMismatch}
+
+// Plausibility bounds: a value beyond them is not a reading.
+const (
+	// MaxHours is ~114 years of engine running.
+	MaxHours = 1e6
+	// MaxKm is 100 million km.
+	MaxKm = 1e8
+	// MaxTimestamp is 3000-01-01T00:00:00Z in epoch milliseconds.
+	MaxTimestamp int64 = 32503680000000
+)
+
+// ErrInvalid matches (errors.Is) every *InvalidError, so callers can count
+// and skip with errors.Is(err, ErrInvalid).
+var ErrInvalid = errors.New("invalid message")
+
+// ErrBackwards matches (errors.Is) an *InvalidError of kind Backwards.
+var ErrBackwards = fmt.Errorf("%w: odometer went backwards", ErrInvalid)
+
+// InvalidError is why a record is invalid. Error() is "kind: detail", the
+// reason the dashboard shows and the dead-letter topic's reason header.
+type InvalidError struct {
+	Kind   Kind
+	Detail string
+}
+
+func (e *InvalidError) Error() string { return string(e.Kind) + ": " + e.Detail }
+
+// Is makes errors.Is(err, ErrInvalid) true, and errors.Is(err,
+// ErrBackwards) true for the Backwards kind.
+func (e *InvalidError) Is(target error) bool {
+	return target == ErrInvalid || (target == ErrBackwards && e.Kind == Backwards)
+}
+
+func invalid(kind Kind, format string, args ...any) *InvalidError {
+	return &InvalidError{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
+// KindOf returns the kind of an invalid-record error ("" for any other error).
+func KindOf(err error) Kind {
+	var ie *InvalidError
+	if errors.As(err, &ie) {
+		return ie.Kind
+	}
+	return ""
+}
+
+// Check is the one validation rule: it decodes the record and judges it on
+// its own and, when prev is not nil, against prev, the last valid message
+// of the same sensor in the same partition (the caller picks it: a record
+// of another sensor or partition is simply not compared). A nil error
+// comes with the message; any error is an *InvalidError.
+func Check(key, value []byte, prev *Message) (Message, error) {
+	m, err := decode(value)
+	if err != nil {
+		return Message{}, err
+	}
+	if err := m.Validate(); err != nil {
+		return Message{}, err
+	}
+	switch {
+	case len(key) == 0:
+		return Message{}, invalid(EmptyKey, "record has no key (sensor_id %q)", m.SensorID)
+	case string(key) != m.SensorID:
+		return Message{}, invalid(KeyMismatch, "key %q does not match sensor_id %q", key, m.SensorID)
+	}
+	if prev != nil && prev.SensorID == m.SensorID {
+		if err := CheckSuccessor(*prev, m); err != nil {
+			return Message{}, err
+		}
+	}
+	return m, nil
+}
+
+// Decode is Check without a previous message: everything but Backwards.
+func Decode(key, value []byte) (Message, error) { return Check(key, value, nil) }
+
+// CheckSuccessor rejects next when its odometers are below prev's, prev
+// being the last valid message before it. Both counters only grow on a
+// machine, so such a record is bad input, not a reading.
+func CheckSuccessor(prev, next Message) error {
+	if next.Odometry.HoursTot < prev.Odometry.HoursTot || next.Odometry.KmTot < prev.Odometry.KmTot {
+		return invalid(Backwards, "odometer went backwards (hours %.2f -> %.2f, km %.2f -> %.2f)",
+			prev.Odometry.HoursTot, next.Odometry.HoursTot, prev.Odometry.KmTot, next.Odometry.KmTot)
+	}
+	return nil
+}
+
+// Validate checks the message on its own (not against earlier messages).
+func (m Message) Validate() error {
+	switch {
+	case strings.TrimSpace(m.SensorID) == "":
+		return invalid(MissingField, "sensor_id is blank")
+	case m.Timestamp <= 0 || m.Timestamp > MaxTimestamp:
+		return invalid(Absurd, "timestamp %d is not an epoch-ms time between 1970 and 3000", m.Timestamp)
+	case !finite(m.Odometry.HoursTot) || m.Odometry.HoursTot < 0 || m.Odometry.HoursTot > MaxHours:
+		return invalid(Absurd, "hours_tot %v is negative, not finite or above %g", m.Odometry.HoursTot, float64(MaxHours))
+	case !finite(m.Odometry.KmTot) || m.Odometry.KmTot < 0 || m.Odometry.KmTot > MaxKm:
+		return invalid(Absurd, "km_tot %v is negative, not finite or above %g", m.Odometry.KmTot, float64(MaxKm))
+	case !finite(m.Position.Lat) || m.Position.Lat < -90 || m.Position.Lat > 90:
+		return invalid(Absurd, "lat %v out of range", m.Position.Lat)
+	case !finite(m.Position.Lon) || m.Position.Lon < -180 || m.Position.Lon > 180:
+		return invalid(Absurd, "lon %v out of range", m.Position.Lon)
+	}
+	return nil
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// wire keeps every field raw, so a missing field, a null, a wrong JSON type
+// and an out-of-range number are told apart (and never become a zero).
+type wire struct {
+	SensorID  json.RawMessage `json:"sensor_id"`
+	Timestamp json.RawMessage `json:"timestamp"`
+	Odometry  json.RawMessage `json:"odometry"`
+	Position  json.RawMessage `json:"position"`
+}
+
+type pair struct {
+	A json.RawMessage
+	B json.RawMessage
+}
+
+func decode(value []byte) (Message, error) {
+	if len(bytes.TrimSpace(value)) == 0 {
+		return Message{}, invalid(NotJSON, "empty value")
+	}
+	if !json.Valid(value) {
+		return Message{}, invalid(NotJSON, "value is not JSON: %s", preview(value))
+	}
+	var w wire
+	if !isObject(value) {
+		return Message{}, invalid(WrongType, "value is JSON but not an object: %s", preview(value))
+	}
+	if err := json.Unmarshal(value, &w); err != nil {
+		return Message{}, invalid(WrongType, "value: %v", err)
+	}
+	var m Message
+	var err error
+	if m.SensorID, err = str(w.SensorID, "sensor_id"); err != nil {
+		return Message{}, err
+	}
+	if m.Timestamp, err = integer(w.Timestamp, "timestamp"); err != nil {
+		return Message{}, err
+	}
+	odo, err := object(w.Odometry, "odometry", "hours_tot", "km_tot")
+	if err != nil {
+		return Message{}, err
+	}
+	if m.Odometry.HoursTot, err = number(odo.A, "odometry.hours_tot"); err != nil {
+		return Message{}, err
+	}
+	if m.Odometry.KmTot, err = number(odo.B, "odometry.km_tot"); err != nil {
+		return Message{}, err
+	}
+	pos, err := object(w.Position, "position", "lat", "lon")
+	if err != nil {
+		return Message{}, err
+	}
+	if m.Position.Lat, err = number(pos.A, "position.lat"); err != nil {
+		return Message{}, err
+	}
+	if m.Position.Lon, err = number(pos.B, "position.lon"); err != nil {
+		return Message{}, err
+	}
+	return m, nil
+}
+
+func isObject(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{'
+}
+
+func missing(raw json.RawMessage) bool {
+	return raw == nil || string(bytes.TrimSpace(raw)) == "null"
+}
+
+func str(raw json.RawMessage, field string) (string, error) {
+	if missing(raw) {
+		return "", invalid(MissingField, "missing %s", field)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", invalid(WrongType, "%s is %s, want a string", field, preview(raw))
+	}
+	return s, nil
+}
+
+func object(raw json.RawMessage, field, a, b string) (pair, error) {
+	if missing(raw) {
+		return pair{}, invalid(MissingField, "missing %s", field)
+	}
+	if !isObject(raw) {
+		return pair{}, invalid(WrongType, "%s is %s, want an object", field, preview(raw))
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return pair{}, invalid(WrongType, "%s: %v", field, err)
+	}
+	p := pair{A: fields[a], B: fields[b]}
+	if missing(p.A) {
+		return pair{}, invalid(MissingField, "missing %s.%s", field, a)
+	}
+	if missing(p.B) {
+		return pair{}, invalid(MissingField, "missing %s.%s", field, b)
+	}
+	return p, nil
+}
+
+// nanLike are strings some encoders write for non-finite floats.
+var nanLike = map[string]bool{"nan": true, "+nan": true, "-nan": true, "inf": true, "+inf": true,
+	"-inf": true, "infinity": true, "+infinity": true, "-infinity": true}
+
+func number(raw json.RawMessage, field string) (float64, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) > 0 && t[0] == '"' {
+		var s string
+		if err := json.Unmarshal(t, &s); err == nil && nanLike[strings.ToLower(strings.TrimSpace(s))] {
+			return 0, invalid(Absurd, "%s is %s, a NaN-like value", field, preview(raw))
+		}
+		return 0, invalid(WrongType, "%s is %s, want a number", field, preview(raw))
+	}
+	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
+		return 0, invalid(WrongType, "%s is %s, want a number", field, preview(raw))
+	}
+	f, err := strconv.ParseFloat(string(t), 64)
+	if err != nil || !finite(f) {
+		return 0, invalid(Absurd, "%s is %s, beyond any float64", field, preview(raw))
+	}
+	return f, nil
+}
+
+func integer(raw json.RawMessage, field string) (int64, error) {
+	if missing(raw) {
+		return 0, invalid(MissingField, "missing %s", field)
+	}
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
+		return 0, invalid(WrongType, "%s is %s, want an integer", field, preview(raw))
+	}
+	n, err := strconv.ParseInt(string(t), 10, 64)
+	if err == nil {
+		return n, nil
+	}
+	if f, ferr := strconv.ParseFloat(string(t), 64); ferr == nil && f == math.Trunc(f) && finite(f) {
+		if math.Abs(f) >= 1<<63 {
+			return 0, invalid(Absurd, "%s is %s, beyond any int64", field, preview(raw))
+		}
+		return int64(f), nil // 1.7e12 is an integer written with an exponent
+	}
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, invalid(Absurd, "%s is %s, beyond any int64", field, preview(raw))
+	}
+	return 0, invalid(WrongType, "%s is %s, want an integer", field, preview(raw))
+}
+
+// preview is a short, printable excerpt of a raw value for reasons.
+func preview(b []byte) string {
+	const max = 40
+	s := strings.TrimSpace(string(b))
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// Verdict is what a Validator made of a record.
+type Verdict int
+
+const (
+	// Valid: the record is the sensor's new last valid message.
+	Valid Verdict = iota
+	// Invalid: bad input; count it and skip it.
+	Invalid
+	// Replay: the record's offset was already judged by this validator (a
+	// re-delivery after a rebalance or a reconnect). It is neither valid
+	// nor invalid again: skip it without counting it.
+	Replay
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Valid:
+		return "valid"
+	case Invalid:
+		return "invalid"
+	case Replay:
+		return "replay"
+	}
+	return fmt.Sprintf("verdict(%d)", int(v))
+}
+
+type series struct {
+	sensor    string
+	partition int32
+}
+
+// Validator applies Check to records read in offset order per partition
+// from the start of the partition (consumer-current, the dashboard's audit,
+// tests): it keeps the last valid message of each sensor in each partition
+// and how far each partition was judged, so a record is judged once
+// whatever is delivered again. Not safe for concurrent use.
+type Validator struct {
+	last map[series]Message
+	next map[int32]int64
+}
+
+// NewValidator returns a validator that has judged nothing.
+func NewValidator() *Validator {
+	return &Validator{last: map[series]Message{}, next: map[int32]int64{}}
+}
+
+// Judge judges the record at partition/offset. A record below the
+// partition's judged position is a Replay; otherwise it is Valid (the
+// message is returned and becomes the sensor's reference) or Invalid (the
+// error is an *InvalidError).
+func (v *Validator) Judge(partition int32, offset int64, key, value []byte) (Message, Verdict, error) {
+	if next, ok := v.next[partition]; ok && offset < next {
+		return Message{}, Replay, nil
+	}
+	v.next[partition] = offset + 1
+	m, err := Check(key, value, nil)
+	if err == nil {
+		if prev, ok := v.last[series{m.SensorID, partition}]; ok {
+			err = CheckSuccessor(prev, m)
+		}
+	}
+	if err != nil {
+		return Message{}, Invalid, err
+	}
+	v.last[series{m.SensorID, partition}] = m
+	return m, Valid, nil
+}
+
+// Forget drops what the validator knows of a partition, for a reader that
+// found its log restarted (offsets going back on a fresh broker).
+func (v *Validator) Forget(partition int32) {
+	delete(v.next, partition)
+	for k := range v.last {
+		if k.partition == partition {
+			delete(v.last, k)
+		}
+	}
+}
