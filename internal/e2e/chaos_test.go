@@ -18,9 +18,10 @@ import (
 // KRL_CHAOS_SEED (else the clock, logged so a failure can be replayed), it
 // writes a script of at least KRL_CHAOS_FAULTS (default 40) random faults
 // over all six processes, guarded mode at the default rate: SIGKILL,
-// SIGTERM, the store's own crashes and on the embedded stack the broker's;
-// at most two processes are down at once and each comes back
-// after a random while. Against a real Apache Kafka (KAFKA_BROKER with
+// SIGTERM, SIGSTOP (freeze, thawed later), the store's own crashes and on
+// the embedded stack the broker's, with poison (one record of every kind)
+// injected between them; at most two processes are down at once and each
+// comes back after a random while. Against a real Apache Kafka (KAFKA_BROKER with
 // KRL_KAFKA_DIR) the test itself kills and restarts the broker twice during
 // the script. The dashboard runs the script headless; at its end
 // everything is started again, the producer paused and the lab quiesced.
@@ -30,7 +31,8 @@ import (
 // message of every sensor; every message the producer acknowledged (its
 // acks logged by every incarnation) is in the topic at the offset it was
 // acknowledged at, and per sensor the topic holds no duplicate and no
-// reordering; and no process of the run is left once the dashboard exits.
+// reordering; every poison record is in the dead-letter topic once; and no
+// process of the run is left once the dashboard exits.
 func TestChaos(t *testing.T) {
 	seed := uint64(time.Now().UnixNano() % 100_000_000)
 	if s := os.Getenv("KRL_CHAOS_SEED"); s != "" {
@@ -107,15 +109,25 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	rt := d.readRunTruth()
-	checkInOrderOnce(t, rt.Topic)
+	poison := map[string]Record{}
+	for _, r := range rt.Truth.InvalidAt {
+		poison[pos(r.Partition, r.Offset)] = r
+	}
+	if want := 9 * strings.Count(script, "inject-bad 9"); len(poison) != want {
+		t.Errorf("the topic holds %d invalid records, the campaign injected %d", len(poison), want)
+	}
+	checkInOrderOnce(t, rt.Topic, poison)
 	checkAcked(t, d, rt.Topic)
+	if len(poison) > 0 {
+		checkDLQ(t, readDLQ(t, rt.Brokers, d.topic+".dlq"), d.topic, poison, nil)
+	}
 	checkCurrentIsTruth(t, r, rt.Truth)
 	checkUsageExact(t, r, rt)
 	t.Logf("%d records; %d processes seen; usage exact for %d sensors", rt.Topic.Count(), len(pids), len(rt.Expected))
 }
 
 // faultLine is the headless log's line for a fault the script applies.
-var faultLine = regexp.MustCompile(`script: (crash|stop) `)
+var faultLine = regexp.MustCompile(`script: (crash|stop|freeze) `)
 
 func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 	return func(yield func(K) bool) {
@@ -139,33 +151,42 @@ func chaosScript(rng *rand.Rand, faults int, embedded bool) (script, plan string
 	}
 	var b strings.Builder
 	b.WriteString("wait-caught-up 60s\n")
-	down := map[string]bool{}
+	// down: a process a fault took out, with the action that brings it back.
+	down := map[string]string{}
 	var order []string
 	done := 0
 	counts := map[string]int{}
 	for done < faults || len(down) > 0 {
 		recover := len(down) > 0 && (len(down) >= 2 || done >= faults || rng.IntN(2) == 0)
-		if recover {
+		switch {
+		case recover:
 			name := order[rng.IntN(len(order))]
-			fmt.Fprintf(&b, "start %s\n", name)
+			fmt.Fprintf(&b, "%s %s\n", down[name], name)
 			delete(down, name)
 			order = slices.DeleteFunc(order, func(s string) bool { return s == name })
-		} else {
+		case down["producer"] == "" && rng.IntN(8) == 0:
+			// Poison between the faults: one record of every kind.
+			counts["inject-bad 9"]++
+			b.WriteString("inject-bad 9\n")
+		default:
 			var up []string
 			for _, p := range procs {
-				if !down[p] {
+				if down[p] == "" {
 					up = append(up, p)
 				}
 			}
 			name := up[rng.IntN(len(up))]
-			verb := "crash"
-			if rng.IntN(3) == 0 {
+			verb, back := "crash", "start"
+			switch rng.IntN(4) {
+			case 0:
 				verb = "stop"
+			case 1:
+				verb, back = "freeze", "thaw"
 			}
 			done++
 			counts[verb+" "+name]++
 			fmt.Fprintf(&b, "%s %s\n", verb, name)
-			down[name] = true
+			down[name] = back
 			order = append(order, name)
 		}
 		fmt.Fprintf(&b, "wait %dms\n", 300+rng.IntN(2700))

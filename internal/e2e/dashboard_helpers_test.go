@@ -238,6 +238,8 @@ type runTruth struct {
 	Stored      map[string]store.Totals
 	Expected    map[string]store.Totals
 	Mongo       string
+	// Brokers is where the topic was read (the run's broker reopened).
+	Brokers string
 }
 
 // readRunTruth reopens what the dashboard used: the external broker, or its
@@ -262,7 +264,7 @@ func (d *dashboard) readRunTruth() runTruth {
 	uri := "mongodb://" + st.Listening("mongo", 30*time.Second) + "/krl"
 
 	var rt runTruth
-	rt.Mongo = uri
+	rt.Mongo, rt.Brokers = uri, brokers
 	rt.Topic = ReadTopic(d.t, brokers, d.topic)
 	rt.Truth = LastStates(rt.Topic)
 	rt.Checkpoints = LoadCheckpoints(d.t, uri)
