@@ -57,6 +57,7 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	fs.StringVar(&f.UsageMode, "usage-mode", string(lesson.Naive), "consumer-usage mode: naive (the article) or guarded")
 	fs.StringVar(&f.UsageReset, "usage-reset", "latest", "consumer-usage offset reset: latest (fixed group) or earliest (fresh group)")
 	fs.StringVar(&f.UsageGroup, "usage-group", kafkacfg.UsageGroupID, "consumer-usage's fixed group (with reset latest); give each dashboard sharing one broker its own")
+	fs.DurationVar(&f.StoreLatency, "store-latency", 0, "delay every request to the embedded store by `D` (a slow store: consumer-usage backpressure, consumer-query 503)")
 	fs.BoolVar(&f.headless, "headless", false, "supervise without a terminal UI, logging events to stderr")
 	fs.StringVar(&f.scriptPath, "script", "", "play actions from FILE (see README)")
 	fs.StringVar(&f.reportPath, "report", "", "write a JSON snapshot to FILE on exit")
@@ -83,6 +84,12 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	}
 	if f.preload < 0 || f.preload > 10_000_000 {
 		return f, cli.Usagef("--preload must be between 0 and 10000000, got %d", f.preload)
+	}
+	if f.StoreLatency < 0 || f.StoreLatency > time.Minute {
+		return f, cli.Usagef("--store-latency must be between 0 and 1m, got %s", f.StoreLatency)
+	}
+	if f.StoreLatency > 0 && f.Mongo != "" {
+		return f, cli.Usagef("--store-latency needs the embedded store: it cannot be combined with --mongo / MONGO_URI")
 	}
 	if f.preload > 0 && f.Brokers != "" {
 		return f, cli.Usagef("--preload needs the embedded broker: it cannot be combined with --brokers / KAFKA_BROKER")

@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
@@ -45,6 +46,9 @@ type Config struct {
 	// message that reaches it.
 	CrashPoint lesson.CrashPoint
 	CrashAfter int
+	// StoreSlow: a store call not answered within it puts consumer-usage
+	// in backpressure (see kafkaLoop.storeTrouble).
+	StoreSlow time.Duration
 }
 
 // ParseFlags parses consumer-usage's command line. Every mistake is a
@@ -60,6 +64,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&cfg.Group, "group", kafkacfg.UsageGroupID, "consumer group id")
 	fs.StringVar(&point, "crash-at", "", "arm a crash point at start: "+string(lesson.AfterDelta)+" or "+string(lesson.AfterCheckpoint))
 	fs.IntVar(&cfg.CrashAfter, "crash-after", 1, "crash at the Nth message that reaches the crash point")
+	fs.DurationVar(&cfg.StoreSlow, "store-slow", DefaultSlowAfter, "a store call not answered within this is slow: stop taking messages (backpressure) until the store answers within it again")
 	if err := cli.Parse(fs, args); err != nil {
 		return Config{}, err
 	}
@@ -82,6 +87,9 @@ func ParseFlags(args []string) (Config, error) {
 		if cfg.CrashPoint, err = lesson.ParseArmablePoint(point); err != nil {
 			return Config{}, cli.Usagef("--crash-at: %v", err)
 		}
+	}
+	if cfg.StoreSlow < 10*time.Millisecond || cfg.StoreSlow > time.Minute {
+		return Config{}, cli.Usagef("--store-slow must be between 10ms and 1m, got %s", cfg.StoreSlow)
 	}
 	if cfg.CrashAfter < 1 {
 		return Config{}, cli.Usagef("--crash-after %d: want 1 or more", cfg.CrashAfter)

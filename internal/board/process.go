@@ -86,6 +86,11 @@ type proc struct {
 	armed     string
 	lastCrash *CrashPointHit
 
+	// backpressureSince: consumer-usage stopped taking messages (store
+	// down or slow) at this time; zero when it is not in backpressure.
+	backpressureSince  time.Time
+	backpressureReason string
+
 	logs     []string
 	logSince int // index in logs where the current incarnation's lines start
 }
@@ -128,6 +133,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.processed, p.invalid, p.produced = 0, 0, 0
 	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
+	p.backpressureSince, p.backpressureReason = time.Time{}, ""
 	p.logSince = len(p.logs)
 	verb := "started"
 	if p.starts > 1 {
@@ -154,6 +160,7 @@ func (b *Board) procExited(v ProcExited) {
 	p.pid = 0
 	p.armed = ""
 	p.caughtUp = false
+	p.backpressureSince, p.backpressureReason = time.Time{}, ""
 	restarting := p.pending == OpRestart
 	// A SIGKILL the user asked for with x is a crash even if the supervisor
 	// counts it as its own doing.
@@ -303,6 +310,18 @@ func (b *Board) procStatus(v ProcStatus) {
 	case status.Error:
 		p.detail = e.Error
 		b.event(at, v.Name, LevelBad, "error: "+e.Error)
+	case status.Backpressure:
+		if !p.alive() {
+			break
+		}
+		if p.backpressureSince.IsZero() {
+			p.backpressureSince = at.Add(-time.Duration(e.Millis) * time.Millisecond)
+		}
+		p.backpressureReason = e.Reason
+		b.event(at, v.Name, LevelWarn, "backpressure: not taking new messages ("+e.Reason+")")
+	case status.BackpressureEnded:
+		p.backpressureSince, p.backpressureReason = time.Time{}, ""
+		b.event(at, v.Name, LevelGood, fmt.Sprintf("backpressure ended after %.1f s: taking messages again", float64(e.Millis)/1000))
 	case status.Stopping:
 		if p.alive() && p.state != Restarting {
 			p.state = Stopping
@@ -447,6 +466,11 @@ type ProcView struct {
 	// LastCrashPoint is the latest crash point the process reached (any
 	// incarnation), nil if none.
 	LastCrashPoint *CrashPointHit
+	// Backpressure is how long consumer-usage has not been taking new
+	// messages because the store is down or slow (0: it takes them), and
+	// BackpressureReason why.
+	Backpressure       time.Duration
+	BackpressureReason string
 }
 
 // CrashPointHit is a crash point a process reported reaching, just before
@@ -542,6 +566,10 @@ func (b *Board) Process(name string) ProcView {
 	if p.alive() && !p.startedAt.IsZero() && b.now.After(p.startedAt) {
 		v.Uptime = b.now.Sub(p.startedAt)
 	}
+	if p.alive() && !p.backpressureSince.IsZero() {
+		v.Backpressure = max(b.now.Sub(p.backpressureSince), time.Millisecond)
+		v.BackpressureReason = p.backpressureReason
+	}
 	v.StateLabel, v.Level = b.stateLabel(p)
 	return v
 }
@@ -569,6 +597,11 @@ func (b *Board) strategy(p *proc) string {
 }
 
 func (b *Board) stateLabel(p *proc) (string, Level) {
+	if bp := p.backpressureSince; p.alive() && !bp.IsZero() && p.pending == "" &&
+		(p.state == Running || p.state == Retrying) {
+		// At most 18 cells: "backpressure 59m59s".
+		return "backpressure " + shortDuration(b.now.Sub(bp)), LevelWarn
+	}
 	switch p.state {
 	case Running:
 		if p.name == Producer && p.paused {
@@ -600,6 +633,20 @@ func (b *Board) stateLabel(p *proc) (string, Level) {
 		return "restarting", LevelWarn
 	}
 	return string(p.state), LevelInfo
+}
+
+// shortDuration is "0s", "42s", "3m05s", "42m" or, from 100 minutes, "99m+".
+func shortDuration(d time.Duration) string {
+	s := int(max(d, 0) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 10*60:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 100*60:
+		return fmt.Sprintf("%dm", s/60)
+	}
+	return "99m+"
 }
 
 // percent shows progress without claiming 100% before it is done.

@@ -50,6 +50,9 @@ type Config struct {
 	// own: consumer-usage is a static member of its group, and a second
 	// member with the same instance id fences the first.
 	UsageGroup string
+	// StoreLatency delays every request to the embedded store by this much
+	// (store --latency): the "slow store" fault. 0: none.
+	StoreLatency time.Duration
 	// Log receives the lab's own diagnostics (never the terminal in TUI mode).
 	Log *slog.Logger
 }
@@ -258,8 +261,11 @@ func (l *Lab) Launch(ctx context.Context) error {
 		// The board makes the URI from the store's Listening event, with no
 		// database in it: every role then uses store.DefaultDatabase, and
 		// the address shown is the URI the roles were given.
-		if _, err := l.startInfra(ctx, board.Store, []string{"store",
-			"--data-dir", filepath.Join(l.cfg.RunDir, "store")}); err != nil {
+		args := []string{"store", "--data-dir", filepath.Join(l.cfg.RunDir, "store")}
+		if l.cfg.StoreLatency > 0 {
+			args = append(args, "--latency", l.cfg.StoreLatency.String())
+		}
+		if _, err := l.startInfra(ctx, board.Store, args); err != nil {
 			return err
 		}
 	}
