@@ -323,8 +323,12 @@ func (p *Processor) retry(ctx context.Context, what string, op func(context.Cont
 	failed := false
 	for {
 		opCtx, cancel := context.WithTimeout(ctx, p.cfg.OpTimeout)
+		// Once a call failed the store is unreachable: a retry waiting for
+		// it is not "slow" on top of that.
 		slow := time.AfterFunc(p.cfg.SlowAfter, func() {
-			p.trouble(fmt.Sprintf("store slow: %s not answered within %s", what, p.cfg.SlowAfter))
+			if !failed {
+				p.trouble(fmt.Sprintf("store slow: %s not answered within %s", what, p.cfg.SlowAfter))
+			}
 		})
 		err := op(opCtx)
 		slow.Stop()
