@@ -357,7 +357,8 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 	code := cli.ExitOK
 	go func() {
 		if err := l.Launch(ctx); err != nil {
-			l.Note("start failed: " + err.Error())
+			// The board shows it (LaunchFailed): rows failed with the
+			// cause, r retries.
 			return
 		}
 		if f.scenario != "" {

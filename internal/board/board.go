@@ -185,6 +185,8 @@ func (b *Board) Apply(in any) bool {
 		b.request(v)
 	case RequestDone:
 		b.requestDone(v)
+	case LaunchFailed:
+		b.launchFailed(v)
 	default:
 		return false
 	}

@@ -21,6 +21,7 @@ const (
 	Crashing   State = "crashing"   // a crash was requested, the exit is not seen yet
 	Crashed    State = "crashed"    // ended without being asked to (signal or exit code)
 	Restarting State = "restarting" // a restart was requested and is in progress
+	Failed     State = "failed"     // could not be started (LaunchFailed): r retries
 )
 
 // Level tells a view how good or bad something is; views pick colours from
@@ -334,6 +335,26 @@ func (b *Board) procStatus(v ProcStatus) {
 	}
 }
 
+func (b *Board) launchFailed(v LaunchFailed) {
+	var names []string
+	for _, n := range b.order {
+		p := b.procs[n]
+		if p.alive() || (p.state != Starting && p.state != Failed && p.state != Restarting) {
+			continue
+		}
+		p.state, p.detail, p.pending = Failed, v.Cause, ""
+		names = append(names, n)
+	}
+	text := "could not start"
+	if len(names) > 0 {
+		text += " " + strings.Join(names, ", ")
+	}
+	if v.Err != nil {
+		text += ": " + v.Err.Error()
+	}
+	b.event(v.At, "", LevelBad, text+" — r on any of them tries again")
+}
+
 // invalidEvent folds a run of invalid-message events of one process into
 // one timeline entry so a burst of bad records does not flush the timeline.
 func (b *Board) invalidEvent(at time.Time, name string, e status.Event) {
@@ -631,6 +652,11 @@ func (b *Board) stateLabel(p *proc) (string, Level) {
 		return "crashed", LevelBad
 	case Restarting:
 		return "restarting", LevelWarn
+	case Failed:
+		if p.detail != "" {
+			return "failed: " + p.detail, LevelBad
+		}
+		return "failed", LevelBad
 	}
 	return string(p.state), LevelInfo
 }

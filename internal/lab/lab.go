@@ -111,6 +111,13 @@ type Lab struct {
 	auditor *audit.Reader
 	db      *store.Store
 
+	// launchMu guards launched, defined and failed: the lesson's processes
+	// were started (launchRoles succeeded), defined in the supervisor, or
+	// could not be started (the last launchRoles failed).
+	launchMu                  sync.Mutex
+	launched, defined, failed bool
+	runCtx                    context.Context
+
 	quitOnce sync.Once
 	quit     chan struct{}
 	cancel   context.CancelFunc
@@ -247,14 +254,20 @@ func (l *Lab) Launch(ctx context.Context) error {
 	l.started = time.Now()
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
+	l.runCtx = runCtx
 
 	l.startPump()
+	l.poll(runCtx, 250*time.Millisecond, func(ctx context.Context) { l.emit(board.Tick{Now: time.Now()}) })
+	infraFailed := func(cause string, err error) error {
+		l.emit(board.LaunchFailed{At: time.Now(), Cause: cause, Err: err})
+		return err
+	}
 
 	if l.embeddedBroker {
 		// The board learns the address from the broker's Listening event.
 		if _, err := l.startInfra(ctx, board.Broker, []string{"broker",
 			"--data-dir", filepath.Join(l.cfg.RunDir, "broker"), "--topic", l.cfg.Topic}); err != nil {
-			return err
+			return infraFailed("no broker", err)
 		}
 	}
 	if l.embeddedStore {
@@ -266,36 +279,106 @@ func (l *Lab) Launch(ctx context.Context) error {
 			args = append(args, "--latency", l.cfg.StoreLatency.String())
 		}
 		if _, err := l.startInfra(ctx, board.Store, args); err != nil {
-			return err
+			return infraFailed("no store", err)
 		}
 	}
-	brokers, mongo := l.Addresses()
+	return l.launchRoles(ctx)
+}
 
+// checkTimeout bounds the first contact with the broker and the store.
+const checkTimeout = 15 * time.Second
+
+// launchError is why the lesson's processes could not be started, with
+// the short cause the board shows in their rows.
+type launchError struct {
+	cause string
+	err   error
+}
+
+func (e *launchError) Error() string { return e.err.Error() }
+func (e *launchError) Unwrap() error { return e.err }
+
+// launchRoles checks that the broker and the store answer, then starts
+// the consumers, the producer and the pollers, once. On failure every
+// process not running shows failed with the cause, and a later call (r on
+// any of them) tries again.
+func (l *Lab) launchRoles(ctx context.Context) error {
+	l.launchMu.Lock()
+	defer l.launchMu.Unlock()
+	if l.launched {
+		return nil
+	}
+	err := l.launchRolesLocked(ctx)
+	if err != nil {
+		cause := "not started"
+		var le *launchError
+		if errors.As(err, &le) {
+			cause = le.cause
+		}
+		l.failed = true
+		l.emit(board.LaunchFailed{At: time.Now(), Cause: cause, Err: err})
+		return err
+	}
+	l.launched, l.failed = true, false
+	return nil
+}
+
+// launchFailed reports whether launchRoles failed and has not succeeded since.
+func (l *Lab) launchFailed() bool {
+	l.launchMu.Lock()
+	defer l.launchMu.Unlock()
+	return l.failed
+}
+
+func (l *Lab) launchRolesLocked(ctx context.Context) error {
+	brokers, mongo := l.Addresses()
+	if brokers == "" || mongo == "" {
+		return &launchError{"no infra", errors.New("the broker or the store has no address yet (did it start? see its log)")}
+	}
 	var err error
-	if l.offsets, err = observe.NewOffsets(brokers, l.log); err != nil {
-		return fmt.Errorf("lag reader: %w", err)
+	if l.offsets == nil {
+		if l.offsets, err = observe.NewOffsets(brokers, l.log); err != nil {
+			return fmt.Errorf("lag reader: %w", err)
+		}
 	}
 	// An external broker may not have the topic yet; consumers subscribed
 	// to a missing topic would only wait for it.
-	tctx, tcancel := context.WithTimeout(ctx, 15*time.Second)
+	tctx, tcancel := context.WithTimeout(ctx, checkTimeout)
 	created, err := l.offsets.EnsureTopic(tctx, l.cfg.Topic, 3)
 	tcancel()
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("Kafka at %s did not answer within 15s (is it running? check --brokers / KAFKA_BROKER)", brokers)
+		return &launchError{"Kafka down", fmt.Errorf("Kafka at %s did not answer within %s (is it running? check --brokers / KAFKA_BROKER)", brokers, checkTimeout)}
 	}
 	if err != nil {
-		return fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, brokers, err)
+		return &launchError{"Kafka error", fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, brokers, err)}
 	}
 	if created {
 		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created topic %s with 3 partitions", l.cfg.Topic)})
 	}
-
-	for _, name := range roles {
-		if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
-			return err
+	if l.db == nil {
+		if l.db, err = store.Connect(ctx, mongo); err != nil {
+			return &launchError{"bad --mongo", fmt.Errorf("store: %w (check --mongo / MONGO_URI)", err)}
 		}
 	}
+	pctx, pcancel := context.WithTimeout(ctx, checkTimeout)
+	err = l.db.Ping(pctx)
+	pcancel()
+	if err != nil {
+		return &launchError{"store down", fmt.Errorf("MongoDB at %s did not answer within %s (is it running? check --mongo / MONGO_URI): %w", mongo, checkTimeout, err)}
+	}
+
+	if !l.defined {
+		for _, name := range roles {
+			if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
+				return err
+			}
+		}
+		l.defined = true
+	}
 	for _, name := range roles {
+		if l.sup.Running(name) {
+			continue
+		}
 		if err := l.sup.Start(name); err != nil {
 			return fmt.Errorf("start %s: %w", name, err)
 		}
@@ -304,12 +387,9 @@ func (l *Lab) Launch(ctx context.Context) error {
 	if l.auditor, err = audit.NewReader(brokers, l.cfg.Topic, l.log); err != nil {
 		return fmt.Errorf("audit reader: %w", err)
 	}
-	if l.db, err = store.Connect(ctx, mongo); err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
+	runCtx := l.runCtx
 	l.pollers.Add(1)
 	go func() { defer l.pollers.Done(); _ = l.auditor.Run(runCtx) }()
-	l.poll(runCtx, 250*time.Millisecond, func(ctx context.Context) { l.emit(board.Tick{Now: time.Now()}) })
 	l.poll(runCtx, 500*time.Millisecond, l.pollOffsets)
 	// The audit's latest messages are taken just before consumer-current's
 	// state, so the state is compared with the audit as of the same moment
