@@ -139,14 +139,17 @@ func runDashboard(args []string) int {
 	if f.RunDir, err = filepath.Abs(f.RunDir); err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
+	unwritable := func(err error) int {
+		return cli.Exit(os.Stderr, fmt.Errorf("--data-dir %s is not a writable directory (%v): choose another with --data-dir, or leave it out for a fresh one under the temp dir", f.RunDir, err))
+	}
 	if err := os.MkdirAll(filepath.Join(f.RunDir, "logs"), 0o755); err != nil {
-		return cli.Exit(os.Stderr, err)
+		return unwritable(err)
 	}
 	// The lab's own diagnostics go to a file: stderr is the terminal the
 	// dashboard draws on.
 	logFile, err := os.OpenFile(filepath.Join(f.RunDir, "logs", "dashboard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return cli.Exit(os.Stderr, err)
+		return unwritable(err)
 	}
 	defer logFile.Close()
 	f.Log = slog.New(slog.NewTextHandler(logFile, nil))

@@ -364,7 +364,7 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	err = l.db.Ping(pctx)
 	pcancel()
 	if err != nil {
-		return &launchError{"store down", fmt.Errorf("MongoDB at %s did not answer within %s (is it running? check --mongo / MONGO_URI): %w", mongo, checkTimeout, err)}
+		return &launchError{"store down", fmt.Errorf("MongoDB at %s did not answer (is it running? check --mongo / MONGO_URI): %w", mongo, err)}
 	}
 
 	if !l.defined {
