@@ -51,6 +51,8 @@ func TestGolden(t *testing.T) {
 		{name: "usage_drift", scene: sceneDrift, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpReset, Name: board.Usage, Value: "earliest", Restarted: true}}},
 		{name: "current_and_query_down", scene: sceneDown, msgs: []tea.Msg{keyMsg("4"), ActionResultMsg{Op: board.OpCrash, Name: board.Query}}},
 		{name: "full_help", scene: sceneRunning, msgs: []tea.Msg{keyMsg("?")}},
+		{name: "store_down_backpressure", scene: sceneStoreDown, msgs: []tea.Msg{keyMsg("3")}},
+		{name: "launch_failed", scene: sceneLaunchFailed},
 		{name: "largest_values_states_a", scene: sceneStatesA, msgs: []tea.Msg{keyMsg("3")}},
 		{name: "largest_values_states_b", scene: sceneStatesB, msgs: []tea.Msg{keyMsg("2")}},
 		{name: "logs", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), keyMsg("l"), LogTailMsg{Name: board.Usage, Lines: []string{
