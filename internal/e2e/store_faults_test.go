@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -159,4 +160,40 @@ func TestStoreFaultsBackpressure(t *testing.T) {
 		}
 	}
 	st3.Stop()
+}
+
+// TestHeadlessStoreLatency: the dashboard's --store-latency makes its
+// embedded store slow from the start (every request 1.5 s late, over
+// consumer-usage's 1 s limit): the event log shows consumer-usage in
+// backpressure; the store crashed and restarted (x, r: a restart runs at
+// full speed) ends it, and after a pause everything is exact (drift 0).
+func TestHeadlessStoreLatency(t *testing.T) {
+	d := newDashboard(t)
+	d.startHeadless(`
+wait 12s
+crash store
+start store
+wait-caught-up 90s
+pause producer
+wait-caught-up 60s
+quit
+`, "--usage-mode", "guarded", "--interval", "200ms", "--seed", "5", "--store-latency", "1500ms")
+	d.awaitLog("consumer-usage in backpressure (store slow)",
+		regexp.MustCompile(`consumer-usage\s+backpressure: not taking new messages \(store slow`), 30*time.Second)
+	if strings.Contains(d.stderr(), "store crashed on request") {
+		t.Fatalf("the backpressure was shown only after the store crash:\n%s", d.stderr())
+	}
+	d.awaitLog("backpressure ended after the restart",
+		regexp.MustCompile(`consumer-usage\s+backpressure ended after`), 60*time.Second)
+	if code := d.waitExit(3 * time.Minute); code != 0 {
+		t.Fatalf("dashboard exited %d", code)
+	}
+	log := d.stderr()
+	if i, j := strings.Index(log, "store crashed on request"), strings.Index(log, "backpressure ended"); i < 0 || j < i {
+		t.Errorf("backpressure should end after the store's restart (crash at %d, end at %d)", i, j)
+	}
+	r := d.readReport()
+	rt := d.readRunTruth()
+	checkUsageExact(t, r, rt)
+	t.Logf("%d records; usage exact on %d sensors after the slow store", rt.Topic.Count(), len(rt.Expected))
 }

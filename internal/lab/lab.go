@@ -275,10 +275,13 @@ func (l *Lab) Launch(ctx context.Context) error {
 		// database in it: every role then uses store.DefaultDatabase, and
 		// the address shown is the URI the roles were given.
 		args := []string{"store", "--data-dir", filepath.Join(l.cfg.RunDir, "store")}
+		var first []string
 		if l.cfg.StoreLatency > 0 {
-			args = append(args, "--latency", l.cfg.StoreLatency.String())
+			// Slow from the start; a restart (x then r) brings it back at
+			// full speed: the slow store's recovery.
+			first = []string{"--latency", l.cfg.StoreLatency.String()}
 		}
-		if _, err := l.startInfra(ctx, board.Store, args); err != nil {
+		if _, err := l.startInfra(ctx, board.Store, args, first...); err != nil {
 			return infraFailed("no store", err)
 		}
 	}
@@ -402,12 +405,14 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 
 // startInfra starts an embedded broker or store on a free port, waits for
 // its address, and pins the address for later restarts.
-func (l *Lab) startInfra(ctx context.Context, name string, args []string) (string, error) {
+// firstOnly are flags of the first start only.
+func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstOnly ...string) (string, error) {
 	ch := make(chan string, 1)
 	l.mu.Lock()
 	l.listening[name] = ch
 	l.mu.Unlock()
-	if err := l.sup.Define(supervisor.Spec{Name: name, Args: append(args, "--listen", "127.0.0.1:0"), Tier: 0}); err != nil {
+	first := append(append(append([]string{}, args...), firstOnly...), "--listen", "127.0.0.1:0")
+	if err := l.sup.Define(supervisor.Spec{Name: name, Args: first, Tier: 0}); err != nil {
 		return "", err
 	}
 	if err := l.sup.Start(name); err != nil {
