@@ -217,7 +217,11 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 			"error": "store unavailable: " + lastErr, "reason": ReasonStoreUnreachable})
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
+	limit := s.timeout
+	if limit <= 0 {
+		limit = queryTimeout
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), limit)
 	defer cancel()
 	// Totals and the furthest record they include come from one scan, so
 	// the answer describes one cut of the stream.
@@ -226,7 +230,7 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	if err != nil {
-		reason, msg := unavailable(err, ctx.Err() != nil, s.timeout)
+		reason, msg := unavailable(err, ctx.Err() != nil, limit)
 		if reason == ReasonStoreUnreachable {
 			s.observe(err)
 		}
