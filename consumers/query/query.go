@@ -36,8 +36,12 @@ type Config struct {
 }
 
 const (
-	pingEvery        = time.Second
-	pingTimeout      = 2 * time.Second
+	pingEvery = time.Second
+	// pingTimeout is longer than the driver's server selection (3 s,
+	// store.Connect): an unreachable store fails the ping with the cause
+	// rather than a deadline, and a slow one (each request late) still
+	// answers it, so /usage can tell store_unreachable from store_slow.
+	pingTimeout      = 5 * time.Second
 	queryTimeout     = 10 * time.Second
 	retryReportEvery = 5 * time.Second
 )
