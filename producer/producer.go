@@ -52,6 +52,10 @@ type Config struct {
 	Count int
 	// Control delivers Pause / Resume; nil means none.
 	Control <-chan Control
+	// LogAcks logs every acknowledged message (sensor, timestamp,
+	// partition, offset) on stderr, so a test can check each one is in the
+	// topic after any crash. Off by default: one line per message.
+	LogAcks bool
 }
 
 const (
@@ -99,7 +103,7 @@ func Main(args []string) int {
 
 	em := status.New(Role)
 	log := cli.Logger(Role)
-	return cli.Exit(os.Stderr, Run(ctx, cfg, em, log))
+	return cli.ExitReporting(em, os.Stderr, Run(ctx, cfg, em, log))
 }
 
 func parseFlags(args []string) (Config, error) {
@@ -111,6 +115,7 @@ func parseFlags(args []string) (Config, error) {
 	fs.DurationVar(&cfg.Interval, "interval", time.Second, "time between two messages of one sensor")
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the simulated values (0 = from the clock)")
 	fs.IntVar(&cfg.Count, "count", 0, "stop after N messages per sensor (0 = run until stopped)")
+	fs.BoolVar(&cfg.LogAcks, "log-acks", os.Getenv("KRL_LOG_ACKS") == "1", "log every acknowledged message on stderr (env KRL_LOG_ACKS=1)")
 	if err := cli.Parse(fs, args); err != nil {
 		return Config{}, err
 	}
@@ -225,13 +230,15 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 			}
 
 		case <-report.C:
+			pub.checkBack()
 			progress()
 
 		case err := <-pub.fatal:
 			// An idempotent producer cannot continue after a fatal error
 			// (e.g. a sequence gap); a new one gets a new producer id.
 			log.Error("fatal producer error; starting a new producer", "err", err)
-			em.Emit(status.Event{Type: status.Error, Error: err.Error()})
+			em.Emit(status.Event{Type: status.Recovering, Endpoint: "kafka", Addr: cfg.Brokers,
+				Error: err.Error(), Reason: "starting a new producer"})
 			if err := pub.restart(); err != nil {
 				return err
 			}
@@ -336,6 +343,7 @@ func (pub *publisher) produce(m telemetry.Message) {
 		TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: kafka.PartitionAny},
 		Key:            []byte(m.SensorID),
 		Value:          value,
+		Opaque:         m.Timestamp,
 	}, nil)
 	if err == nil {
 		pub.enqueued.Add(1)
@@ -382,6 +390,10 @@ func (pub *publisher) reports(p *kafka.Producer) {
 			}
 			pub.delivered.Add(1)
 			pub.reported.Add(1)
+			if pub.cfg.LogAcks {
+				pub.log.Info("acked", "sensor", string(e.Key), "ts", e.Opaque,
+					"partition", e.TopicPartition.Partition, "offset", int64(e.TopicPartition.Offset))
+			}
 			if pub.down.CompareAndSwap(true, false) {
 				pub.log.Info("broker reachable again", "brokers", pub.cfg.Brokers)
 				pub.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: pub.cfg.Brokers})
@@ -397,6 +409,24 @@ func (pub *publisher) reports(p *kafka.Producer) {
 			pub.log.Warn("kafka client error", "err", e)
 			pub.unreachable(e)
 		}
+	}
+}
+
+// checkBack reports the broker reachable again while no delivery would
+// say so (paused, or nothing in flight): a metadata answer is enough.
+func (pub *publisher) checkBack() {
+	if !pub.down.Load() {
+		return
+	}
+	pub.mu.Lock()
+	p := pub.p
+	pub.mu.Unlock()
+	if _, err := p.GetMetadata(&pub.cfg.Topic, false, 500); err != nil {
+		return
+	}
+	if pub.down.CompareAndSwap(true, false) {
+		pub.log.Info("broker reachable again", "brokers", pub.cfg.Brokers)
+		pub.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: pub.cfg.Brokers})
 	}
 }
 

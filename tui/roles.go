@@ -29,7 +29,8 @@ func brokerMain(args []string) int {
 	cfg.Partitions = int32(partitions)
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	return cli.Exit(os.Stderr, embedded.RunBroker(ctx, cfg, status.New("broker"), cli.Logger("broker")))
+	em := status.New("broker")
+	return cli.ExitReporting(em, os.Stderr, embedded.RunBroker(ctx, cfg, em, cli.Logger("broker")))
 }
 
 // storeMain runs the embedded MongoDB-wire store role.
@@ -47,5 +48,6 @@ func storeMain(args []string) int {
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	return cli.Exit(os.Stderr, embedded.RunStore(ctx, cfg, status.New("store"), cli.Logger("store")))
+	em := status.New("store")
+	return cli.ExitReporting(em, os.Stderr, embedded.RunStore(ctx, cfg, em, cli.Logger("store")))
 }

@@ -17,6 +17,7 @@ const (
 	// honoured within about that long even while the broker is away.
 	brokerTimeout    = 2 * time.Second
 	retryEvery       = time.Second
+	closeTimeout     = 5 * time.Second
 	retryReportEvery = 5 * time.Second
 	// Progress is frequent while replaying (the dashboard animates it).
 	progressReplaying = 250 * time.Millisecond
@@ -41,10 +42,18 @@ func (c *consumer) run(ctx context.Context) error {
 	}
 	defer func() {
 		t := time.Now()
-		if err := k.Close(); err != nil {
-			c.log.Warn("consumer close", "err", err)
+		closed := make(chan error, 1)
+		go func() { closed <- k.Close() }()
+		select {
+		case err := <-closed:
+			if err != nil {
+				c.log.Warn("consumer close", "err", err)
+			}
+			c.log.Info("consumer closed", "took", time.Since(t).Round(time.Millisecond))
+		case <-time.After(closeTimeout):
+			// After a fatal error Close can block for good.
+			c.log.Warn("consumer close did not return; abandoning the handle", "after", closeTimeout)
 		}
-		c.log.Info("consumer closed", "took", time.Since(t).Round(time.Millisecond))
 	}()
 
 	if !c.awaitTopic(ctx, k) {
@@ -65,9 +74,12 @@ func (c *consumer) run(ctx context.Context) error {
 		case *kafka.Message:
 			c.message(e)
 		case kafka.Error:
-			c.clientError(e)
+			if err := c.clientError(e); err != nil {
+				return err
+			}
 		}
 		if now := time.Now(); !now.Before(nextProgress) {
+			c.checkBack(k)
 			c.refreshWatermarks(k)
 			c.em.Emit(c.st.progress())
 			c.maybeCaughtUp()
@@ -118,17 +130,31 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 	case kafka.AssignedPartitions:
 		start, target := map[int32]int64{}, map[int32]int64{}
 		var ids []int32
-		for _, tp := range e.Partitions {
+		parts := append([]kafka.TopicPartition(nil), e.Partitions...)
+		for i, tp := range parts {
 			ids = append(ids, tp.Partition)
+			resume, known := c.st.resumeAt(tp.Partition)
+			if known {
+				// Reassigned after a broker outage: this group never
+				// commits, so without an explicit offset it would replay
+				// from earliest.
+				parts[i].Offset = kafka.Offset(resume)
+			}
 			low, high, err := k.QueryWatermarkOffsets(c.cfg.Topic, tp.Partition, int(brokerTimeout/time.Millisecond))
-			if err != nil {
+			switch {
+			case err != nil:
 				// Asked again at the next progress tick.
 				c.log.Warn("watermarks unknown at assignment", "partition", tp.Partition, "err", err)
-				start[tp.Partition], target[tp.Partition] = 0, -1
-				continue
+				start[tp.Partition], target[tp.Partition] = max(resume, 0), -1
+			case known:
+				start[tp.Partition], target[tp.Partition] = resume, high
+			default:
+				// A fresh group with earliest starts at the low watermark.
+				start[tp.Partition], target[tp.Partition] = low, high
 			}
-			// A fresh group with earliest starts at the low watermark.
-			start[tp.Partition], target[tp.Partition] = low, high
+		}
+		if err := k.Assign(parts); err != nil {
+			c.log.Warn("assign", "err", err)
 		}
 		c.st.assign(start, target)
 		c.log.Info("partitions assigned", "partitions", ids, "targets", target)
@@ -149,7 +175,7 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 func (c *consumer) message(m *kafka.Message) {
 	p, off := m.TopicPartition.Partition, int64(m.TopicPartition.Offset)
 	if err := m.TopicPartition.Error; err != nil {
-		c.clientError(err)
+		_ = c.clientError(err)
 		return
 	}
 	if c.down {
@@ -188,22 +214,39 @@ func (c *consumer) refreshWatermarks(k *kafka.Consumer) {
 	}
 }
 
-func (c *consumer) clientError(err error) {
+// clientError returns an error only for a fatal one: the handle is no
+// longer usable and the process ends with it (its reason on the status
+// stream, see cli.ExitReporting).
+func (c *consumer) clientError(err error) error {
 	kerr, ok := err.(kafka.Error)
 	if ok && kerr.IsFatal() {
 		c.log.Error("fatal kafka error", "err", err)
-		c.em.Emit(status.Event{Type: status.Error, Error: err.Error()})
-		return
+		return fmt.Errorf("kafka: %w", err)
 	}
 	if ok {
 		switch kerr.Code() {
 		case kafka.ErrAllBrokersDown, kafka.ErrTransport, kafka.ErrResolve, kafka.ErrTimedOut,
 			kafka.ErrUnknownTopicOrPart, kafka.ErrUnknownTopic, kafka.ErrUnknownPartition:
 			c.retrying(err)
-			return
+			return nil
 		}
 	}
 	c.log.Warn("kafka client error", "err", err)
+	return nil
+}
+
+// checkBack reports the broker reachable again when no message would say
+// so (the producer paused): a metadata answer is enough.
+func (c *consumer) checkBack(k *kafka.Consumer) {
+	if !c.down {
+		return
+	}
+	if _, err := k.GetMetadata(&c.cfg.Topic, false, 500); err != nil {
+		return
+	}
+	c.down = false
+	c.log.Info("broker reachable again", "brokers", c.cfg.Brokers)
+	c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
 }
 
 // retrying reports an unreachable dependency at once and then every few

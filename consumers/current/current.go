@@ -53,7 +53,8 @@ func Main(args []string) int {
 	ctx, stop := cli.SignalContext()
 	defer stop()
 	cfg := Config{Brokers: conn.Brokers, Topic: conn.Topic, HTTP: *httpAddr}
-	return cli.Exit(os.Stderr, Run(ctx, cfg, status.New(Role), cli.Logger(Role)))
+	em := status.New(Role)
+	return cli.ExitReporting(em, os.Stderr, Run(ctx, cfg, em, cli.Logger(Role)))
 }
 
 // NewGroupID is the seed's f"demo-current-{uuid4().hex[:8]}".

@@ -31,10 +31,15 @@ type state struct {
 	invalid   int64
 	parts     map[int32]*partition
 	sensors   map[string]api.SensorState
+	// done is, per partition, the offset after the last record applied by
+	// this process. It outlives revocations: a reassignment after a broker
+	// outage resumes there instead of replaying from earliest into a state
+	// that already holds those records.
+	done map[int32]int64
 }
 
 func newState(groupID string) *state {
-	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{}}
+	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{}, done: map[int32]int64{}}
 }
 
 // apply processes one record: a valid message overwrites its sensor's
@@ -43,6 +48,12 @@ func newState(groupID string) *state {
 func (s *state) apply(p int32, offset int64, key, value []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if d, ok := s.done[p]; ok && offset < d {
+		// Already applied by this process (a fetch from before a
+		// reassignment): neither new nor invalid.
+		return nil
+	}
+	s.done[p] = offset + 1
 	s.processed++
 	if ps := s.parts[p]; ps != nil && offset+1 > ps.next {
 		ps.next = offset + 1
@@ -71,6 +82,14 @@ func (s *state) assign(start, target map[int32]int64) {
 	for p, off := range start {
 		s.parts[p] = &partition{next: off, target: target[p], hwm: max(off, target[p])}
 	}
+}
+
+// resumeAt is where this process stopped reading partition p, if it read it.
+func (s *state) resumeAt(p int32) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	off, ok := s.done[p]
+	return off, ok
 }
 
 func (s *state) revoke() {

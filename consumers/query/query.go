@@ -67,7 +67,8 @@ func Main(args []string) int {
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	return cli.Exit(os.Stderr, Run(ctx, Config{Mongo: conn.Mongo, HTTP: *httpAddr, StoreTimeout: *storeTimeout}, status.New(Role), cli.Logger(Role)))
+	em := status.New(Role)
+	return cli.ExitReporting(em, os.Stderr, Run(ctx, Config{Mongo: conn.Mongo, HTTP: *httpAddr, StoreTimeout: *storeTimeout}, em, cli.Logger(Role)))
 }
 
 // mongoHost is the URI's host list without credentials, for events and logs.

@@ -173,6 +173,19 @@ func (p *Processor) Checkpoint(sensorID string) (store.Checkpoint, bool) {
 	return cp, ok
 }
 
+// Through is, per partition, the offset after the furthest record whose
+// checkpoint this consumer knows (in memory: durable ones after Load, plus
+// its own since). A record below it was processed before, so a consumer
+// that starts reading below it gets those records delivered again. Invalid
+// records write no checkpoint, so trailing invalid ones are not counted.
+func (p *Processor) Through() map[int32]int64 {
+	out := map[int32]int64{}
+	for _, cp := range p.checkpoints {
+		out[cp.Partition] = max(out[cp.Partition], cp.Offset+1)
+	}
+	return out
+}
+
 // Stats are the processor's counters.
 type Stats struct {
 	// Processed counts records handled and not invalid (applied or replayed).

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -90,17 +91,56 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		return stopping(em, log, "signal")
 	}
 
-	consumer, err := kafka.NewConsumer(kafkacfg.Usage(cfg.Conn.Brokers, group, cfg.Mode, cfg.Reset))
-	if err != nil {
-		return fmt.Errorf("kafka consumer: %w", err)
+	// Store trouble reaches the current consumer handle's loop (the
+	// processor's slow-call timer runs on its own goroutine).
+	var loop atomic.Pointer[kafkaLoop]
+	proc.cfg.OnStoreTrouble = func(reason string) {
+		if k := loop.Load(); k != nil {
+			k.storeTrouble(reason)
+		}
 	}
-	k := &kafkaLoop{
-		ctx: ctx, cfg: cfg, em: em, log: log, consumer: consumer, proc: proc,
-		positions: map[int32]int64{}, st: st,
+	for incarnation := 1; ; incarnation++ {
+		consumer, err := kafka.NewConsumer(kafkacfg.Usage(cfg.Conn.Brokers, group, cfg.Reset))
+		if err != nil {
+			return fmt.Errorf("kafka consumer: %w", err)
+		}
+		k := &kafkaLoop{
+			ctx: ctx, cfg: cfg, em: em, log: log, consumer: consumer, proc: proc,
+			positions: map[int32]int64{}, firstAssign: incarnation == 1, st: st,
+		}
+		loop.Store(k)
+		err = k.run()
+		var fenced errFenced
+		if !errors.As(err, &fenced) {
+			return err
+		}
+		// Fencing is fatal to a librdkafka handle but not to the group
+		// membership: a new handle with the same group.instance.id takes
+		// the member's place and resumes at the committed offsets. Exiting
+		// instead would leave consumer-usage down after every broker
+		// restart that outlasts its session, for no fault of its own.
+		em.Emit(status.Event{Type: status.Recovering, Endpoint: "kafka", Addr: cfg.Conn.Brokers,
+			Error: "fenced by its group after the broker outage (static member rejoined)", Reason: "re-creating its Kafka consumer"})
+		log.Warn("fenced; re-creating the Kafka consumer", "error", fenced.err)
+		if cfg.Mode == lesson.Guarded {
+			// What the fenced handle made durable is the only truth now.
+			if err := proc.Load(ctx); err != nil {
+				return stopping(em, log, "signal")
+			}
+		}
 	}
-	proc.cfg.OnStoreTrouble = k.storeTrouble
-	return k.run()
 }
+
+// errFenced ends one consumer handle that the group fenced (a static
+// member replaced by its own rejoin after a broker outage); Run re-creates it.
+type errFenced struct{ err kafka.Error }
+
+func (e errFenced) Error() string { return "fenced: " + e.err.Error() }
+
+// closeTimeout bounds Close: after a fatal error librdkafka's Close can
+// block for good, and a stuck Close would keep a dead consumer looking
+// alive.
+const closeTimeout = 5 * time.Second
 
 func stopping(em *status.Emitter, log *slog.Logger, reason string) error {
 	em.Emit(status.Event{Type: status.Stopping, Reason: reason})
@@ -153,7 +193,10 @@ type kafkaLoop struct {
 	proc     *Processor
 
 	// positions: next offset to process per assigned partition.
-	positions    map[int32]int64
+	positions map[int32]int64
+	// firstAssign: the next assignment is this process's first, whose
+	// redelivered count the Assigned event reports.
+	firstAssign  bool
 	brokerDown   bool
 	lastRetrying time.Time
 
@@ -174,17 +217,21 @@ func (k *kafkaLoop) guarded() bool { return k.cfg.Mode == lesson.Guarded }
 
 func (k *kafkaLoop) run() error {
 	defer func() {
-		// Naive closes as the article's consumer would: librdkafka commits
-		// what it auto-stored, prefetched messages included. Guarded commits
-		// only the offsets it stored after the effects were durable.
-		if k.guarded() {
-			k.commitStored("shutdown")
-		}
+		// Both modes store an offset only after its message was handled, so
+		// this commits exactly what was processed, never past it.
+		k.commitStored("shutdown")
 		t := time.Now()
-		if err := k.consumer.Close(); err != nil {
-			k.log.Warn("consumer close", "error", err)
+		closed := make(chan error, 1)
+		go func() { closed <- k.consumer.Close() }()
+		select {
+		case err := <-closed:
+			if err != nil {
+				k.log.Warn("consumer close", "error", err)
+			}
+			k.log.Info("consumer closed", "took", time.Since(t).Round(time.Millisecond))
+		case <-time.After(closeTimeout):
+			k.log.Warn("consumer close did not return; abandoning the handle", "after", closeTimeout)
 		}
-		k.log.Info("consumer closed", "took", time.Since(t).Round(time.Millisecond))
 	}()
 
 	if !k.waitBroker() {
@@ -420,11 +467,10 @@ func (k *kafkaLoop) handle(m *kafka.Message) error {
 		}
 		return err
 	}
-	if k.guarded() {
-		// The effect is durable: only now may the offset be committed.
-		if _, err := k.consumer.StoreMessage(m); err != nil {
-			k.log.Warn("store offset", "partition", tp.Partition, "offset", tp.Offset, "error", err)
-		}
+	// The message is handled (guarded: its effect is durable): only now
+	// may its offset be committed.
+	if _, err := k.consumer.StoreMessage(m); err != nil {
+		k.log.Warn("store offset", "partition", tp.Partition, "offset", tp.Offset, "error", err)
 	}
 	if _, ok := k.positions[tp.Partition]; ok {
 		k.positions[tp.Partition] = int64(tp.Offset) + 1
@@ -434,6 +480,9 @@ func (k *kafkaLoop) handle(m *kafka.Message) error {
 
 func (k *kafkaLoop) kafkaError(e kafka.Error) error {
 	if e.IsFatal() {
+		if e.Code() == kafka.ErrFencedInstanceID {
+			return errFenced{err: e}
+		}
 		return fmt.Errorf("kafka: %w", e)
 	}
 	switch e.Code() {
@@ -466,7 +515,6 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 	case kafka.AssignedPartitions:
 		k.brokerBack()
 		parts := partitionIDs(e.Partitions)
-		k.em.Emit(status.Event{Type: status.Assigned, Partitions: parts})
 		k.log.Info("partitions assigned", "partitions", parts)
 		if k.guarded() {
 			// Another consumer may have owned these partitions and advanced
@@ -475,9 +523,16 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 				k.log.Warn("reload checkpoints on assign", "error", err)
 			}
 		}
-		for p, off := range k.startPositions(e.Partitions) {
+		start := k.startPositions(e.Partitions)
+		redelivered := k.redelivered(start)
+		for p, off := range start {
 			k.positions[p] = off
 		}
+		if redelivered > 0 || k.firstAssign {
+			k.log.Info("messages processed before will be delivered again", "count", redelivered, "start", start)
+		}
+		k.em.Emit(status.Event{Type: status.Assigned, Partitions: parts, Redelivered: redelivered, First: k.firstAssign})
+		k.firstAssign = false
 	case kafka.RevokedPartitions:
 		parts := partitionIDs(e.Partitions)
 		k.em.Emit(status.Event{Type: status.Revoked, Partitions: parts})
@@ -527,7 +582,24 @@ func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) map[int32]int64 {
 	return out
 }
 
-// commitStored commits the offsets stored so far (guarded mode).
+// redelivered counts the messages this consumer will be delivered again:
+// per partition, those between where consumption starts (the committed
+// offset) and the furthest checkpoint (what was processed before, by this
+// process or an earlier one). 0 after a graceful stop, which committed
+// exactly what was processed; after a kill -9, what was processed since
+// the last auto commit.
+func (k *kafkaLoop) redelivered(start map[int32]int64) int64 {
+	through := k.proc.Through()
+	var n int64
+	for p, off := range start {
+		if off >= 0 && through[p] > off {
+			n += through[p] - off
+		}
+	}
+	return n
+}
+
+// commitStored commits the offsets stored so far.
 func (k *kafkaLoop) commitStored(why string) {
 	_, err := k.consumer.Commit()
 	var kerr kafka.Error

@@ -118,9 +118,10 @@ func Main(args []string) int {
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	err = Run(ctx, cfg, status.New(Role), cli.Logger(Role))
+	em := status.New(Role)
+	err = Run(ctx, cfg, em, cli.Logger(Role))
 	if err != nil {
 		err = fmt.Errorf("consumer usage: %w", err)
 	}
-	return cli.Exit(os.Stderr, err)
+	return cli.ExitReporting(em, os.Stderr, err)
 }

@@ -64,15 +64,18 @@ type Board struct {
 
 	mode, reset string // how consumer-usage is (re)started from now on
 
-	hwm         map[int32]int64
-	hwmAt       time.Time
-	hwmErr      error
-	hwmHistory  []hwmSample
-	committed   map[int32]int64
-	commitGroup string
-	commitAt    time.Time
-	commitSeen  bool
-	commitErr   error
+	hwm    map[int32]int64
+	hwmAt  time.Time
+	hwmErr error
+	// brokerAwayNoted: the one "broker unreachable" event of an outage was
+	// given; the pollers' own failures are not repeated until it ends.
+	brokerAwayNoted bool
+	hwmHistory      []hwmSample
+	committed       map[int32]int64
+	commitGroup     string
+	commitAt        time.Time
+	commitSeen      bool
+	commitErr       error
 
 	lagHist   map[string][]int64
 	sampledAt time.Time
@@ -135,7 +138,7 @@ func New(processes []string, cfg Config) *Board {
 		}
 		seen[n] = true
 		b.order = append(b.order, n)
-		b.procs[n] = &proc{name: n, state: Starting}
+		b.procs[n] = &proc{name: n, state: Starting, redelivered: -1}
 	}
 	sort.SliceStable(b.order, func(i, j int) bool { return rank(b.order[i]) < rank(b.order[j]) })
 	return b

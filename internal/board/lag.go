@@ -39,13 +39,14 @@ func (l Lag) Known() bool {
 func (b *Board) offsets(v Offsets) {
 	if v.Err != nil {
 		if b.hwmErr == nil {
-			b.event(v.At, "", LevelWarn, "reading the topic's offsets failed: "+v.Err.Error())
+			b.pollFailed(v.At, "", "reading the topic's offsets failed: ", v.Err)
 		}
 		b.hwmErr = v.Err
 		return
 	}
 	if b.hwmErr != nil {
 		b.event(v.At, "", LevelInfo, "reading the topic's offsets works again")
+		b.brokerAwayNoted = false
 	}
 	b.hwmErr = nil
 	b.hwm = maps.Clone(v.HighWatermarks)
@@ -84,10 +85,38 @@ func (b *Board) sampleLag() {
 	}
 }
 
+// pollFailed reports a failed poll of the dashboard's own broker clients.
+// While the broker is known to be away its failures say nothing new: one
+// event says what pauses, instead of one raw client error per poller.
+func (b *Board) pollFailed(at time.Time, name, what string, err error) {
+	if !b.brokerKnownAway() {
+		b.event(at, name, LevelWarn, what+err.Error())
+		return
+	}
+	if !b.brokerAwayNoted {
+		b.brokerAwayNoted = true
+		b.event(at, "", LevelWarn, "broker unreachable: lag, committed offsets and the audit wait until it is back")
+	}
+}
+
+// brokerKnownAway: the supervised broker is not up, or a client of it
+// reports it unreachable.
+func (b *Board) brokerKnownAway() bool {
+	if b.brokerDown() {
+		return true
+	}
+	for _, n := range []string{Producer, Current, Usage} {
+		if p := b.procs[n]; p != nil && p.state == Retrying && p.detail == "kafka" {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *Board) committedOffsets(v Committed) {
 	if v.Err != nil {
 		if b.commitErr == nil {
-			b.event(v.At, Usage, LevelWarn, "reading committed offsets failed: "+v.Err.Error())
+			b.pollFailed(v.At, Usage, "reading committed offsets failed: ", v.Err)
 		}
 		b.commitErr = v.Err
 		return

@@ -2,6 +2,7 @@ package board
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -21,7 +22,10 @@ const (
 	Crashing   State = "crashing"   // a crash was requested, the exit is not seen yet
 	Crashed    State = "crashed"    // ended without being asked to (signal or exit code)
 	Restarting State = "restarting" // a restart was requested and is in progress
-	Failed     State = "failed"     // could not be started (LaunchFailed): r retries
+	// Failed: alive but reported an error it does not recover from (its
+	// exit follows), or never started because the launch failed
+	// (LaunchFailed: r retries).
+	Failed State = "failed"
 )
 
 // Level tells a view how good or bad something is; views pick colours from
@@ -86,6 +90,12 @@ type proc struct {
 
 	armed     string
 	lastCrash *CrashPointHit
+	// lastError: the latest Error event of this incarnation (the reason a
+	// failed or crashed process gives), kept until the next start.
+	lastError string
+	// redelivered: consumer-usage's count of messages delivered again at
+	// its first assignment since it started; -1 until known.
+	redelivered int64
 
 	// backpressureSince: consumer-usage stopped taking messages (store
 	// down or slow) at this time; zero when it is not in backpressure.
@@ -132,6 +142,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.mode, p.reset, p.groupID, p.httpAddr = "", "", "", ""
 	p.positions = nil
 	p.processed, p.invalid, p.produced = 0, 0, 0
+	p.lastError, p.redelivered = "", -1
 	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
@@ -174,6 +185,9 @@ func (b *Board) procExited(v ProcExited) {
 		p.state = Crashed
 		// Its last log lines are in the log view (l), not copied here.
 		text := fmt.Sprintf("crashed: %s (pid %d)", crashCause(ex), v.PID)
+		if p.lastError != "" {
+			text = fmt.Sprintf("crashed: %s (pid %d): %s", crashCause(ex), v.PID, p.lastError)
+		}
 		if len(p.recentLogs(1)) > 0 {
 			text += "; l shows its last log lines"
 		}
@@ -191,6 +205,39 @@ func (b *Board) procExited(v ProcExited) {
 		p.pending = ""
 	}
 	p.detail = ""
+}
+
+// brokersDown is librdkafka's count of unreachable connections, which
+// includes the bootstrap one ("2/2 brokers are down" with one broker, or
+// "0/1" as a connection drops): it says the broker is unreachable.
+var brokersDown = regexp.MustCompile(`^\d+/\d+ brokers are down$`)
+
+// plainError words a client error for the timeline; the raw text stays
+// in the process's log (l).
+func plainError(msg string) string {
+	switch {
+	case brokersDown.MatchString(msg):
+		return "broker unreachable"
+	case strings.Contains(msg, "Connection refused"):
+		return "broker unreachable (connection refused)"
+	}
+	return msg
+}
+
+// redeliveryText says what a consumer-usage start resumes with, in terms a
+// presenter can check against the committed offsets.
+func redeliveryText(n int64) string {
+	if n == 0 {
+		return "resumes exactly where processing stopped: committed offsets = processed, 0 messages delivered again"
+	}
+	return fmt.Sprintf("resumes at the committed offsets, behind what was processed: %d messages delivered again", n)
+}
+
+func redeliveryLevel(n int64) Level {
+	if n == 0 {
+		return LevelGood
+	}
+	return LevelWarn
 }
 
 func crashCause(e Exit) string {
@@ -261,10 +308,16 @@ func (b *Board) procStatus(v ProcStatus) {
 		p.detail = e.Endpoint
 		if settled && p.state != Retrying {
 			p.state = Retrying
-			b.event(at, v.Name, LevelWarn, fmt.Sprintf("retrying %s %s: %s", e.Endpoint, e.Addr, e.Error))
+			b.event(at, v.Name, LevelWarn, fmt.Sprintf("retrying %s %s: %s", e.Endpoint, e.Addr, plainError(e.Error)))
 		}
 	case status.Assigned, status.Revoked:
 		b.event(at, v.Name, LevelInfo, fmt.Sprintf("rebalance: %s partitions %s", e.Type, partitionList(e.Partitions)))
+		if e.Type == status.Assigned && e.First {
+			p.redelivered = e.Redelivered
+		}
+		if e.Type == status.Assigned && (e.First || e.Redelivered > 0) {
+			b.event(at, v.Name, redeliveryLevel(e.Redelivered), redeliveryText(e.Redelivered))
+		}
 		if settled && e.Type == status.Assigned && (p.state == Starting || p.state == Retrying) {
 			p.state = p.upState()
 		}
@@ -276,7 +329,9 @@ func (b *Board) procStatus(v ProcStatus) {
 		if v.Name == Producer {
 			p.produced = e.Produced
 		}
-		if settled && (p.state == Starting || p.state == Retrying || p.state == Replaying) {
+		// A role that retried says Connected when it is back; its
+		// progress reports while it retries change nothing.
+		if settled && (p.state == Starting || p.state == Replaying) {
 			p.state = p.upState()
 			p.detail = ""
 		}
@@ -310,7 +365,17 @@ func (b *Board) procStatus(v ProcStatus) {
 		b.event(at, v.Name, LevelGood, "resumed publishing")
 	case status.Error:
 		p.detail = e.Error
-		b.event(at, v.Name, LevelBad, "error: "+e.Error)
+		p.lastError = e.Error
+		if settled {
+			p.state = Failed
+		}
+		b.event(at, v.Name, LevelBad, "failed: "+e.Error)
+	case status.Recovering:
+		p.detail = e.Endpoint
+		if settled {
+			p.state = Retrying
+		}
+		b.event(at, v.Name, LevelWarn, fmt.Sprintf("%s: %s", e.Error, e.Reason))
 	case status.Backpressure:
 		if !p.alive() {
 			break
@@ -487,6 +552,11 @@ type ProcView struct {
 	// LastCrashPoint is the latest crash point the process reached (any
 	// incarnation), nil if none.
 	LastCrashPoint *CrashPointHit
+	// LastError is the reason of the latest Error event since it started.
+	LastError string
+	// Redelivered: consumer-usage's messages delivered again at its last
+	// start; -1 until it is known.
+	Redelivered int64
 	// Backpressure is how long consumer-usage has not been taking new
 	// messages because the store is down or slow (0: it takes them), and
 	// BackpressureReason why.
@@ -566,6 +636,8 @@ func (b *Board) Process(name string) ProcView {
 		CaughtUpMessages: p.caughtUpMsgs,
 		CaughtUpMillis:   p.caughtUpMs,
 		LastCrashPoint:   p.lastCrash,
+		LastError:        p.lastError,
+		Redelivered:      p.redelivered,
 	}
 	if p.alive() {
 		v.StartedAt = p.startedAt
@@ -653,7 +725,7 @@ func (b *Board) stateLabel(p *proc) (string, Level) {
 	case Restarting:
 		return "restarting", LevelWarn
 	case Failed:
-		if p.detail != "" {
+		if !p.alive() && p.detail != "" { // the launch failed: the cause
 			return "failed: " + p.detail, LevelBad
 		}
 		return "failed", LevelBad

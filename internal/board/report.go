@@ -29,6 +29,16 @@ type ReportProcess struct {
 	Reset string `json:"reset,omitempty"`
 	// LastExit: "SIGKILL", "exit 1", ... of the latest exit, if any.
 	LastExit string `json:"last_exit,omitempty"`
+	// LastError: the reason the process gave for failing since its latest
+	// start (its Error event), null if none.
+	LastError *string `json:"last_error"`
+	// Redelivered (consumer-usage): messages delivered again at its latest
+	// start, i.e. processed before but behind the committed offsets; null
+	// until known.
+	Redelivered *int64 `json:"redelivered,omitempty"`
+	// Produced (producer): messages the broker acknowledged since its
+	// latest start.
+	Produced *int64 `json:"produced,omitempty"`
 }
 
 // ReportSensor is one sensor: what each side says about it.
@@ -108,6 +118,18 @@ func (b *Board) Report() Report {
 		}
 		if pv.LastExit != nil {
 			rp.LastExit = pv.LastExit.Label()
+		}
+		if pv.LastError != "" {
+			msg := pv.LastError
+			rp.LastError = &msg
+		}
+		if pv.Name == Producer && pv.Alive {
+			n := pv.Produced
+			rp.Produced = &n
+		}
+		if pv.Name == Usage && pv.Redelivered >= 0 {
+			n := pv.Redelivered
+			rp.Redelivered = &n
 		}
 		r.Processes = append(r.Processes, rp)
 	}

@@ -23,6 +23,9 @@ const (
 	Failing
 	// Stale: the last good poll is older than StaleAfter.
 	Stale
+	// Disconnected: the process runs but cannot reach the broker; the rows
+	// are what it had when the broker went away.
+	Disconnected
 )
 
 func (f Freshness) String() string {
@@ -39,6 +42,8 @@ func (f Freshness) String() string {
 		return "failing"
 	case Stale:
 		return "stale"
+	case Disconnected:
+		return "disconnected"
 	}
 	return "?"
 }
@@ -95,6 +100,12 @@ type SensorsView struct {
 	Rows        []SensorRow
 }
 
+// brokerDown: the supervised broker ran and is not up now.
+func (b *Board) brokerDown() bool {
+	br := b.procs[Broker]
+	return br != nil && br.starts > 0 && (!br.alive() || br.state == Crashing || br.state == Stopping || br.state == Restarting)
+}
+
 // Sensors returns the sensors panel state.
 func (b *Board) Sensors() SensorsView {
 	v := SensorsView{AsOf: b.sensorsAt}
@@ -107,6 +118,12 @@ func (b *Board) Sensors() SensorsView {
 	case !p.alive() || p.state == Crashing || p.state == Stopping || p.state == Restarting:
 		label, _ := b.stateLabel(p)
 		v.Status, v.Reason = Down, "consumer-current is "+label
+	case b.brokerDown() || (p.state == Retrying && p.detail == "kafka"):
+		v.Status, v.Reason = Disconnected, "consumer-current cannot reach the broker"
+		if br := b.procs[Broker]; br != nil && !br.alive() {
+			label, _ := b.stateLabel(br)
+			v.Status, v.Reason = Disconnected, "the broker is "+label
+		}
 	case b.sensorsErr != nil && !b.sensorsErAt.Before(b.sensorsAt):
 		v.Status, v.Reason = Failing, "GET /state failed: "+b.sensorsErr.Error()
 	case !thisRun:

@@ -36,7 +36,7 @@ func (b *Board) usageSnapshot(v UsageSnapshot) {
 func (b *Board) truthSnapshot(v TruthSnapshot) {
 	if v.Err != nil {
 		if b.truthErr == nil {
-			b.event(v.At, "", LevelWarn, "audit reader failed: "+v.Err.Error())
+			b.pollFailed(v.At, "", "audit reader failed: ", v.Err)
 		}
 		b.truthErr = v.Err
 		return
@@ -173,7 +173,10 @@ func (b *Board) Usage() UsageView {
 	case !b.truthSeen:
 		v.Truth, v.TruthReason = Waiting, "audit reading the topic"
 	case b.truthErr != nil:
-		v.Truth, v.TruthReason = Failing, "audit failed, showing its last read: "+b.truthErr.Error()
+		v.Truth, v.TruthReason = Failing, "audit failed, showing its last read: "+plainError(b.truthErr.Error())
+		if b.brokerKnownAway() {
+			v.Truth, v.TruthReason = Failing, "broker unreachable, audit showing its last read"
+		}
 	case b.expectErr != nil:
 		v.Truth, v.TruthReason = Failing, "cannot compare with the audit: "+b.expectErr.Error()
 	default:

@@ -4,6 +4,8 @@
 package cli
 
 import (
+	"github.com/kafka-recovery-lab/krl/internal/status"
+
 	"context"
 	"errors"
 	"flag"
@@ -104,6 +106,16 @@ func Exit(stderr io.Writer, err error) int {
 		fmt.Fprintln(stderr, "error:", err)
 		return ExitError
 	}
+}
+
+// ExitReporting is Exit for a role whose status stream is open: a failure
+// is also written there as a one-line Error event, so the dashboard shows
+// why the process ended and never keeps it looking alive.
+func ExitReporting(em *status.Emitter, stderr io.Writer, err error) int {
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		em.Emit(status.Event{Type: status.Error, Error: err.Error()})
+	}
+	return Exit(stderr, err)
 }
 
 // Logger is the human log of a role: text on stderr.

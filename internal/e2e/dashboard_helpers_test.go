@@ -163,6 +163,10 @@ type reportProc struct {
 	Mode     string `json:"mode"`
 	Reset    string `json:"reset"`
 	LastExit string `json:"last_exit"`
+	// LastError is null when the process gave no reason for failing.
+	LastError   *string `json:"last_error"`
+	Redelivered *int64  `json:"redelivered"`
+	Produced    *int64  `json:"produced"`
 }
 
 type reportSens struct {

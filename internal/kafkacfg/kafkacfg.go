@@ -54,8 +54,9 @@ func Current(brokers, groupID string) *kafka.ConfigMap {
 	return &c
 }
 
-// Usage is consumer-usage's config for the given mode, group and reset.
-func Usage(brokers, groupID string, mode lesson.Mode, reset lesson.Reset) *kafka.ConfigMap {
+// Usage is consumer-usage's config for the given group and reset; both
+// modes share it.
+func Usage(brokers, groupID string, reset lesson.Reset) *kafka.ConfigMap {
 	c := base(brokers, "krl-consumer-usage")
 	c["group.id"] = groupID
 	c["auto.offset.reset"] = string(reset)
@@ -67,11 +68,12 @@ func Usage(brokers, groupID string, mode lesson.Mode, reset lesson.Reset) *kafka
 	// not a rebalance timeout. One consumer-usage runs at a time.
 	c["group.instance.id"] = "consumer-usage"
 	c["session.timeout.ms"] = 6000
-	if mode == lesson.Guarded {
-		// Close() would otherwise store and commit prefetched, unprocessed
-		// offsets (FIELD-NOTES): store only after the effect is durable.
-		c["enable.auto.offset.store"] = false
-	}
+	// Both modes store an offset only after its message was handled:
+	// Close() would otherwise store and commit prefetched, unprocessed
+	// offsets (FIELD-NOTES), and a graceful stop must commit exactly what
+	// was processed. Naive still commits every second whatever its store
+	// holds, so a kill -9 replays what was processed since.
+	c["enable.auto.offset.store"] = false
 	return &c
 }
 

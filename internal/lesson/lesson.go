@@ -14,7 +14,8 @@ import (
 type Mode string
 
 const (
-	// Naive is the seed article's code: auto commit with auto offset store.
+	// Naive is the seed article's code: delta against the checkpoint in
+	// memory, insert, then checkpoint, with an auto commit every second.
 	Naive Mode = "naive"
 	// Guarded commits only offsets whose effect is durable, and writes each
 	// message's effect at most once.

@@ -29,7 +29,10 @@ const (
 	// Retrying: a dependency is unreachable; the role keeps trying. Fields: Endpoint, Addr, Error.
 	Retrying Type = "retrying"
 	// Assigned / Revoked: partitions of the topic owned by this consumer changed.
-	// Fields: Partitions.
+	// Fields: Partitions. consumer-usage's Assigned also has Redelivered
+	// (messages processed before, by this or an earlier process, that it
+	// will be delivered again: committed offset behind its checkpoints) and
+	// First (the first assignment since the process started).
 	Assigned Type = "assigned"
 	Revoked  Type = "revoked"
 	// Progress: periodic position report. Fields: Positions (per partition
@@ -66,6 +69,11 @@ const (
 	BackpressureEnded Type = "backpressure_ended"
 	// Stopping: a graceful shutdown began (SIGTERM/SIGINT). Fields: Reason.
 	Stopping Type = "stopping"
+	// Recovering: a client error fatal to a client handle that the role
+	// recovers from by itself (consumer-usage fenced after a broker outage
+	// re-creates its consumer). Fields: Endpoint, Addr, Error, Reason (what
+	// it does about it).
+	Recovering Type = "recovering"
 )
 
 // Position is one partition's read position as the consumer itself knows it.
@@ -79,28 +87,30 @@ type Position struct {
 
 // Event is one line of the protocol. Only the fields a type documents are set.
 type Event struct {
-	Time       time.Time  `json:"ts"`
-	Role       string     `json:"role"`
-	Type       Type       `json:"event"`
-	PID        int        `json:"pid,omitempty"`
-	Addr       string     `json:"addr,omitempty"`
-	Endpoint   string     `json:"endpoint,omitempty"`
-	Mode       string     `json:"mode,omitempty"`
-	Reset      string     `json:"reset,omitempty"`
-	GroupID    string     `json:"group_id,omitempty"`
-	Partitions []int32    `json:"partitions,omitempty"`
-	Positions  []Position `json:"positions,omitempty"`
-	Processed  int64      `json:"processed,omitempty"`
-	Invalid    int64      `json:"invalid,omitempty"`
-	Produced   int64      `json:"produced,omitempty"`
-	Sensors    int        `json:"sensors,omitempty"`
-	Millis     int64      `json:"millis,omitempty"`
-	Partition  int32      `json:"partition,omitempty"`
-	Offset     int64      `json:"offset,omitempty"`
-	Point      string     `json:"point,omitempty"`
-	After      int        `json:"after,omitempty"`
-	Reason     string     `json:"reason,omitempty"`
-	Error      string     `json:"error,omitempty"`
+	Time        time.Time  `json:"ts"`
+	Role        string     `json:"role"`
+	Type        Type       `json:"event"`
+	PID         int        `json:"pid,omitempty"`
+	Addr        string     `json:"addr,omitempty"`
+	Endpoint    string     `json:"endpoint,omitempty"`
+	Mode        string     `json:"mode,omitempty"`
+	Reset       string     `json:"reset,omitempty"`
+	GroupID     string     `json:"group_id,omitempty"`
+	Partitions  []int32    `json:"partitions,omitempty"`
+	Positions   []Position `json:"positions,omitempty"`
+	Processed   int64      `json:"processed,omitempty"`
+	Invalid     int64      `json:"invalid,omitempty"`
+	Produced    int64      `json:"produced,omitempty"`
+	Sensors     int        `json:"sensors,omitempty"`
+	Millis      int64      `json:"millis,omitempty"`
+	Partition   int32      `json:"partition,omitempty"`
+	Offset      int64      `json:"offset,omitempty"`
+	Point       string     `json:"point,omitempty"`
+	After       int        `json:"after,omitempty"`
+	Redelivered int64      `json:"redelivered,omitempty"`
+	First       bool       `json:"first,omitempty"`
+	Reason      string     `json:"reason,omitempty"`
+	Error       string     `json:"error,omitempty"`
 }
 
 // Emitter writes events for one role. Safe for concurrent use.

@@ -6,12 +6,13 @@ import (
 )
 
 var freshnessWord = map[board.Freshness]string{
-	board.Live:       "● LIVE",
-	board.Rebuilding: "◐ REBUILDING",
-	board.Waiting:    "… WAITING",
-	board.Down:       "✗ DOWN",
-	board.Failing:    "✗ FAILING",
-	board.Stale:      "! STALE",
+	board.Live:         "● LIVE",
+	board.Rebuilding:   "◐ REBUILDING",
+	board.Waiting:      "… WAITING",
+	board.Down:         "✗ DOWN",
+	board.Failing:      "✗ FAILING",
+	board.Stale:        "! STALE",
+	board.Disconnected: "✗ DISCONNECTED",
 }
 
 // StatusWord is a panel's freshness in words and colour: the colour says it
