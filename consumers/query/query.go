@@ -112,7 +112,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	s := &server{st: st, em: em, log: log, host: host, timeout: cfg.StoreTimeout}
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {
-		return fmt.Errorf("http: %w", err)
+		return fmt.Errorf("http: %w", cli.ListenHint("--http", err))
 	}
 	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan error, 1)

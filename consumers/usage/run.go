@@ -19,6 +19,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
@@ -68,7 +69,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {
-		return fmt.Errorf("http: %w", err)
+		return fmt.Errorf("http: %w", cli.ListenHint("--http", err))
 	}
 	srv := &http.Server{
 		Handler:           newHandler(cfg.Mode, cfg.Reset, group, proc.Stats, arm, em, log),

@@ -70,8 +70,9 @@ func TestBadEnvDataDirNotWritable(t *testing.T) {
 	wantAll(t, c.StderrTail(20), "is not a writable directory", "choose another with --data-dir")
 }
 
-// TestBadEnvPortInUse: the embedded broker and store asked for a busy port
-// say so and how to fix it, and exit 1 at once.
+// TestBadEnvPortInUse: the embedded broker and store, and the consumers'
+// HTTP servers, asked for a busy port say so and how to fix it, and exit 1
+// at once.
 func TestBadEnvPortInUse(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -86,6 +87,18 @@ func TestBadEnvPortInUse(t *testing.T) {
 				t.Fatalf("exited=%v code=%d, want 1 within 20s; stderr:\n%s", ok, code, c.StderrTail(20))
 			}
 			wantAll(t, c.StderrTail(20), "address already in use", "choose another address with --listen")
+		})
+	}
+	// A consumer's HTTP address: it fails before it needs its broker or store.
+	for _, name := range []string{"current", "usage", "query"} {
+		t.Run("consumer_"+name, func(t *testing.T) {
+			c := Start(t, Binary(t), "consumer", name, "--http", ln.Addr().String(),
+				"--brokers", "127.0.0.1:1", "--mongo", "mongodb://127.0.0.1:1/krl", "--topic", "sensor-data")
+			code, ok := c.WaitExit(20 * time.Second)
+			if !ok || code != 1 {
+				t.Fatalf("exited=%v code=%d, want 1 within 20s; stderr:\n%s", ok, code, c.StderrTail(20))
+			}
+			wantAll(t, c.StderrTail(20), "address already in use", "choose another address with --http")
 		})
 	}
 }
