@@ -309,7 +309,11 @@ func (l *Lab) WaitCaughtUp(ctx context.Context) error {
 			return false
 		}
 		if since.IsZero() {
-			since = b.Now()
+			// The wall clock, not the board's: the board's clock moves
+			// only with Ticks and can be older than the commit sample just
+			// seen, and a usage poll asked in between would miss the last
+			// writes that sample stands for.
+			since = time.Now()
 			hwm, _ = b.HighWatermarks()
 		}
 		return b.RefreshedSince(since, hwm)
