@@ -57,6 +57,7 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	fs.StringVar(&f.UsageMode, "usage-mode", string(lesson.Naive), "consumer-usage mode: naive (the article) or guarded")
 	fs.StringVar(&f.UsageReset, "usage-reset", "latest", "consumer-usage offset reset: latest (fixed group) or earliest (fresh group)")
 	fs.StringVar(&f.UsageGroup, "usage-group", kafkacfg.UsageGroupID, "consumer-usage's fixed group (with reset latest); give each dashboard sharing one broker its own")
+	fs.DurationVar(&f.StoreLatency, "store-latency", 0, "delay every request to the embedded store by `D` (a slow store: consumer-usage backpressure, consumer-query 503)")
 	fs.BoolVar(&f.headless, "headless", false, "supervise without a terminal UI, logging events to stderr")
 	fs.StringVar(&f.scriptPath, "script", "", "play actions from FILE (see README)")
 	fs.StringVar(&f.reportPath, "report", "", "write a JSON snapshot to FILE on exit")
@@ -83,6 +84,12 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	}
 	if f.preload < 0 || f.preload > 10_000_000 {
 		return f, cli.Usagef("--preload must be between 0 and 10000000, got %d", f.preload)
+	}
+	if f.StoreLatency < 0 || f.StoreLatency > time.Minute {
+		return f, cli.Usagef("--store-latency must be between 0 and 1m, got %s", f.StoreLatency)
+	}
+	if f.StoreLatency > 0 && f.Mongo != "" {
+		return f, cli.Usagef("--store-latency needs the embedded store: it cannot be combined with --mongo / MONGO_URI")
 	}
 	if f.preload > 0 && f.Brokers != "" {
 		return f, cli.Usagef("--preload needs the embedded broker: it cannot be combined with --brokers / KAFKA_BROKER")
@@ -132,14 +139,17 @@ func runDashboard(args []string) int {
 	if f.RunDir, err = filepath.Abs(f.RunDir); err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
+	unwritable := func(err error) int {
+		return cli.Exit(os.Stderr, fmt.Errorf("--data-dir %s is not a writable directory (%v): choose another with --data-dir, or leave it out for a fresh one under the temp dir", f.RunDir, err))
+	}
 	if err := os.MkdirAll(filepath.Join(f.RunDir, "logs"), 0o755); err != nil {
-		return cli.Exit(os.Stderr, err)
+		return unwritable(err)
 	}
 	// The lab's own diagnostics go to a file: stderr is the terminal the
 	// dashboard draws on.
 	logFile, err := os.OpenFile(filepath.Join(f.RunDir, "logs", "dashboard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return cli.Exit(os.Stderr, err)
+		return unwritable(err)
 	}
 	defer logFile.Close()
 	f.Log = slog.New(slog.NewTextHandler(logFile, nil))
@@ -350,7 +360,8 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 	code := cli.ExitOK
 	go func() {
 		if err := l.Launch(ctx); err != nil {
-			l.Note("start failed: " + err.Error())
+			// The board shows it (LaunchFailed): rows failed with the
+			// cause, r retries.
 			return
 		}
 		if f.scenario != "" {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/tui/ui"
@@ -49,5 +51,21 @@ func TestBadFlagPrintedOnce(t *testing.T) {
 	}
 	if strings.Contains(all, "dashboard flags:") {
 		t.Fatalf("a bad flag prints the whole usage:\n%s", all)
+	}
+}
+
+func TestStoreLatencyFlag(t *testing.T) {
+	f, err := parseDashboardFlags([]string{"--store-latency", "300ms"}, io.Discard)
+	if err != nil || f.StoreLatency != 300*time.Millisecond {
+		t.Fatalf("--store-latency 300ms: %v %s", err, f.StoreLatency)
+	}
+	for _, args := range [][]string{
+		{"--store-latency", "-1s"},
+		{"--store-latency", "2m"},
+		{"--store-latency", "1s", "--mongo", "mongodb://127.0.0.1:27017/krl"},
+	} {
+		if _, err := parseDashboardFlags(args, io.Discard); err == nil {
+			t.Errorf("%q accepted", args)
+		}
 	}
 }

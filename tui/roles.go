@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"os"
+	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/embedded"
@@ -38,8 +39,12 @@ func storeMain(args []string) int {
 	var cfg embedded.StoreConfig
 	fs.StringVar(&cfg.DataDir, "data-dir", "krl-data/store", "directory for the SQLite files")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:27017", "address to listen on (port 0 picks a free one)")
+	fs.DurationVar(&cfg.Latency, "latency", 0, "delay every request a client sends by this much (a slow store; 0: none)")
 	if err := cli.Parse(fs, args); err != nil {
 		return cli.Exit(os.Stderr, err)
+	}
+	if cfg.Latency < 0 || cfg.Latency > time.Minute {
+		return cli.Exit(os.Stderr, cli.Usagef("--latency must be between 0 and 1m, got %s", cfg.Latency))
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()

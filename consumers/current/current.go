@@ -88,7 +88,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	st.health = health.NewTracker(cfg.StuckAfter)
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {
-		return fmt.Errorf("http: %w", err)
+		return fmt.Errorf("http: %w", cli.ListenHint("--http", err))
 	}
 	srv := &http.Server{Handler: st.handler(), ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan error, 1)

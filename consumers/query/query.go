@@ -30,11 +30,18 @@ type Config struct {
 	Mongo string
 	// HTTP is the listen address of /usage and /healthz ("127.0.0.1:0" picks a port).
 	HTTP string
+	// StoreTimeout bounds the store's answer to one GET /usage (default
+	// 10 s): past it the answer is 503 "store_slow".
+	StoreTimeout time.Duration
 }
 
 const (
-	pingEvery        = time.Second
-	pingTimeout      = 2 * time.Second
+	pingEvery = time.Second
+	// pingTimeout is longer than the driver's server selection (3 s,
+	// store.Connect): an unreachable store fails the ping with the cause
+	// rather than a deadline, and a slow one (each request late) still
+	// answers it, so /usage can tell store_unreachable from store_slow.
+	pingTimeout      = 5 * time.Second
 	queryTimeout     = 10 * time.Second
 	retryReportEvery = 5 * time.Second
 )
@@ -45,6 +52,7 @@ func Main(args []string) int {
 	var conn cli.Conn
 	conn.Register(fs)
 	httpAddr := fs.String("http", "127.0.0.1:0", "listen address of GET /usage and /healthz")
+	storeTimeout := fs.Duration("store-timeout", queryTimeout, "GET /usage answers 503 (store_slow) when the store has not answered within this")
 	if err := cli.Parse(fs, args); err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
@@ -54,10 +62,13 @@ func Main(args []string) int {
 	if _, _, err := net.SplitHostPort(*httpAddr); err != nil {
 		return cli.Exit(os.Stderr, cli.Usagef("--http %q: %v", *httpAddr, err))
 	}
+	if *storeTimeout < 10*time.Millisecond || *storeTimeout > 5*time.Minute {
+		return cli.Exit(os.Stderr, cli.Usagef("--store-timeout must be between 10ms and 5m, got %s", *storeTimeout))
+	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
 	em := status.New(Role)
-	return cli.ExitReporting(em, os.Stderr, Run(ctx, Config{Mongo: conn.Mongo, HTTP: *httpAddr}, em, cli.Logger(Role)))
+	return cli.ExitReporting(em, os.Stderr, Run(ctx, Config{Mongo: conn.Mongo, HTTP: *httpAddr, StoreTimeout: *storeTimeout}, em, cli.Logger(Role)))
 }
 
 // mongoHost is the URI's host list without credentials, for events and logs.
@@ -95,10 +106,13 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		_ = st.Close(cctx)
 	}()
 
-	s := &server{st: st, em: em, log: log, host: host}
+	if cfg.StoreTimeout <= 0 {
+		cfg.StoreTimeout = queryTimeout
+	}
+	s := &server{st: st, em: em, log: log, host: host, timeout: cfg.StoreTimeout}
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {
-		return fmt.Errorf("http: %w", err)
+		return fmt.Errorf("http: %w", cli.ListenHint("--http", err))
 	}
 	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan error, 1)
@@ -123,10 +137,11 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 }
 
 type server struct {
-	st   *store.Store
-	em   *status.Emitter
-	log  *slog.Logger
-	host string
+	st      *store.Store
+	em      *status.Emitter
+	log     *slog.Logger
+	host    string
+	timeout time.Duration
 
 	mu        sync.Mutex
 	known     bool // whether reachability was established at least once
@@ -197,7 +212,21 @@ func (s *server) handler() http.Handler {
 }
 
 func (s *server) usage(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), queryTimeout)
+	// A store the watcher finds unreachable is not asked: the answer
+	// comes at once instead of after the driver's own timeout.
+	s.mu.Lock()
+	down, lastErr := s.known && !s.reachable, s.lastErr
+	s.mu.Unlock()
+	if down {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{
+			"error": "store unavailable: " + lastErr, "reason": ReasonStoreUnreachable})
+		return
+	}
+	limit := s.timeout
+	if limit <= 0 {
+		limit = queryTimeout
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), limit)
 	defer cancel()
 	// Totals and the furthest record they include come from one scan, so
 	// the answer describes one cut of the stream.
@@ -205,12 +234,33 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
-	s.observe(err)
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "store unavailable: " + err.Error()})
+		reason, msg := unavailable(err, ctx.Err() != nil, limit)
+		if reason == ReasonStoreUnreachable {
+			s.observe(err)
+		}
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": msg, "reason": reason})
 		return
 	}
+	s.observe(nil)
 	writeJSON(w, http.StatusOK, api.UsageFromCoverage(cov))
+}
+
+// The reasons of a 503 from GET /usage (field "reason").
+const (
+	// ReasonStoreUnreachable: the store refused or dropped the query.
+	ReasonStoreUnreachable = "store_unreachable"
+	// ReasonStoreSlow: the store had not answered within --store-timeout.
+	ReasonStoreSlow = "store_slow"
+)
+
+// unavailable classifies a failed usage query: timedOut says the
+// request's own deadline passed.
+func unavailable(err error, timedOut bool, limit time.Duration) (reason, msg string) {
+	if timedOut {
+		return ReasonStoreSlow, fmt.Sprintf("store too slow: no answer within %s (%v)", limit, err)
+	}
+	return ReasonStoreUnreachable, "store unavailable: " + err.Error()
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

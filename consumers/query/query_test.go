@@ -69,3 +69,30 @@ func TestUsageAnswerCarriesItsCut(t *testing.T) {
 		t.Fatalf("answer %+v, want %+v", u, want)
 	}
 }
+
+// A 503 says why: the store refused (unreachable) or did not answer in
+// time (slow); a store the watcher finds down is not even asked.
+func TestUnavailableReasons(t *testing.T) {
+	if r, msg := unavailable(context.DeadlineExceeded, true, time.Second); r != ReasonStoreSlow || msg == "" {
+		t.Fatalf("timed out: %q %q", r, msg)
+	}
+	if r, _ := unavailable(io.ErrUnexpectedEOF, false, time.Second); r != ReasonStoreUnreachable {
+		t.Fatalf("refused: %q", r)
+	}
+	s := &server{em: status.NewTo(Role, io.Discard), log: slog.New(slog.DiscardHandler), host: "test",
+		known: true, reachable: false, lastErr: "connection refused"}
+	srv := httptest.NewServer(s.handler()) // s.st is nil: asking the store would panic
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/usage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]string
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 503 || body["reason"] != ReasonStoreUnreachable || body["error"] == "" {
+		t.Fatalf("%d %v", resp.StatusCode, body)
+	}
+}

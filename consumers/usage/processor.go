@@ -107,6 +107,13 @@ type ProcessorConfig struct {
 	MinBackoff, MaxBackoff time.Duration
 	// OpTimeout bounds one store call (default 10 s).
 	OpTimeout time.Duration
+	// SlowAfter is when a store call counts as slow (default 1 s).
+	SlowAfter time.Duration
+	// OnStoreTrouble, when set, is called as soon as a store call fails
+	// (reason "store unreachable: ...") or has not answered within
+	// SlowAfter ("store slow: ..."), possibly from another goroutine:
+	// consumer-usage then stops taking new messages (backpressure).
+	OnStoreTrouble func(reason string)
 }
 
 // Processor is consumer-usage's per-message logic, without Kafka: the caller
@@ -145,6 +152,9 @@ func NewProcessor(cfg ProcessorConfig) *Processor {
 	}
 	if cfg.OpTimeout <= 0 {
 		cfg.OpTimeout = 10 * time.Second
+	}
+	if cfg.SlowAfter <= 0 {
+		cfg.SlowAfter = DefaultSlowAfter
 	}
 	if cfg.OnCrash == nil {
 		em := cfg.Emitter
@@ -352,6 +362,16 @@ func (p *Processor) crashAt(point lesson.CrashPoint, r Record) bool {
 	return true
 }
 
+// DefaultSlowAfter is when a store call counts as slow.
+const DefaultSlowAfter = time.Second
+
+// trouble reports store trouble to OnStoreTrouble, if set.
+func (p *Processor) trouble(reason string) {
+	if p.cfg.OnStoreTrouble != nil {
+		p.cfg.OnStoreTrouble(reason)
+	}
+}
+
 // retry runs op until it succeeds or ctx ends. A store that fails never
 // makes the consumer move past a record: it waits, reporting Retrying.
 func (p *Processor) retry(ctx context.Context, what string, op func(context.Context) error) error {
@@ -359,7 +379,15 @@ func (p *Processor) retry(ctx context.Context, what string, op func(context.Cont
 	failed := false
 	for {
 		opCtx, cancel := context.WithTimeout(ctx, p.cfg.OpTimeout)
+		// Once a call failed the store is unreachable: a retry waiting for
+		// it is not "slow" on top of that.
+		slow := time.AfterFunc(p.cfg.SlowAfter, func() {
+			if !failed {
+				p.trouble(fmt.Sprintf("store slow: %s not answered within %s", what, p.cfg.SlowAfter))
+			}
+		})
 		err := op(opCtx)
+		slow.Stop()
 		cancel()
 		if err == nil {
 			if failed {
@@ -373,6 +401,7 @@ func (p *Processor) retry(ctx context.Context, what string, op func(context.Cont
 		}
 		failed = true
 		p.storeErrors.Add(1)
+		p.trouble("store unreachable: " + what + ": " + err.Error())
 		p.log.Warn("store call failed; retrying", "op", what, "error", err, "backoff", delay)
 		p.cfg.Emitter.Emit(status.Event{Type: status.Retrying, Endpoint: "mongo", Addr: p.cfg.StoreAddr,
 			Error: what + ": " + err.Error()})

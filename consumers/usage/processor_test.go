@@ -570,3 +570,50 @@ func TestZombieWriteDoesNotRegressCheckpoint(t *testing.T) {
 	feed(t, next, log[8:]...)
 	sameTotals(t, "totals", totalsOf(t, st), map[string]store.Totals{"s1": deltas(9)})
 }
+
+// slowStore delays every usage insert by delay before the real store.
+type slowStore struct {
+	Store
+	delay time.Duration
+}
+
+func (s *slowStore) InsertUsageOnce(ctx context.Context, r store.UsageRecord) (bool, error) {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	return s.Store.InsertUsageOnce(ctx, r)
+}
+
+// Store trouble is reported at once: a failed call as "store unreachable",
+// a call not answered within SlowAfter as "store slow" (while it is still
+// running), and a retry of a failed call is not "slow" on top of that.
+func TestStoreTroubleReported(t *testing.T) {
+	_, st := freshDB(t)
+	var mu sync.Mutex
+	var got []string
+	note := func(r string) { mu.Lock(); got = append(got, r); mu.Unlock() }
+	reasons := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), got...) }
+
+	flaky := &flakyStore{Store: st}
+	p, _ := newTestProcessor(t, flaky, lesson.Guarded, nil)
+	p.cfg.OnStoreTrouble = note
+	log := series(t, "s1", 4)
+	feed(t, p, log[:2]...)
+	flaky.failures.Store(2)
+	feed(t, p, log[2])
+	if r := reasons(); len(r) != 2 || !strings.HasPrefix(r[0], "store unreachable: insert usage") {
+		t.Fatalf("after 2 failures: %q", r)
+	}
+
+	got = nil
+	slow := &slowStore{Store: st, delay: 300 * time.Millisecond}
+	p2, _ := newTestProcessor(t, slow, lesson.Guarded, nil)
+	p2.cfg.OnStoreTrouble, p2.cfg.SlowAfter = note, 100*time.Millisecond
+	feed(t, p2, log[3])
+	if r := reasons(); len(r) != 1 || !strings.HasPrefix(r[0], "store slow: insert usage not answered within 100ms") {
+		t.Fatalf("slow insert: %q", r)
+	}
+	sameTotals(t, "totals", totalsOf(t, st), map[string]store.Totals{"s1": deltas(3)})
+}

@@ -12,10 +12,14 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/health"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
@@ -62,12 +66,12 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	tracker := health.NewTracker(cfg.StuckAfter)
 	proc := NewProcessor(ProcessorConfig{
 		Store: st, Topic: cfg.Conn.Topic, Mode: cfg.Mode, Crash: arm,
-		Emitter: em, Log: log, StoreAddr: storeAddr,
+		Emitter: em, Log: log, StoreAddr: storeAddr, SlowAfter: cfg.StoreSlow,
 	})
 
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {
-		return fmt.Errorf("http: %w", err)
+		return fmt.Errorf("http: %w", cli.ListenHint("--http", err))
 	}
 	srv := &http.Server{
 		Handler:           newHandler(cfg.Mode, cfg.Reset, group, proc.Stats, tracker, arm, em, log),
@@ -90,6 +94,14 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		return stopping(em, log, "signal")
 	}
 
+	// Store trouble reaches the current consumer handle's loop (the
+	// processor's slow-call timer runs on its own goroutine).
+	var loop atomic.Pointer[kafkaLoop]
+	proc.cfg.OnStoreTrouble = func(reason string) {
+		if k := loop.Load(); k != nil {
+			k.storeTrouble(reason)
+		}
+	}
 	for incarnation := 1; ; incarnation++ {
 		consumer, err := kafka.NewConsumer(kafkacfg.Usage(cfg.Conn.Brokers, group, cfg.Reset))
 		if err != nil {
@@ -97,8 +109,9 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		}
 		k := &kafkaLoop{
 			ctx: ctx, cfg: cfg, em: em, log: log, consumer: consumer, proc: proc,
-			positions: map[int32]int64{}, firstAssign: incarnation == 1, health: tracker,
+			positions: map[int32]int64{}, firstAssign: incarnation == 1, health: tracker, st: st,
 		}
+		loop.Store(k)
 		err = k.run()
 		var fenced errFenced
 		if !errors.As(err, &fenced) {
@@ -190,6 +203,18 @@ type kafkaLoop struct {
 	firstAssign  bool
 	brokerDown   bool
 	lastRetrying time.Time
+
+	// st is pinged while backpressure lasts; bp is shared with the
+	// processor's slow-call timer (another goroutine).
+	st *store.Store
+	bp backpressure
+}
+
+// backpressure is consumer-usage's "store down or slow" state.
+type backpressure struct {
+	mu     sync.Mutex
+	since  time.Time // zero: not in backpressure
+	reason string
 }
 
 func (k *kafkaLoop) guarded() bool { return k.cfg.Mode == lesson.Guarded }
@@ -234,27 +259,150 @@ func (k *kafkaLoop) run() error {
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
 	for k.ctx.Err() == nil {
-		e := k.consumer.Poll(100)
-		k.health.Polled(time.Now())
-		switch e := e.(type) {
-		case *kafka.Message:
-			// An error while ctx ended is a store write cut short by the
-			// shutdown: the message is not done and its offset not stored.
-			if err := k.handle(e); err != nil && k.ctx.Err() == nil {
-				return err
-			}
-		case kafka.Error:
-			if err := k.kafkaError(e); err != nil {
-				return err
-			}
+		if err := k.pollOnce(tick); err != nil {
+			return err
 		}
-		select {
-		case <-tick.C:
-			k.progress()
-		default:
+		if k.inBackpressure() {
+			if err := k.awaitStore(tick); err != nil {
+				return err
+			}
 		}
 	}
 	return stopping(k.em, k.log, "signal")
+}
+
+// pollOnce polls once and handles what came.
+func (k *kafkaLoop) pollOnce(tick *time.Ticker) error {
+	e := k.consumer.Poll(100)
+	k.health.Polled(time.Now())
+	switch e := e.(type) {
+	case *kafka.Message:
+		// An error while ctx ended is a store write cut short by the
+		// shutdown: the message is not done and its offset not stored.
+		if err := k.handle(e); err != nil && k.ctx.Err() == nil {
+			return err
+		}
+	case kafka.Error:
+		if err := k.kafkaError(e); err != nil {
+			return err
+		}
+	}
+	select {
+	case <-tick.C:
+		k.progress()
+	default:
+	}
+	return nil
+}
+
+// Backpressure. While the store is down or slow, consumer-usage takes no
+// new message: the message in hand (at most 1 in flight, processing is
+// sequential) keeps being retried inside Handle, and as soon as a store
+// call fails or has not answered within --store-slow, every assigned
+// partition is paused, so librdkafka stops fetching and Poll hands out
+// nothing new. Between pings the loop keeps polling (rebalances, errors,
+// max.poll.interval.ms); only the message in hand blocks polling while
+// its writes are retried. The partitions are resumed, from the position
+// after the last message handled, once a ping answers within
+// --store-slow.
+
+// storeTrouble enters (or re-describes) backpressure; any goroutine.
+func (k *kafkaLoop) storeTrouble(reason string) {
+	k.bp.mu.Lock()
+	defer k.bp.mu.Unlock()
+	now := time.Now()
+	if !k.bp.since.IsZero() && troubleKind(k.bp.reason) == troubleKind(reason) {
+		return
+	}
+	if k.bp.since.IsZero() {
+		k.bp.since = now
+	}
+	k.bp.reason = reason
+	parts := k.pauseAll()
+	k.em.Emit(status.Event{Type: status.Backpressure, Reason: reason, Partitions: parts,
+		Millis: now.Sub(k.bp.since).Milliseconds()})
+	k.log.Warn("backpressure: not taking new messages", "reason", reason, "paused", parts)
+}
+
+// troubleKind is "store unreachable" or "store slow".
+func troubleKind(reason string) string {
+	kind, _, _ := strings.Cut(reason, ":")
+	return kind
+}
+
+func (k *kafkaLoop) inBackpressure() bool {
+	k.bp.mu.Lock()
+	defer k.bp.mu.Unlock()
+	return !k.bp.since.IsZero()
+}
+
+// pauseAll pauses every assigned partition (again: a rebalance may have
+// assigned new ones) and returns them.
+func (k *kafkaLoop) pauseAll() []int32 {
+	tps, err := k.consumer.Assignment()
+	if err != nil || len(tps) == 0 {
+		return nil
+	}
+	if err := k.consumer.Pause(tps); err != nil {
+		k.log.Warn("pause partitions", "error", err)
+	}
+	return partitionIDs(tps)
+}
+
+// pingTimeout bounds one health ping while backpressure lasts; the driver
+// gives up on an unreachable server after 3 s (store.Connect).
+const pingTimeout = 5 * time.Second
+
+// awaitStore keeps the partitions paused and pings the store until it
+// answers within --store-slow, then resumes them.
+func (k *kafkaLoop) awaitStore(tick *time.Ticker) error {
+	limit := k.proc.cfg.SlowAfter
+	next := time.Now()
+	for k.ctx.Err() == nil {
+		if !time.Now().Before(next) {
+			ctx, cancel := context.WithTimeout(k.ctx, pingTimeout)
+			began := time.Now()
+			err := k.st.Ping(ctx)
+			took := time.Since(began)
+			cancel()
+			switch {
+			case k.ctx.Err() != nil:
+				return nil
+			case err == nil && took <= limit:
+				k.endBackpressure()
+				return nil
+			case errors.Is(err, context.DeadlineExceeded):
+				k.storeTrouble(fmt.Sprintf("store slow: ping not answered within %s", pingTimeout))
+			case err != nil:
+				k.storeTrouble("store unreachable: ping: " + err.Error())
+			default:
+				k.storeTrouble(fmt.Sprintf("store slow: ping took %s, limit %s", took.Round(time.Millisecond), limit))
+			}
+			k.pauseAll()
+			next = time.Now().Add(500 * time.Millisecond)
+		}
+		if err := k.pollOnce(tick); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *kafkaLoop) endBackpressure() {
+	k.bp.mu.Lock()
+	defer k.bp.mu.Unlock()
+	if k.bp.since.IsZero() {
+		return
+	}
+	took := time.Since(k.bp.since)
+	k.bp.since, k.bp.reason = time.Time{}, ""
+	if tps, err := k.consumer.Assignment(); err == nil && len(tps) > 0 {
+		if err := k.consumer.Resume(tps); err != nil {
+			k.log.Warn("resume partitions", "error", err)
+		}
+	}
+	k.em.Emit(status.Event{Type: status.BackpressureEnded, Millis: took.Milliseconds()})
+	k.log.Info("backpressure ended: taking messages again", "lasted", took.Round(time.Millisecond))
 }
 
 // waitBroker asks for the topic's metadata until the broker answers and

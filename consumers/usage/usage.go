@@ -94,6 +94,9 @@ type Config struct {
 	// StuckAfter: GET /healthz answers 503 once the lag has been > 0 this
 	// long without progress.
 	StuckAfter time.Duration
+	// StoreSlow: a store call not answered within it puts consumer-usage
+	// in backpressure (see kafkaLoop.storeTrouble).
+	StoreSlow time.Duration
 }
 
 // ParseFlags parses consumer-usage's command line. Every mistake is a
@@ -110,6 +113,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&point, "crash-at", "", "arm a crash point at start: "+string(lesson.AfterDelta)+" or "+string(lesson.AfterCheckpoint))
 	fs.IntVar(&cfg.CrashAfter, "crash-after", 1, "crash at the Nth message that reaches the crash point")
 	fs.DurationVar(&cfg.StuckAfter, "stuck-after", health.DefaultStuckAfter, "GET /healthz answers 503 after this long with lag > 0 and no progress")
+	fs.DurationVar(&cfg.StoreSlow, "store-slow", DefaultSlowAfter, "a store call not answered within this is slow: stop taking messages (backpressure) until the store answers within it again")
 	if err := cli.Parse(fs, args); err != nil {
 		return Config{}, err
 	}
@@ -135,6 +139,9 @@ func ParseFlags(args []string) (Config, error) {
 	}
 	if cfg.StuckAfter <= 0 {
 		return Config{}, cli.Usagef("--stuck-after %v: want more than 0", cfg.StuckAfter)
+	}
+	if cfg.StoreSlow < 10*time.Millisecond || cfg.StoreSlow > time.Minute {
+		return Config{}, cli.Usagef("--store-slow must be between 10ms and 1m, got %s", cfg.StoreSlow)
 	}
 	if cfg.CrashAfter < 1 {
 		return Config{}, cli.Usagef("--crash-after %d: want 1 or more", cfg.CrashAfter)

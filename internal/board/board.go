@@ -192,6 +192,8 @@ func (b *Board) Apply(in any) bool {
 		b.procFrozen(v)
 	case HealthProbe:
 		b.healthProbe(v)
+	case LaunchFailed:
+		b.launchFailed(v)
 	default:
 		return false
 	}

@@ -200,3 +200,14 @@ type RequestDone struct {
 	Op   string
 	Err  error
 }
+
+// LaunchFailed: the lab could not start the lesson's processes, typically
+// because the broker or store it was pointed at (--brokers, --mongo) did
+// not answer. Every process that is not running shows Failed with Cause
+// (short, at most 10 cells: "Kafka down") until a start or restart (r)
+// retries; Err is the whole reason, for the timeline.
+type LaunchFailed struct {
+	At    time.Time
+	Cause string
+	Err   error
+}

@@ -22,7 +22,10 @@ const (
 	Crashing   State = "crashing"   // a crash was requested, the exit is not seen yet
 	Crashed    State = "crashed"    // ended without being asked to (signal or exit code)
 	Restarting State = "restarting" // a restart was requested and is in progress
-	Failed     State = "failed"     // alive but reported an error it does not recover from; its exit follows
+	// Failed: alive but reported an error it does not recover from (its
+	// exit follows), or never started because the launch failed
+	// (LaunchFailed: r retries).
+	Failed State = "failed"
 )
 
 // Level tells a view how good or bad something is; views pick colours from
@@ -99,6 +102,10 @@ type proc struct {
 	// frozen: the current incarnation is SIGSTOPped (health.go).
 	frozen bool
 	health healthState
+	// backpressureSince: consumer-usage stopped taking messages (store
+	// down or slow) at this time; zero when it is not in backpressure.
+	backpressureSince  time.Time
+	backpressureReason string
 
 	logs     []string
 	logSince int // index in logs where the current incarnation's lines start
@@ -145,6 +152,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.frozen, p.health = false, healthState{}
+	p.backpressureSince, p.backpressureReason = time.Time{}, ""
 	p.logSince = len(p.logs)
 	verb := "started"
 	if p.starts > 1 {
@@ -172,6 +180,7 @@ func (b *Board) procExited(v ProcExited) {
 	p.armed = ""
 	p.frozen, p.health = false, healthState{}
 	p.caughtUp = false
+	p.backpressureSince, p.backpressureReason = time.Time{}, ""
 	restarting := p.pending == OpRestart
 	// A SIGKILL the user asked for with x is a crash even if the supervisor
 	// counts it as its own doing.
@@ -393,6 +402,18 @@ func (b *Board) procStatus(v ProcStatus) {
 			p.state = Retrying
 		}
 		b.event(at, v.Name, LevelWarn, fmt.Sprintf("%s: %s", e.Error, e.Reason))
+	case status.Backpressure:
+		if !p.alive() {
+			break
+		}
+		if p.backpressureSince.IsZero() {
+			p.backpressureSince = at.Add(-time.Duration(e.Millis) * time.Millisecond)
+		}
+		p.backpressureReason = e.Reason
+		b.event(at, v.Name, LevelWarn, "backpressure: not taking new messages ("+e.Reason+")")
+	case status.BackpressureEnded:
+		p.backpressureSince, p.backpressureReason = time.Time{}, ""
+		b.event(at, v.Name, LevelGood, fmt.Sprintf("backpressure ended after %.1f s: taking messages again", float64(e.Millis)/1000))
 	case status.Stopping:
 		if p.alive() && p.state != Restarting {
 			p.state = Stopping
@@ -403,6 +424,26 @@ func (b *Board) procStatus(v ProcStatus) {
 		}
 		b.event(at, v.Name, LevelInfo, msg)
 	}
+}
+
+func (b *Board) launchFailed(v LaunchFailed) {
+	var names []string
+	for _, n := range b.order {
+		p := b.procs[n]
+		if p.alive() || (p.state != Starting && p.state != Failed && p.state != Restarting) {
+			continue
+		}
+		p.state, p.detail, p.pending = Failed, v.Cause, ""
+		names = append(names, n)
+	}
+	text := "could not start"
+	if len(names) > 0 {
+		text += " " + strings.Join(names, ", ")
+	}
+	if v.Err != nil {
+		text += ": " + v.Err.Error()
+	}
+	b.event(v.At, "", LevelBad, text+" — r on any of them tries again")
 }
 
 // invalidEvent folds a run of invalid-message events of one process into
@@ -564,6 +605,11 @@ type ProcView struct {
 	// Frozen: SIGSTOPped (State is Frozen unless a request is pending).
 	Frozen bool
 	Health HealthView
+	// Backpressure is how long consumer-usage has not been taking new
+	// messages because the store is down or slow (0: it takes them), and
+	// BackpressureReason why.
+	Backpressure       time.Duration
+	BackpressureReason string
 }
 
 // CrashPointHit is a crash point a process reported reaching, just before
@@ -667,6 +713,10 @@ func (b *Board) Process(name string) ProcView {
 	if p.alive() && !p.startedAt.IsZero() && b.now.After(p.startedAt) {
 		v.Uptime = b.now.Sub(p.startedAt)
 	}
+	if p.alive() && !p.backpressureSince.IsZero() {
+		v.Backpressure = max(b.now.Sub(p.backpressureSince), time.Millisecond)
+		v.BackpressureReason = p.backpressureReason
+	}
 	v.StateLabel, v.Level = b.stateLabel(p)
 	return v
 }
@@ -696,6 +746,11 @@ func (b *Board) strategy(p *proc) string {
 func (b *Board) stateLabel(p *proc) (string, Level) {
 	if p.frozen && p.pending == "" {
 		return "frozen", LevelBad
+	}
+	if bp := p.backpressureSince; p.alive() && !bp.IsZero() && p.pending == "" &&
+		(p.state == Running || p.state == Retrying) {
+		// At most 18 cells: "backpressure 59m59s".
+		return "backpressure " + shortDuration(b.now.Sub(bp)), LevelWarn
 	}
 	switch p.state {
 	case Running:
@@ -727,9 +782,26 @@ func (b *Board) stateLabel(p *proc) (string, Level) {
 	case Restarting:
 		return "restarting", LevelWarn
 	case Failed:
+		if !p.alive() && p.detail != "" { // the launch failed: the cause
+			return "failed: " + p.detail, LevelBad
+		}
 		return "failed", LevelBad
 	}
 	return string(p.state), LevelInfo
+}
+
+// shortDuration is "0s", "42s", "3m05s", "42m" or, from 100 minutes, "99m+".
+func shortDuration(d time.Duration) string {
+	s := int(max(d, 0) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 10*60:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 100*60:
+		return fmt.Sprintf("%dm", s/60)
+	}
+	return "99m+"
 }
 
 // percent shows progress without claiming 100% before it is done.

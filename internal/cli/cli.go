@@ -128,3 +128,12 @@ func Logger(role string) *slog.Logger {
 func SignalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 }
+
+// ListenHint adds what to do to a listen error on a busy port: flag is the
+// option that chooses the address ("--http").
+func ListenHint(flag string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w (another process uses this port: stop it, or choose another address with %s)", err, flag)
+	}
+	return err
+}

@@ -187,7 +187,7 @@ type procRow struct {
 	Health   string // ok, alive, …, down, frozen, stuck 12s
 }
 
-var procRowRe = regexp.MustCompile(`(▸| ) (\d) +(\S+)\s+(.+?)\s+(crashed \([^)]*\)|crashed|crashing…|running \(paused\)|running|replaying \d+%|starting|stopping|stopped|restarting|frozen|failed|retrying(?: \S+)?)\s+(ok|alive|…|down|frozen|stuck \d+[smh])\s+(\d+|—)\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+(— down|…|no commit|≥[\d,]+|[\d,]+ sent|paused, [\d,]+ sent|no Kafka lag|[\d,]+)(?: stale)?)?`)
+var procRowRe = regexp.MustCompile(`(▸| ) (\d) +(\S+)\s+(.+?)\s+(crashed \([^)]*\)|crashed|crashing…|running \(paused\)|running|replaying \d+%|starting|stopping|stopped|restarting|frozen|retrying(?: \S+)?|backpressure \S+|failed(?:: \S+(?: \S+)?)?)\s+(ok|alive|…|down|frozen|stuck \d+[smh])\s+(\d+|—)\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+(— down|…|no commit|≥[\d,]+|[\d,]+ sent|paused, [\d,]+ sent|no Kafka lag|[\d,]+)(?: stale)?)?`)
 
 // procRows parses the process table of a screen.
 func procRows(screen string) map[string]procRow {

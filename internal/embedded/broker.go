@@ -83,7 +83,7 @@ func RunBroker(ctx context.Context, cfg BrokerConfig, em *status.Emitter, log *s
 	// is listened on (kfake would otherwise pick 127.0.0.1 itself).
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("broker: %w", err)
+		return fmt.Errorf("broker: %w", portHint(err))
 	}
 	defer ln.Close() // no-op after kfake closed it
 	handedOut := false

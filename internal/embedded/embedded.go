@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 )
 
 // lockName is the lock file each role keeps in its data directory.
@@ -97,4 +98,12 @@ func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h minLevel) WithGroup(name string) slog.Handler {
 	return minLevel{h.Handler.WithGroup(name), h.min}
+}
+
+// portHint adds what to do to a bind error on a busy port.
+func portHint(err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w (another process uses this port: stop it, or choose another address with --listen)", err)
+	}
+	return err
 }

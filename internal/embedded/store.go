@@ -24,6 +24,10 @@ type StoreConfig struct {
 	// Listen is host:port; empty means 127.0.0.1:27017, an empty host means
 	// 127.0.0.1, port 0 picks a free port (see the Listening event).
 	Listen string
+	// Latency, when positive, delays every request a client sends by that
+	// much (a relaying proxy on Listen in front of FerretDB): the lab's
+	// "slow store" fault. Answers are not delayed.
+	Latency time.Duration
 }
 
 // RunStore runs FerretDB (SQLite backend) until ctx is cancelled, then stops
@@ -52,12 +56,23 @@ func RunStore(ctx context.Context, cfg StoreConfig, em *status.Emitter, log *slo
 	defer unlock()
 	sqliteURL := "file:" + dir + "/"
 
+	// With a latency, clients reach FerretDB through a delaying proxy that
+	// owns the public address; FerretDB itself listens on a loopback port.
+	var proxyLn net.Listener
+	if cfg.Latency > 0 {
+		if proxyLn, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("store: %w", portHint(err))
+		}
+		defer proxyLn.Close()
+		addr = "127.0.0.1:0"
+	}
+
 	// FerretDB does not release SQLite when its listener fails to bind, so a
 	// busy fixed port is checked first (port 0 cannot be busy).
 	if _, port, _ := net.SplitHostPort(addr); port != "0" {
 		probe, err := net.Listen("tcp", addr)
 		if err != nil {
-			return fmt.Errorf("store: %w", err)
+			return fmt.Errorf("store: %w", portHint(err))
 		}
 		_ = probe.Close()
 	}
@@ -95,6 +110,16 @@ func RunStore(ctx context.Context, cfg StoreConfig, em *status.Emitter, log *slo
 		return fmt.Errorf("store: bound address: %w", err)
 	}
 	bound := u.Host
+	proxyDone := make(chan struct{})
+	if proxyLn != nil {
+		p := &latencyProxy{ln: proxyLn, target: bound, delay: cfg.Latency, log: log}
+		go func() { defer close(proxyDone); p.serve(runCtx) }()
+		bound = proxyLn.Addr().String()
+		log.Warn("store latency: every request is delayed", "latency", cfg.Latency)
+	} else {
+		close(proxyDone)
+	}
+	defer func() { cancel(); <-proxyDone }()
 	log.Info("store listening", "addr", bound, "data_dir", dir, "startup", time.Since(start).Round(time.Millisecond))
 	em.Emit(status.Event{Type: status.Listening, Endpoint: "mongo", Addr: bound})
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,10 +53,24 @@ func (l *Lab) Crash(name string) error {
 func (l *Lab) Stop(name string) error { return l.act(name, board.OpStop, l.sup.Stop) }
 
 // Start starts a process that is not running.
-func (l *Lab) Start(name string) error { return l.act(name, board.OpStart, l.sup.Start) }
+func (l *Lab) Start(name string) error {
+	return l.act(name, board.OpStart, l.starter(name, l.sup.Start))
+}
 
 // Restart stops the process if it runs, then starts it.
-func (l *Lab) Restart(name string) error { return l.act(name, board.OpRestart, l.sup.Restart) }
+func (l *Lab) Restart(name string) error {
+	return l.act(name, board.OpRestart, l.starter(name, l.sup.Restart))
+}
+
+// starter is how name is (re)started: while the lesson's processes could
+// not be launched (an unreachable broker or store), starting any of them
+// tries the whole launch again.
+func (l *Lab) starter(name string, f func(string) error) func(string) error {
+	if !slices.Contains(roles, name) || !l.launchFailed() {
+		return f
+	}
+	return func(string) error { return l.launchRoles(context.Background()) }
+}
 
 // Tail returns the last n lines the process wrote to stderr.
 func (l *Lab) Tail(name string, n int) []string { return l.sup.Tail(name, n) }
@@ -298,7 +313,11 @@ func (l *Lab) WaitCaughtUp(ctx context.Context) error {
 			return false
 		}
 		if since.IsZero() {
-			since = b.Now()
+			// The wall clock, not the board's: the board's clock moves
+			// only with Ticks and can be older than the commit sample just
+			// seen, and a usage poll asked in between would miss the last
+			// writes that sample stands for.
+			since = time.Now()
 			hwm, _ = b.HighWatermarks()
 		}
 		return b.RefreshedSince(since, hwm)

@@ -50,6 +50,9 @@ type Config struct {
 	// own: consumer-usage is a static member of its group, and a second
 	// member with the same instance id fences the first.
 	UsageGroup string
+	// StoreLatency delays every request to the embedded store by this much
+	// (store --latency): the "slow store" fault. 0: none.
+	StoreLatency time.Duration
 	// Log receives the lab's own diagnostics (never the terminal in TUI mode).
 	Log *slog.Logger
 }
@@ -112,6 +115,13 @@ type Lab struct {
 	offsets *observe.Offsets
 	auditor *audit.Reader
 	db      *store.Store
+
+	// launchMu guards launched, defined and failed: the lesson's processes
+	// were started (launchRoles succeeded), defined in the supervisor, or
+	// could not be started (the last launchRoles failed).
+	launchMu                  sync.Mutex
+	launched, defined, failed bool
+	runCtx                    context.Context
 
 	quitOnce sync.Once
 	quit     chan struct{}
@@ -249,62 +259,145 @@ func (l *Lab) Launch(ctx context.Context) error {
 	l.started = time.Now()
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
+	l.runCtx = runCtx
 
 	l.startPump()
+	l.poll(runCtx, 250*time.Millisecond, func(ctx context.Context) { l.emit(board.Tick{Now: time.Now()}) })
+	infraFailed := func(cause string, err error) error {
+		l.emit(board.LaunchFailed{At: time.Now(), Cause: cause, Err: err})
+		return err
+	}
 
 	if l.embeddedBroker {
 		// The board learns the address from the broker's Listening event.
 		if _, err := l.startInfra(ctx, board.Broker, []string{"broker",
 			"--data-dir", filepath.Join(l.cfg.RunDir, "broker"), "--topic", l.cfg.Topic}); err != nil {
-			return err
+			return infraFailed("no broker", err)
 		}
 	}
 	if l.embeddedStore {
 		// The board makes the URI from the store's Listening event, with no
 		// database in it: every role then uses store.DefaultDatabase, and
 		// the address shown is the URI the roles were given.
-		if _, err := l.startInfra(ctx, board.Store, []string{"store",
-			"--data-dir", filepath.Join(l.cfg.RunDir, "store")}); err != nil {
-			return err
+		args := []string{"store", "--data-dir", filepath.Join(l.cfg.RunDir, "store")}
+		var first []string
+		if l.cfg.StoreLatency > 0 {
+			// Slow from the start; a restart (x then r) brings it back at
+			// full speed: the slow store's recovery.
+			first = []string{"--latency", l.cfg.StoreLatency.String()}
+		}
+		if _, err := l.startInfra(ctx, board.Store, args, first...); err != nil {
+			return infraFailed("no store", err)
 		}
 	}
-	brokers, mongo := l.Addresses()
+	return l.launchRoles(ctx)
+}
 
+// checkTimeout bounds the first contact with the broker and the store.
+const checkTimeout = 15 * time.Second
+
+// launchError is why the lesson's processes could not be started, with
+// the short cause the board shows in their rows.
+type launchError struct {
+	cause string
+	err   error
+}
+
+func (e *launchError) Error() string { return e.err.Error() }
+func (e *launchError) Unwrap() error { return e.err }
+
+// launchRoles checks that the broker and the store answer, then starts
+// the consumers, the producer and the pollers, once. On failure every
+// process not running shows failed with the cause, and a later call (r on
+// any of them) tries again.
+func (l *Lab) launchRoles(ctx context.Context) error {
+	l.launchMu.Lock()
+	defer l.launchMu.Unlock()
+	if l.launched {
+		return nil
+	}
+	err := l.launchRolesLocked(ctx)
+	if err != nil {
+		cause := "not started"
+		var le *launchError
+		if errors.As(err, &le) {
+			cause = le.cause
+		}
+		l.failed = true
+		l.emit(board.LaunchFailed{At: time.Now(), Cause: cause, Err: err})
+		return err
+	}
+	l.launched, l.failed = true, false
+	return nil
+}
+
+// launchFailed reports whether launchRoles failed and has not succeeded since.
+func (l *Lab) launchFailed() bool {
+	l.launchMu.Lock()
+	defer l.launchMu.Unlock()
+	return l.failed
+}
+
+func (l *Lab) launchRolesLocked(ctx context.Context) error {
+	brokers, mongo := l.Addresses()
+	if brokers == "" || mongo == "" {
+		return &launchError{"no infra", errors.New("the broker or the store has no address yet (did it start? see its log)")}
+	}
 	var err error
-	if l.offsets, err = observe.NewOffsets(brokers, l.log); err != nil {
-		return fmt.Errorf("lag reader: %w", err)
+	if l.offsets == nil {
+		if l.offsets, err = observe.NewOffsets(brokers, l.log); err != nil {
+			return fmt.Errorf("lag reader: %w", err)
+		}
 	}
 	// An external broker may not have the topic yet; consumers subscribed
 	// to a missing topic would only wait for it.
-	tctx, tcancel := context.WithTimeout(ctx, 15*time.Second)
+	tctx, tcancel := context.WithTimeout(ctx, checkTimeout)
 	created, err := l.offsets.EnsureTopic(tctx, l.cfg.Topic, 3)
 	tcancel()
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("Kafka at %s did not answer within 15s (is it running? check --brokers / KAFKA_BROKER)", brokers)
+		return &launchError{"Kafka down", fmt.Errorf("Kafka at %s did not answer within %s (is it running? check --brokers / KAFKA_BROKER)", brokers, checkTimeout)}
 	}
 	if err != nil {
-		return fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, brokers, err)
+		return &launchError{"Kafka error", fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, brokers, err)}
 	}
 	if created {
 		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created topic %s with 3 partitions", l.cfg.Topic)})
 	}
 	dlq := kafkacfg.DeadLetterTopic(l.cfg.Topic)
-	tctx, tcancel = context.WithTimeout(ctx, 15*time.Second)
+	tctx, tcancel = context.WithTimeout(ctx, checkTimeout)
 	created, err = l.offsets.EnsureTopic(tctx, dlq, kafkacfg.DeadLetterPartitions)
 	tcancel()
 	if err != nil {
-		return fmt.Errorf("dead-letter topic %s on %s: %w", dlq, brokers, err)
+		return &launchError{"Kafka error", fmt.Errorf("dead-letter topic %s on %s: %w", dlq, brokers, err)}
 	}
 	if created {
 		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created dead-letter topic %s", dlq)})
 	}
 
-	for _, name := range roles {
-		if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
-			return err
+	if l.db == nil {
+		if l.db, err = store.Connect(ctx, mongo); err != nil {
+			return &launchError{"bad --mongo", fmt.Errorf("store: %w (check --mongo / MONGO_URI)", err)}
 		}
 	}
+	pctx, pcancel := context.WithTimeout(ctx, checkTimeout)
+	err = l.db.Ping(pctx)
+	pcancel()
+	if err != nil {
+		return &launchError{"store down", fmt.Errorf("MongoDB at %s did not answer (is it running? check --mongo / MONGO_URI): %w", mongo, err)}
+	}
+
+	if !l.defined {
+		for _, name := range roles {
+			if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
+				return err
+			}
+		}
+		l.defined = true
+	}
 	for _, name := range roles {
+		if l.sup.Running(name) {
+			continue
+		}
 		if err := l.sup.Start(name); err != nil {
 			return fmt.Errorf("start %s: %w", name, err)
 		}
@@ -313,12 +406,9 @@ func (l *Lab) Launch(ctx context.Context) error {
 	if l.auditor, err = audit.NewReader(brokers, l.cfg.Topic, l.log); err != nil {
 		return fmt.Errorf("audit reader: %w", err)
 	}
-	if l.db, err = store.Connect(ctx, mongo); err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
+	runCtx := l.runCtx
 	l.pollers.Add(1)
 	go func() { defer l.pollers.Done(); _ = l.auditor.Run(runCtx) }()
-	l.poll(runCtx, 250*time.Millisecond, func(ctx context.Context) { l.emit(board.Tick{Now: time.Now()}) })
 	l.poll(runCtx, 500*time.Millisecond, l.pollOffsets)
 	// The audit's latest messages are taken just before consumer-current's
 	// state, so the state is compared with the audit as of the same moment
@@ -332,12 +422,14 @@ func (l *Lab) Launch(ctx context.Context) error {
 
 // startInfra starts an embedded broker or store on a free port, waits for
 // its address, and pins the address for later restarts.
-func (l *Lab) startInfra(ctx context.Context, name string, args []string) (string, error) {
+// firstOnly are flags of the first start only.
+func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstOnly ...string) (string, error) {
 	ch := make(chan string, 1)
 	l.mu.Lock()
 	l.listening[name] = ch
 	l.mu.Unlock()
-	if err := l.sup.Define(supervisor.Spec{Name: name, Args: append(args, "--listen", "127.0.0.1:0"), Tier: 0}); err != nil {
+	first := append(append(append([]string{}, args...), firstOnly...), "--listen", "127.0.0.1:0")
+	if err := l.sup.Define(supervisor.Spec{Name: name, Args: first, Tier: 0}); err != nil {
 		return "", err
 	}
 	if err := l.sup.Start(name); err != nil {

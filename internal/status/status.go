@@ -61,6 +61,16 @@ const (
 	Resumed Type = "resumed"
 	// Error: something failed that the role does not retry. Fields: Error.
 	Error Type = "error"
+	// Backpressure: consumer-usage stopped taking new messages because the
+	// store is down or slow: its partitions are paused and only the message
+	// in hand (at most 1) is still being applied. Written when it begins and
+	// again whenever the reason changes. Fields: Reason (e.g. "store
+	// unreachable: ..." or "store slow: insert usage took 1.6s, limit 1s"),
+	// Partitions (paused), Millis (how long it has lasted so far).
+	Backpressure Type = "backpressure"
+	// BackpressureEnded: the store answers within the limit again and the
+	// partitions are resumed. Fields: Millis (how long it lasted).
+	BackpressureEnded Type = "backpressure_ended"
 	// Stopping: a graceful shutdown began (SIGTERM/SIGINT). Fields: Reason.
 	Stopping Type = "stopping"
 	// Recovering: a client error fatal to a client handle that the role

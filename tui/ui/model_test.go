@@ -53,6 +53,8 @@ func TestGolden(t *testing.T) {
 		{name: "full_help", scene: sceneRunning, msgs: []tea.Msg{keyMsg("?")}},
 		{name: "frozen_and_stuck", scene: sceneFrozenStuck, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpFreeze, Name: board.Usage, Value: "frozen"}}},
 		{name: "poison", scene: scenePoison, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpInjectBad, Name: board.Producer, Value: "9"}}},
+		{name: "store_down_backpressure", scene: sceneStoreDown, msgs: []tea.Msg{keyMsg("3")}},
+		{name: "launch_failed", scene: sceneLaunchFailed},
 		{name: "largest_values_states_a", scene: sceneStatesA, msgs: []tea.Msg{keyMsg("3")}},
 		{name: "largest_values_states_b", scene: sceneStatesB, msgs: []tea.Msg{keyMsg("2")}},
 		{name: "logs", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), keyMsg("l"), LogTailMsg{Name: board.Usage, Lines: []string{
