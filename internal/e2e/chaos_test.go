@@ -102,6 +102,7 @@ func TestChaos(t *testing.T) {
 	}
 	awaitNoProcesses(t, d.tag, slices.Collect(mapKeys(pids)), 10*time.Second)
 
+	checkGracefulStops(t, d.stderr())
 	r := d.readReport()
 	for _, p := range r.Processes {
 		if p.State != "running" {
@@ -240,4 +241,28 @@ func checkAcked(t *testing.T, d *dashboard, tp Topic) {
 		t.Errorf("%d of %d acknowledged messages are not in the topic", missing, acks)
 	}
 	t.Logf("%d acknowledged messages, each in the topic at its offset", acks)
+}
+
+// gracefulStop is the headless log's line for a deliberate stop.
+var gracefulStop = regexp.MustCompile(`(\S+)\s+stopped \(([^,)]+)(?:, ([\d.]+) s after SIGTERM)?\)`)
+
+// checkGracefulStops: every stop (SIGTERM) of the campaign ended with exit
+// 0, none needed the supervisor's SIGKILL; the slowest per process is
+// logged, the figure the README's bound is about.
+func checkGracefulStops(t *testing.T, log string) {
+	t.Helper()
+	slowest := map[string]float64{}
+	n := 0
+	for _, m := range gracefulStop.FindAllStringSubmatch(log, -1) {
+		name, exit := m[1], m[2]
+		if exit != "exit 0" {
+			t.Errorf("%s stopped with %s, not exit 0", name, exit)
+			continue
+		}
+		n++
+		if took, err := strconv.ParseFloat(m[3], 64); err == nil {
+			slowest[name] = max(slowest[name], took)
+		}
+	}
+	t.Logf("%d graceful stops, all exit 0; slowest per process (s after SIGTERM): %v", n, slowest)
 }

@@ -224,7 +224,7 @@ quit
 	if u := r.proc(t, "consumer-usage"); u.Redelivered == nil || *u.Redelivered != 0 {
 		t.Errorf("after a graceful stop, report redelivered = %v, want 0", u.Redelivered)
 	}
-	if !regexp.MustCompile(`consumer-usage stopped \(exit 0\)`).MatchString(d.stderr()) {
+	if !regexp.MustCompile(`consumer-usage stopped \(exit 0[,)]`).MatchString(d.stderr()) {
 		t.Errorf("consumer-usage's graceful stop did not end with exit 0:\n%s", d.stderr())
 	}
 	rt := d.readRunTruth()
