@@ -109,13 +109,16 @@ func TestBrokerAway(t *testing.T) {
 }
 
 func TestPlainError(t *testing.T) {
-	for in, want := range map[string]string{
-		"2/2 brokers are down":      "broker unreachable",
-		"0/1 brokers are down":      "broker unreachable",
-		"connection refused":        "connection refused",
-		"2/2 brokers are down, and": "2/2 brokers are down, and",
+	for in, want := range map[[2]string]string{
+		{"kafka", "2/2 brokers are down"}: "broker unreachable",
+		{"kafka", "0/1 brokers are down"}: "broker unreachable",
+		{"kafka", "GroupCoordinator: Connect to ipv4#127.0.0.1:9 failed: Connection refused"}:      "broker unreachable (connection refused)",
+		{"kafka", "2/2 brokers are down, and"}:                                                     "2/2 brokers are down, and",
+		{"mongo", "server selection error: server selection timeout, current topology: …"}:         "store unreachable (connection refused)",
+		{"mongo", "insert usage: connection(127.0.0.1:9[-3]) socket was unexpectedly closed: EOF"}: "store unreachable (connection lost)",
+		{"mongo", "duplicate key"}: "duplicate key",
 	} {
-		if got := plainError(in); got != want {
+		if got := plainError(in[0], in[1]); got != want {
 			t.Errorf("plainError(%q) = %q, want %q", in, got, want)
 		}
 	}

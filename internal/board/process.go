@@ -227,11 +227,16 @@ var brokersDown = regexp.MustCompile(`^\d+/\d+ brokers are down$`)
 
 // plainError words a client error for the timeline; the raw text stays
 // in the process's log (l).
-func plainError(msg string) string {
+func plainError(endpoint, msg string) string {
+	low := strings.ToLower(msg)
 	switch {
 	case brokersDown.MatchString(msg):
 		return "broker unreachable"
-	case strings.Contains(msg, "Connection refused"):
+	case endpoint == "mongo" && (strings.Contains(low, "connection refused") || strings.Contains(low, "server selection")):
+		return "store unreachable (connection refused)"
+	case endpoint == "mongo" && (strings.Contains(low, "unexpectedly closed") || strings.Contains(low, "connection reset") || strings.Contains(low, "eof")):
+		return "store unreachable (connection lost)"
+	case strings.Contains(low, "connection refused"):
 		return "broker unreachable (connection refused)"
 	}
 	return msg
@@ -321,7 +326,7 @@ func (b *Board) procStatus(v ProcStatus) {
 		p.detail = e.Endpoint
 		if settled && p.state != Retrying {
 			p.state = Retrying
-			b.event(at, v.Name, LevelWarn, fmt.Sprintf("retrying %s %s: %s", e.Endpoint, e.Addr, plainError(e.Error)))
+			b.event(at, v.Name, LevelWarn, fmt.Sprintf("retrying %s %s: %s", e.Endpoint, e.Addr, plainError(e.Endpoint, e.Error)))
 		}
 	case status.Assigned, status.Revoked:
 		b.event(at, v.Name, LevelInfo, fmt.Sprintf("rebalance: %s partitions %s", e.Type, partitionList(e.Partitions)))

@@ -173,7 +173,7 @@ func (b *Board) Usage() UsageView {
 	case !b.truthSeen:
 		v.Truth, v.TruthReason = Waiting, "audit reading the topic"
 	case b.truthErr != nil:
-		v.Truth, v.TruthReason = Failing, "audit failed, showing its last read: "+plainError(b.truthErr.Error())
+		v.Truth, v.TruthReason = Failing, "audit failed, showing its last read: "+plainError("kafka", b.truthErr.Error())
 		if b.brokerKnownAway() {
 			v.Truth, v.TruthReason = Failing, "broker unreachable, audit showing its last read"
 		}

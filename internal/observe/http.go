@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/api"
@@ -40,11 +41,13 @@ type HTTPError struct {
 	Message string
 }
 
+// Error is short on purpose: it is shown in a panel's status line, where
+// the status and the reason matter and the URL does not.
 func (e *HTTPError) Error() string {
 	if e.Message == "" {
-		return fmt.Sprintf("observe: GET %s: HTTP %d", e.URL, e.Status)
+		return fmt.Sprintf("HTTP %d", e.Status)
 	}
-	return fmt.Sprintf("observe: GET %s: HTTP %d: %s", e.URL, e.Status, e.Message)
+	return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message)
 }
 
 // Unavailable reports whether err is a consumer answering 503, which
@@ -90,7 +93,12 @@ func getJSON(ctx context.Context, baseURL, path string, into any) error {
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
-	if err != nil {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("no answer within %s: %w", HTTPTimeout, err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("not listening (connection refused): %w", err)
+	case err != nil:
 		return fmt.Errorf("observe: %w", err)
 	}
 	defer resp.Body.Close()
@@ -107,12 +115,17 @@ func getJSON(ctx context.Context, baseURL, path string, into any) error {
 	return nil
 }
 
-// errorText extracts {"error": "..."} or falls back to the trimmed body.
+// errorText extracts {"error": "...", "reason": "..."} (the reason code
+// first: it survives truncation) or falls back to the trimmed body.
 func errorText(body []byte) string {
 	var e struct {
-		Error string `json:"error"`
+		Error  string `json:"error"`
+		Reason string `json:"reason"`
 	}
 	if json.Unmarshal(body, &e) == nil && e.Error != "" {
+		if e.Reason != "" {
+			return e.Reason + ": " + e.Error
+		}
 		return e.Error
 	}
 	text := strings.TrimSpace(string(body))

@@ -101,6 +101,12 @@ func TestFetchErrors(t *testing.T) {
 			t.Fatal("Unavailable = false for 503")
 		}
 	})
+	t.Run("503 with a reason code", func(t *testing.T) {
+		_, err := FetchUsage(ctx, serve(t, "/usage", 503, `{"error":"store unreachable","reason":"store_unreachable"}`))
+		if err == nil || err.Error() != "HTTP 503: store_unreachable: store unreachable" {
+			t.Fatalf("got %v", err)
+		}
+	})
 	t.Run("500 with text", func(t *testing.T) {
 		_, err := FetchState(ctx, serve(t, "/state", 500, "boom\n"))
 		var he *HTTPError
