@@ -123,3 +123,30 @@ func TestPlainError(t *testing.T) {
 		}
 	}
 }
+
+// Committed offsets at the high watermarks while consumer-usage holds no
+// partition (revoked during a broker outage, not yet assigned again) are
+// not caught up: the producer's buffered messages have not landed yet.
+func TestNotCaughtUpWhileRevoked(t *testing.T) {
+	b := newBoard(
+		ProcStarted{Name: Producer, PID: 9, At: at(0)},
+		ProcStarted{Name: Usage, PID: 10, At: at(0)},
+		ev(Usage, 0, status.Event{Type: status.Started, GroupID: "demo-usage"}),
+		ev(Usage, 0.5, status.Event{Type: status.Assigned, Partitions: []int32{0, 1}, First: true}),
+		Offsets{At: at(1), HighWatermarks: map[int32]int64{0: 10, 1: 10}},
+		Committed{At: at(1), Group: "demo-usage", Offsets: map[int32]int64{0: 10, 1: 10}},
+	)
+	if !b.UsageCaughtUp() {
+		t.Fatal("not caught up with commits at the watermarks")
+	}
+	b.Apply(ev(Usage, 2, status.Event{Type: status.Revoked, Partitions: []int32{0, 1}}))
+	b.Apply(Offsets{At: at(3), HighWatermarks: map[int32]int64{0: 10, 1: 10}})
+	b.Apply(Committed{At: at(3), Group: "demo-usage", Offsets: map[int32]int64{0: 10, 1: 10}})
+	if b.UsageCaughtUp() {
+		t.Fatal("caught up while holding no partition")
+	}
+	b.Apply(ev(Usage, 4, status.Event{Type: status.Assigned, Partitions: []int32{0, 1}}))
+	if !b.UsageCaughtUp() {
+		t.Fatal("not caught up once assigned again at the watermarks")
+	}
+}

@@ -232,7 +232,7 @@ func (b *Board) ReplayProgress() (done, total int64, frac float64) {
 // reached every high watermark seen in one sample taken after it started.
 // A process the board does not supervise is not waited for.
 func (b *Board) CaughtUp() bool {
-	if p := b.procs[Current]; p != nil && !(p.alive() && p.pending == "" && p.caughtUp) {
+	if p := b.procs[Current]; p != nil && !(p.alive() && p.pending == "" && p.caughtUp && p.state != Retrying) {
 		return false
 	}
 	return b.procs[Usage] == nil || b.UsageCaughtUp()
@@ -243,7 +243,10 @@ func (b *Board) CaughtUp() bool {
 // one sample taken after it started.
 func (b *Board) UsageCaughtUp() bool {
 	p := b.procs[Usage]
-	if p == nil || !p.alive() || p.pending != "" {
+	// Committed offsets can equal the high watermarks while it holds no
+	// partition at all (a broker just back, before the producer's buffer
+	// lands): that is not caught up.
+	if p == nil || !p.alive() || p.pending != "" || p.revoked || p.state == Retrying {
 		return false
 	}
 	l := b.usageLag()

@@ -95,6 +95,9 @@ type proc struct {
 	// lastError: the latest Error event of this incarnation (the reason a
 	// failed or crashed process gives), kept until the next start.
 	lastError string
+	// revoked: the consumer's partitions were revoked and it has not been
+	// assigned any since (it holds none now).
+	revoked bool
 	// redelivered: consumer-usage's count of messages delivered again at
 	// its first assignment since it started; -1 until known.
 	redelivered int64
@@ -148,6 +151,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.positions = nil
 	p.processed, p.invalid, p.produced = 0, 0, 0
 	p.lastError, p.redelivered = "", -1
+	p.revoked = false
 	p.lastInvalid = ""
 	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
@@ -330,6 +334,7 @@ func (b *Board) procStatus(v ProcStatus) {
 		}
 	case status.Assigned, status.Revoked:
 		b.event(at, v.Name, LevelInfo, fmt.Sprintf("rebalance: %s partitions %s", e.Type, partitionList(e.Partitions)))
+		p.revoked = e.Type == status.Revoked
 		if e.Type == status.Assigned && e.First {
 			p.redelivered = e.Redelivered
 		}
