@@ -406,9 +406,11 @@ func (l *Lab) Quit() { l.RequestQuit() }
 // forwards them to the dead-letter topic.
 func (l *Lab) InjectBad(n int) (delivered int, err error) {
 	err = l.act(board.Producer, board.OpInjectBad, func(name string) error {
-		addr, err := l.awaitHTTP(name, 10*time.Second)
+		// A producer opens its endpoint once it has read the topic, so
+		// while the broker is away this waits for the broker too.
+		addr, err := l.awaitHTTP(name, 40*time.Second)
 		if err != nil {
-			return err
+			return fmt.Errorf("the producer is not publishing yet (it waits for the broker): %w", err)
 		}
 		q := ""
 		if n > 0 {
