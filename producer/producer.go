@@ -71,7 +71,7 @@ type Config struct {
 const (
 	retryEvery       = time.Second
 	progressEvery    = time.Second
-	stopFlushTimeout = 5 * time.Second
+	stopFlushTimeout = 4 * time.Second // under cli.StopBound
 	downFlushTimeout = time.Second
 	doneFlushTimeout = 30 * time.Second
 )
@@ -113,6 +113,7 @@ func Main(args []string) int {
 
 	em := status.New(Role)
 	log := cli.Logger(Role)
+	cli.ExitWithin(ctx, cli.StopBound, em, log)
 	return cli.ExitReporting(em, os.Stderr, Run(ctx, cfg, em, log))
 }
 

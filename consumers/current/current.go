@@ -62,7 +62,9 @@ func Main(args []string) int {
 	defer stop()
 	cfg := Config{Brokers: conn.Brokers, Topic: conn.Topic, HTTP: *httpAddr, StuckAfter: *stuckAfter}
 	em := status.New(Role)
-	return cli.ExitReporting(em, os.Stderr, Run(ctx, cfg, em, cli.Logger(Role)))
+	log := cli.Logger(Role)
+	cli.ExitWithin(ctx, cli.StopBound, em, log)
+	return cli.ExitReporting(em, os.Stderr, Run(ctx, cfg, em, log))
 }
 
 // NewGroupID is the seed's f"demo-current-{uuid4().hex[:8]}".

@@ -171,7 +171,9 @@ func Main(args []string) int {
 	ctx, stop := cli.SignalContext()
 	defer stop()
 	em := status.New(Role)
-	err = Run(ctx, cfg, em, cli.Logger(Role))
+	log := cli.Logger(Role)
+	cli.ExitWithin(ctx, cli.StopBound, em, log)
+	err = Run(ctx, cfg, em, log)
 	if err != nil {
 		err = fmt.Errorf("consumer usage: %w", err)
 	}

@@ -5,6 +5,7 @@ package cli
 
 import (
 	"github.com/kafka-recovery-lab/krl/internal/status"
+	"time"
 
 	"context"
 	"errors"
@@ -121,6 +122,26 @@ func ExitReporting(em *status.Emitter, stderr io.Writer, err error) int {
 // Logger is the human log of a role: text on stderr.
 func Logger(role string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("role", role)
+}
+
+// StopBound is how long a role may take to stop after SIGTERM, whatever is
+// down: under the dashboard's 6 s before its SIGKILL, so a stop is always
+// graceful (exit 0), never a kill.
+const StopBound = 4500 * time.Millisecond
+
+// ExitWithin ends the process with exit 0 once bound has passed since ctx
+// ended, if it is still running: a stop cannot wait for a broker or a store
+// that is away (a commit, a close, a write of the message in hand). What
+// was not finished was not committed either, so it is delivered again to
+// the next consumer; the Stopping event says so.
+func ExitWithin(ctx context.Context, bound time.Duration, em *status.Emitter, log *slog.Logger) {
+	go func() {
+		<-ctx.Done()
+		time.Sleep(bound)
+		log.Warn("stop bound reached: exiting without finishing (a dependency is away); nothing unfinished was committed", "bound", bound)
+		em.Emit(status.Event{Type: status.Stopping, Reason: fmt.Sprintf("stop bound %s reached: exiting, unfinished work not committed", bound)})
+		os.Exit(ExitOK)
+	}()
 }
 
 // SignalContext is cancelled on SIGTERM or SIGINT: roles shut down cleanly
