@@ -342,6 +342,9 @@ func checkUsageExact(t *testing.T, r dashReport, rt runTruth) {
 		all.Records += want.Records
 		if got := rt.Stored[id]; got != want {
 			t.Errorf("%s: the store holds %+v, the topic yields %+v (cents)", id, got, want)
+			if got.Records != want.Records {
+				missingRecords(t, rt, id)
+			}
 		}
 	}
 	for id, got := range rt.Stored {
@@ -505,4 +508,35 @@ func childPIDsFromLogs(t *testing.T, runDir string) []int {
 		}
 	}
 	return pids
+}
+
+// missingRecords names the messages of a sensor that should have a usage
+// record and have none (or the reverse), with their timestamps, so a count
+// mismatch says when it happened.
+func missingRecords(t *testing.T, rt runTruth, id string) {
+	t.Helper()
+	var have map[string][]store.Position
+	WithStore(t, rt.Mongo, func(ctx context.Context, st *store.Store) (err error) {
+		have, err = st.UsageOffsets(ctx)
+		return err
+	})
+	stored := map[store.Position]bool{}
+	for _, p := range have[id] {
+		stored[p] = true
+	}
+	var missing []string
+	for _, r := range ExpectedRecords(rt.Topic, rt.Checkpoints)[id] {
+		at := store.Position{Partition: r.Partition, Offset: r.Offset}
+		if stored[at] {
+			delete(stored, at)
+			continue
+		}
+		m, _ := telemetry.Decode(r.Key, r.Value)
+		missing = append(missing, fmt.Sprintf("%d/%d (ts %s)", r.Partition, r.Offset, time.UnixMilli(m.Timestamp).UTC().Format("15:04:05.000")))
+	}
+	extra := make([]string, 0, len(stored))
+	for p := range stored {
+		extra = append(extra, fmt.Sprintf("%d/%d", p.Partition, p.Offset))
+	}
+	t.Errorf("%s: no usage record for %v; records the topic does not call for: %v", id, missing, extra)
 }

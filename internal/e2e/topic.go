@@ -158,6 +158,18 @@ func (tr Truth) LastOffsets() map[string]int64 {
 // valid messages, each rounded to hundredths, counted only when one of the
 // two is positive. Sums are in integer cents.
 func ExpectedUsage(tp Topic, checkpoints map[string]store.Checkpoint) map[string]store.Totals {
+	return expectedUsage(tp, checkpoints, nil)
+}
+
+// ExpectedRecords is, per sensor, the records that must each have a usage
+// record (ExpectedUsage's rule).
+func ExpectedRecords(tp Topic, checkpoints map[string]store.Checkpoint) map[string][]Record {
+	out := map[string][]Record{}
+	expectedUsage(tp, checkpoints, func(id string, r Record) { out[id] = append(out[id], r) })
+	return out
+}
+
+func expectedUsage(tp Topic, checkpoints map[string]store.Checkpoint, recordAt func(string, Record)) map[string]store.Totals {
 	out := map[string]store.Totals{}
 	for id, cp := range checkpoints {
 		var prev *telemetry.Message
@@ -180,6 +192,9 @@ func ExpectedUsage(tp Topic, checkpoints map[string]store.Checkpoint) map[string
 					tot.HoursCents += dh
 					tot.KmCents += dk
 					tot.Records++
+					if recordAt != nil {
+						recordAt(id, r)
+					}
 				}
 			}
 			prev = &m

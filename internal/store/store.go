@@ -312,3 +312,28 @@ func (s *Store) UsageCoverage(ctx context.Context) (map[string]Covered, error) {
 	}
 	return out, nil
 }
+
+// UsageOffsets lists, per sensor, where each usage record came from: for a
+// test that must say which messages have no record, not only how many.
+func (s *Store) UsageOffsets(ctx context.Context) (map[string][]Position, error) {
+	proj := options.Find().SetProjection(bson.D{
+		{Key: "sensor_id", Value: 1}, {Key: "partition", Value: 1}, {Key: "offset", Value: 1}})
+	cur, err := s.db.Collection(usageColl).Find(ctx, bson.D{}, proj)
+	if err != nil {
+		return nil, fmt.Errorf("store: usage offsets: %w", err)
+	}
+	defer cur.Close(ctx)
+	out := map[string][]Position{}
+	for cur.Next(ctx) {
+		var rec struct {
+			SensorID  string `bson:"sensor_id"`
+			Partition int32  `bson:"partition"`
+			Offset    int64  `bson:"offset"`
+		}
+		if err := cur.Decode(&rec); err != nil {
+			return nil, fmt.Errorf("store: usage offsets: %w", err)
+		}
+		out[rec.SensorID] = append(out[rec.SensorID], Position{Partition: rec.Partition, Offset: rec.Offset})
+	}
+	return out, cur.Err()
+}
