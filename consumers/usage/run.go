@@ -616,6 +616,13 @@ func (k *kafkaLoop) redelivered(start map[int32]int64) int64 {
 		if off >= 0 && through[p] > off {
 			n += through[p] - off
 		}
+		if t, ok := through[p]; ok && off > t {
+			// Only invalid records (no checkpoint) may lie between the last
+			// checkpoint and the committed offset; more would be messages
+			// committed without being processed.
+			k.log.Warn("committed offset ahead of the furthest checkpoint", "partition", p,
+				"committed", off, "through", t, "ahead", off-t)
+		}
 	}
 	return n
 }
