@@ -470,18 +470,20 @@ func (k *kafkaLoop) handle(m *kafka.Message) error {
 		return nil
 	}
 	k.brokerBack()
+	if k.gap(tp) {
+		return nil
+	}
 	k.health.Received(time.Now(), tp.Partition, int64(tp.Offset))
 	ctx, done := finishing(k.ctx, finishGrace)
 	defer done()
 	res, err := k.proc.Handle(ctx, Record{Partition: tp.Partition, Offset: int64(tp.Offset), Key: m.Key, Value: m.Value})
 	if err != nil {
 		if ctx.Err() != nil {
-			// The store did not answer within the grace (it is down).
-			// Guarded: the offset is not stored, the next owner redoes it.
-			// Naive: librdkafka stored it at poll and Close commits it, so
-			// the message is lost: the article's consumer does the same.
+			// The store did not answer within the grace (it is down): the
+			// offset is not stored, the next owner redoes the message
+			// (naive mode then counts again what it had half written).
 			k.log.Warn("stopping before this message was applied", "partition", tp.Partition,
-				"offset", tp.Offset, "mode", k.cfg.Mode, "offset_committed_anyway", !k.guarded())
+				"offset", tp.Offset, "mode", k.cfg.Mode)
 		}
 		return err
 	}
@@ -495,6 +497,29 @@ func (k *kafkaLoop) handle(m *kafka.Message) error {
 	}
 	k.health.Done(time.Now(), tp.Partition, int64(tp.Offset), res.Reason)
 	return nil
+}
+
+// gap reports whether m comes after offsets this consumer never saw on its
+// partition (the client moved its position past them, e.g. an offset reset
+// after a broker restart). Guarded mode promises every message once, so it
+// seeks back to the first missing offset and drops m, which comes again.
+func (k *kafkaLoop) gap(tp kafka.TopicPartition) bool {
+	want, ok := k.positions[tp.Partition]
+	got := int64(tp.Offset)
+	if !ok || want < 0 || got <= want {
+		return false
+	}
+	k.log.Warn("offsets skipped by the client", "partition", tp.Partition, "expected", want, "got", got,
+		"skipped", got-want, "seek_back", k.guarded())
+	if !k.guarded() {
+		return false
+	}
+	back := kafka.TopicPartition{Topic: tp.Topic, Partition: tp.Partition, Offset: kafka.Offset(want)}
+	if err := k.consumer.Seek(back, 0); err != nil {
+		k.log.Warn("seek back to the skipped offsets", "partition", tp.Partition, "offset", want, "error", err)
+		return false
+	}
+	return true
 }
 
 func (k *kafkaLoop) kafkaError(e kafka.Error) error {
