@@ -198,6 +198,8 @@ type kafkaLoop struct {
 
 	// positions: next offset to process per assigned partition.
 	positions map[int32]int64
+	// soughtBack: per partition, the offset gap last sought back to.
+	soughtBack map[int32]int64
 	// firstAssign: the next assignment is this process's first, whose
 	// redelivered count the Assigned event reports.
 	firstAssign  bool
@@ -514,6 +516,15 @@ func (k *kafkaLoop) gap(tp kafka.TopicPartition) bool {
 	if !k.guarded() {
 		return false
 	}
+	if k.soughtBack[tp.Partition] == want {
+		// Seeking back did not bring them (gone from the log): go on.
+		k.log.Error("skipped offsets could not be read again; going on without them", "partition", tp.Partition, "from", want, "to", got)
+		return false
+	}
+	if k.soughtBack == nil {
+		k.soughtBack = map[int32]int64{}
+	}
+	k.soughtBack[tp.Partition] = want
 	back := kafka.TopicPartition{Topic: tp.Topic, Partition: tp.Partition, Offset: kafka.Offset(want)}
 	if err := k.consumer.Seek(back, 0); err != nil {
 		k.log.Warn("seek back to the skipped offsets", "partition", tp.Partition, "offset", want, "error", err)
