@@ -516,7 +516,7 @@ func (k *kafkaLoop) gap(tp kafka.TopicPartition) bool {
 	if !k.guarded() {
 		return false
 	}
-	if k.soughtBack[tp.Partition] == want {
+	if w, ok := k.soughtBack[tp.Partition]; ok && w == want {
 		// Seeking back did not bring them (gone from the log): go on.
 		k.log.Error("skipped offsets could not be read again; going on without them", "partition", tp.Partition, "from", want, "to", got)
 		return false
