@@ -103,6 +103,7 @@ func TestChaos(t *testing.T) {
 	awaitNoProcesses(t, d.tag, slices.Collect(mapKeys(pids)), 10*time.Second)
 
 	checkGracefulStops(t, d.stderr())
+	logGaps(t, d)
 	r := d.readReport()
 	for _, p := range r.Processes {
 		if p.State != "running" {
@@ -267,4 +268,23 @@ func checkGracefulStops(t *testing.T, log string) {
 		}
 	}
 	t.Logf("%d graceful stops, all exit 0; slowest per process (s after SIGTERM): %v", n, slowest)
+}
+
+// logGaps reports the offsets consumer-usage found skipped by its client
+// and sought back to (its log), the figure behind a records mismatch.
+func logGaps(t *testing.T, d *dashboard) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(d.runDir, "logs", "consumer-usage.log"))
+	if err != nil {
+		t.Logf("consumer-usage log: %v", err)
+		return
+	}
+	var gaps []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "offsets skipped by the client") || strings.Contains(line, "committed offset ahead") ||
+			strings.Contains(line, "could not be read again") {
+			gaps = append(gaps, line)
+		}
+	}
+	t.Logf("consumer-usage gaps: %d%s", len(gaps), strings.Join(append([]string{""}, gaps...), "\n  "))
 }
