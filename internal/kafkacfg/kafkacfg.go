@@ -93,12 +93,11 @@ const DeadLetterPartitions = 1
 // away: a failed delivery is then a permanent error, never "perhaps
 // written" (see consumers/usage/dlq.go for why that matters).
 func DeadLetterProducer(brokers string) *kafka.ConfigMap {
-	c := base(brokers, "krl-consumer-usage-dlq")
-	c["enable.idempotence"] = true
-	c["acks"] = "all"
-	c["linger.ms"] = 0
-	c["message.timeout.ms"] = 0
-	return &c
+	c := Producer(brokers)
+	(*c)["client.id"] = "krl-consumer-usage-dlq"
+	(*c)["linger.ms"] = 0
+	(*c)["message.timeout.ms"] = 0
+	return c
 }
 
 // DeadLetterReader reads the dead-letter topic once, by assignment (no

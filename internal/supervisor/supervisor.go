@@ -280,6 +280,18 @@ func (s *Supervisor) Start(name string) error {
 // Crash SIGKILLs the process group of name, as a real crash would, and
 // returns once the exit has been reported (Exited, Deliberate false).
 func (s *Supervisor) Crash(name string) error {
+	return s.withRunning(name, func(_ *proc, r *run) error {
+		if err := r.signal(syscall.SIGKILL); err != nil {
+			return fmt.Errorf("supervisor: crash %s: %w", name, err)
+		}
+		<-r.done
+		return nil
+	})
+}
+
+// withRunning calls f with name's process and its current run, holding the
+// process's control lock; ErrNotRunning when it has none.
+func (s *Supervisor) withRunning(name string, f func(p *proc, r *run) error) error {
 	p, err := s.lookup(name)
 	if err != nil {
 		return err
@@ -290,11 +302,7 @@ func (s *Supervisor) Crash(name string) error {
 	if r == nil {
 		return fmt.Errorf("%w: %s", ErrNotRunning, name)
 	}
-	if err := r.signal(syscall.SIGKILL); err != nil {
-		return fmt.Errorf("supervisor: crash %s: %w", name, err)
-	}
-	<-r.done
-	return nil
+	return f(p, r)
 }
 
 // Stop sends SIGTERM to the process group of name, SIGKILL after
@@ -360,36 +368,28 @@ func (s *Supervisor) Frozen(name string) bool {
 }
 
 func (s *Supervisor) setFrozen(name string, freeze bool) error {
-	p, err := s.lookup(name)
-	if err != nil {
-		return err
-	}
-	p.ctl.Lock()
-	defer p.ctl.Unlock()
-	r := s.current(p)
-	if r == nil {
-		return fmt.Errorf("%w: %s", ErrNotRunning, name)
-	}
-	if !freeze {
-		if err := s.thawRun(r); err != nil {
-			return fmt.Errorf("supervisor: thaw %s: %w", name, err)
+	return s.withRunning(name, func(p *proc, r *run) error {
+		if !freeze {
+			if err := s.thawRun(r); err != nil {
+				return fmt.Errorf("supervisor: thaw %s: %w", name, err)
+			}
+			return nil
 		}
+		if r.frozen.Load() {
+			return nil
+		}
+		if err := r.signal(syscall.SIGSTOP); err != nil {
+			return fmt.Errorf("supervisor: freeze %s: %w", name, err)
+		}
+		r.frozen.Store(true)
+		s.mu.Lock()
+		if p.cur == r {
+			s.events.push(Frozen{Name: r.name, PID: r.pid, At: time.Now(), Frozen: true})
+		}
+		s.mu.Unlock()
+		p.logLine(r, fmt.Sprintf("=== %s frozen pid %d (SIGSTOP) ===", stamp(time.Now()), r.pid))
 		return nil
-	}
-	if r.frozen.Load() {
-		return nil
-	}
-	if err := r.signal(syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("supervisor: freeze %s: %w", name, err)
-	}
-	r.frozen.Store(true)
-	s.mu.Lock()
-	if p.cur == r {
-		s.events.push(Frozen{Name: r.name, PID: r.pid, At: time.Now(), Frozen: true})
-	}
-	s.mu.Unlock()
-	p.logLine(r, fmt.Sprintf("=== %s frozen pid %d (SIGSTOP) ===", stamp(time.Now()), r.pid))
-	return nil
+	})
 }
 
 // thawRun SIGCONTs the run's group. It always signals (a group member
