@@ -514,3 +514,89 @@ func TestKafkaSIGTERMCommitsAndExits(t *testing.T) {
 	}
 	sameTotals(t, "totals", totalsOf(t, st), truth(t, b1))
 }
+
+// A commit ahead of every effect (what an offset reset after a broker
+// restart leaves behind) must not make guarded mode skip messages: it
+// starts at its furthest checkpoint instead, and each message gets its
+// usage record once.
+func TestKafkaGuardedCommitAheadStartsAtCheckpoint(t *testing.T) {
+	brokers := brokerAddr(t)
+	topic := createTopic(t, brokers)
+	uri, st := freshDB(t)
+	data := newSensorData(3)
+	b1 := data.next(t, 5, 6)
+	produce(t, brokers, topic, b1)
+	group := "usage-test-" + randHex(4)
+	cfg := Config{Conn: cli.Conn{Brokers: brokers, Mongo: uri, Topic: topic}, HTTP: "127.0.0.1:0",
+		Mode: lesson.Guarded, Reset: "earliest", Group: group, GroupExplicit: true, CrashAfter: 1}
+
+	c1 := startConsumer(t, cfg)
+	caughtUp(t, c1.sink, int64(len(b1.recs)), 60*time.Second)
+	c1.stop(t)
+
+	// Messages the group's commit will jump over.
+	b2 := data.next(t, 5, 4)
+	produce(t, brokers, topic, b2)
+	ends := highWatermarks(t, brokers, topic)
+	commitWhenEmpty(t, brokers, group, topic, ends, 60*time.Second)
+
+	c2 := startConsumer(t, cfg)
+	ev := caughtUp(t, c2.sink, int64(len(b2.recs)), 60*time.Second)
+	if ev.Processed < int64(b2.valid) {
+		t.Errorf("processed %d after the commit ahead, want at least the %d skipped ones", ev.Processed, b2.valid)
+	}
+	sameTotals(t, "after a commit ahead", totalsOf(t, st), truth(t, b1, b2))
+	c2.stop(t)
+}
+
+func highWatermarks(t *testing.T, brokers, topic string) map[int32]int64 {
+	t.Helper()
+	c, err := kafka.NewConsumer(kafkacfg.Current(brokers, "usage-test-hw-"+randHex(4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	out := map[int32]int64{}
+	for p := int32(0); p < 3; p++ {
+		_, high, err := c.QueryWatermarkOffsets(topic, p, 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[p] = high
+	}
+	return out
+}
+
+// commitWhenEmpty commits offsets for group as a non-member, which the
+// broker accepts once the group has no member (the static member of the
+// stopped consumer stays until its session times out).
+func commitWhenEmpty(t *testing.T, brokers, group, topic string, offsets map[int32]int64, within time.Duration) {
+	t.Helper()
+	c, err := kafka.NewConsumer(kafkacfg.Current(brokers, group))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var tps []kafka.TopicPartition
+	for p, o := range offsets {
+		tps = append(tps, kafka.TopicPartition{Topic: &topic, Partition: p, Offset: kafka.Offset(o)})
+	}
+	deadline := time.Now().Add(within)
+	for {
+		res, err := c.CommitOffsets(tps)
+		if err == nil {
+			for _, tp := range res {
+				if tp.Error != nil {
+					err = tp.Error
+				}
+			}
+		}
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("commit offsets %v for %s: %v", offsets, group, err)
+		}
+		time.Sleep(500 * time.Millisecond) // the broker's session expiry, not observable otherwise
+	}
+}

@@ -198,8 +198,6 @@ type kafkaLoop struct {
 
 	// positions: next offset to process per assigned partition.
 	positions map[int32]int64
-	// soughtBack: per partition, the offset gap last sought back to.
-	soughtBack map[int32]int64
 	// firstAssign: the next assignment is this process's first, whose
 	// redelivered count the Assigned event reports.
 	firstAssign  bool
@@ -504,7 +502,10 @@ func (k *kafkaLoop) handle(m *kafka.Message) error {
 // gap reports whether m comes after offsets this consumer never saw on its
 // partition (the client moved its position past them, e.g. an offset reset
 // after a broker restart). Guarded mode promises every message once, so it
-// seeks back to the first missing offset and drops m, which comes again.
+// seeks back to the first missing offset and drops m, which comes again;
+// as often as it takes while those offsets are still in the log (a broker
+// that is still loading can answer out of range more than once), and goes
+// on without them only once retention deleted them.
 func (k *kafkaLoop) gap(tp kafka.TopicPartition) bool {
 	want, ok := k.positions[tp.Partition]
 	got := int64(tp.Offset)
@@ -516,19 +517,16 @@ func (k *kafkaLoop) gap(tp kafka.TopicPartition) bool {
 	if !k.guarded() {
 		return false
 	}
-	if w, ok := k.soughtBack[tp.Partition]; ok && w == want {
-		// Seeking back did not bring them (gone from the log): go on.
-		k.log.Error("skipped offsets could not be read again; going on without them", "partition", tp.Partition, "from", want, "to", got)
+	if low, _, err := k.consumer.QueryWatermarkOffsets(*tp.Topic, tp.Partition, 2000); err == nil && want < low {
+		k.log.Error("skipped offsets are gone from the log (retention); going on without them",
+			"partition", tp.Partition, "from", want, "to", got, "log_start", low)
 		return false
 	}
-	if k.soughtBack == nil {
-		k.soughtBack = map[int32]int64{}
-	}
-	k.soughtBack[tp.Partition] = want
 	back := kafka.TopicPartition{Topic: tp.Topic, Partition: tp.Partition, Offset: kafka.Offset(want)}
 	if err := k.consumer.Seek(back, 0); err != nil {
+		// The message is dropped all the same: the next one shows the gap
+		// again and the seek is retried.
 		k.log.Warn("seek back to the skipped offsets", "partition", tp.Partition, "offset", want, "error", err)
-		return false
 	}
 	return true
 }
@@ -580,6 +578,15 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		}
 		start := k.startPositions(e.Partitions)
 		redelivered := k.redelivered(start)
+		if k.guarded() {
+			// Guarded mode does not let librdkafka pick where to start: it
+			// assigns the offsets it will judge gaps against, so a start
+			// the client moved (an offset reset after a broker restart)
+			// cannot pass unseen.
+			if err := c.Assign(k.explicitStart(e.Partitions, start)); err != nil {
+				k.log.Warn("assign at explicit offsets", "error", err)
+			}
+		}
 		for p, off := range start {
 			k.positions[p] = off
 		}
@@ -605,21 +612,30 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 	return nil
 }
 
-// startPositions is where consumption of newly assigned partitions begins,
-// for Progress before the first message: the committed offset, else the
-// watermark auto.offset.reset points at, else -1 (unknown).
+// startPositions is where consumption of newly assigned partitions begins:
+// the committed offset, else the watermark auto.offset.reset points at,
+// else -1 (unknown). In guarded mode it is never past the furthest
+// checkpoint of the partition: a commit ahead of every effect would skip
+// messages never applied, while starting at the checkpoint only replays
+// what the checkpoints and the dead-letter topic already skip.
 func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) map[int32]int64 {
 	out := map[int32]int64{}
 	for _, tp := range tps {
 		out[tp.Partition] = -1
 	}
-	committed, err := k.consumer.Committed(tps, 2000)
-	if err != nil {
-		k.log.Debug("committed offsets", "error", err)
-	}
-	for _, tp := range committed {
+	for _, tp := range k.committed(tps) {
 		if tp.Error == nil && tp.Offset >= 0 {
 			out[tp.Partition] = int64(tp.Offset)
+		}
+	}
+	if k.guarded() {
+		through := k.proc.Through()
+		for p, off := range out {
+			if t, ok := through[p]; ok && off > t {
+				k.log.Warn("committed offset ahead of the furthest checkpoint: starting at the checkpoint",
+					"partition", p, "committed", off, "through", t, "ahead", off-t)
+				out[p] = t
+			}
 		}
 	}
 	for p, off := range out {
@@ -639,6 +655,44 @@ func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) map[int32]int64 {
 	return out
 }
 
+// committedAttempts bounds how long an assignment waits for the committed
+// offsets (each attempt up to 2 s): right after a broker restart the
+// coordinator may still be loading them.
+const committedAttempts = 5
+
+// committed asks the group coordinator for the committed offsets of tps,
+// retrying while it does not answer.
+func (k *kafkaLoop) committed(tps []kafka.TopicPartition) []kafka.TopicPartition {
+	for attempt := 1; ; attempt++ {
+		committed, err := k.consumer.Committed(tps, 2000)
+		if err == nil {
+			return committed
+		}
+		if attempt == committedAttempts || k.ctx.Err() != nil {
+			k.log.Warn("committed offsets unknown: the start is the client's", "error", err, "attempts", attempt)
+			return nil
+		}
+		k.log.Info("committed offsets not answered; asking again", "error", err, "attempt", attempt)
+		select {
+		case <-k.ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// explicitStart is tps with the offsets of start where known; unknown
+// ones (-1) are left to the client (auto.offset.reset).
+func (k *kafkaLoop) explicitStart(tps []kafka.TopicPartition, start map[int32]int64) []kafka.TopicPartition {
+	out := make([]kafka.TopicPartition, len(tps))
+	for i, tp := range tps {
+		out[i] = tp
+		if off := start[tp.Partition]; off >= 0 {
+			out[i].Offset = kafka.Offset(off)
+		}
+	}
+	return out
+}
+
 // redelivered counts the messages this consumer will be delivered again:
 // per partition, those between where consumption starts (the committed
 // offset) and the furthest checkpoint (what was processed before, by this
@@ -651,13 +705,6 @@ func (k *kafkaLoop) redelivered(start map[int32]int64) int64 {
 	for p, off := range start {
 		if off >= 0 && through[p] > off {
 			n += through[p] - off
-		}
-		if t, ok := through[p]; ok && off > t {
-			// Only invalid records (no checkpoint) may lie between the last
-			// checkpoint and the committed offset; more would be messages
-			// committed without being processed.
-			k.log.Warn("committed offset ahead of the furthest checkpoint", "partition", p,
-				"committed", off, "through", t, "ahead", off-t)
 		}
 	}
 	return n

@@ -282,7 +282,7 @@ func logGaps(t *testing.T, d *dashboard) {
 	var gaps []string
 	for _, line := range strings.Split(string(b), "\n") {
 		if strings.Contains(line, "offsets skipped by the client") || strings.Contains(line, "committed offset ahead") ||
-			strings.Contains(line, "could not be read again") {
+			strings.Contains(line, "gone from the log") || strings.Contains(line, "committed offsets unknown") {
 			gaps = append(gaps, line)
 		}
 	}
