@@ -631,17 +631,6 @@ type httpEndpoint struct {
 }
 
 func (l *Lab) pollOffsets(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	// Every sample is stamped with when it was asked for, not answered: a
-	// sample stamped after an event (the producer's pause) then really was
-	// read after it.
-	asked := time.Now()
-	hwm, err := l.offsets.HighWatermarks(ctx, l.cfg.Topic)
-	if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
-		return
-	}
-	l.emit(board.Offsets{At: asked, HighWatermarks: hwm, Err: err})
 	var group string
 	l.Observe(func(b *board.Board) {
 		// A just-started consumer-usage has not said its group yet: keep
@@ -650,15 +639,39 @@ func (l *Lab) pollOffsets(ctx context.Context) {
 			_, group, _ = b.Committed()
 		}
 	})
-	if group == "" {
+	// Commits first, watermarks second, and the watermarks reach the board
+	// first: a lag is then a watermark minus an older commit, never the
+	// other way round. Read in the opposite order, a consumer committing
+	// between the two reads showed a lag of 0 while it still had messages
+	// to read (seen on Apache Kafka: a crash point armed on "caught up"
+	// fired at once). Every sample is stamped with when it was asked for,
+	// not answered: a sample stamped after an event (the producer's pause)
+	// then really was read after it.
+	var (
+		committedAsked time.Time
+		committed      map[int32]int64
+		commitErr      error
+	)
+	if group != "" {
+		committedAsked = time.Now()
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		committed, commitErr = l.offsets.Committed(cctx, group, l.cfg.Topic)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+	}
+	asked := time.Now()
+	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	hwm, err := l.offsets.HighWatermarks(hctx, l.cfg.Topic)
+	cancel()
+	if ctx.Err() != nil {
 		return
 	}
-	asked = time.Now()
-	committed, err := l.offsets.Committed(ctx, group, l.cfg.Topic)
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return
+	l.emit(board.Offsets{At: asked, HighWatermarks: hwm, Err: err})
+	if group != "" {
+		l.emit(board.Committed{At: committedAsked, Group: group, Offsets: committed, Err: commitErr})
 	}
-	l.emit(board.Committed{At: asked, Group: group, Offsets: committed, Err: err})
 }
 
 func (l *Lab) pollState(ctx context.Context) {
