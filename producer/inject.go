@@ -13,14 +13,18 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
 // MaxInject bounds one injection.
 const MaxInject = 10000
 
-// injectTimeout bounds the wait for an injection's delivery reports.
-const injectTimeout = 30 * time.Second
+// injectTimeout bounds the wait for an injection's delivery reports:
+// librdkafka reports every record, delivered or failed, within the
+// producer's message timeout; the margin only guards against a report that
+// never comes.
+const injectTimeout = kafkacfg.ProducerMessageTimeout + 10*time.Second
 
 // InjectRequest asks the publishing loop for N malformed records; the
 // result comes on Reply (buffered by the sender) once every one of them

@@ -3,6 +3,8 @@
 package kafkacfg
 
 import (
+	"time"
+
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -33,13 +35,20 @@ func base(brokers, clientID string) kafka.ConfigMap {
 	}
 }
 
+// ProducerMessageTimeout bounds how long the producer holds a record for a
+// broker that is away before librdkafka reports it failed. It outlasts any
+// broker restart the lab offers (an Apache Kafka restart after SIGKILL took
+// 32 s on a busy 2-core machine), so an outage buffers records instead of
+// failing them.
+const ProducerMessageTimeout = 2 * time.Minute
+
 // Producer: idempotent, acks=all, as the product specifies.
 func Producer(brokers string) *kafka.ConfigMap {
 	c := base(brokers, "krl-producer")
 	c["enable.idempotence"] = true
 	c["acks"] = "all"
 	c["linger.ms"] = 5
-	c["message.timeout.ms"] = 30000
+	c["message.timeout.ms"] = int(ProducerMessageTimeout / time.Millisecond)
 	return &c
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 )
 
@@ -416,7 +417,9 @@ func (l *Lab) InjectBad(n int) (delivered int, err error) {
 		if n > 0 {
 			q = "?n=" + strconv.Itoa(n)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		// While the broker is away the records wait in the producer's
+		// queue: librdkafka reports each within the message timeout.
+		ctx, cancel := context.WithTimeout(context.Background(), kafkacfg.ProducerMessageTimeout+20*time.Second)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/inject-bad"+q, nil)
 		if err != nil {
