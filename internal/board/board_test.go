@@ -143,6 +143,39 @@ func TestUsageLag(t *testing.T) {
 			want: 40, known: true, stale: true,
 		},
 		{
+			// Read before `p`, they miss the producer's last batch: a 0
+			// here armed a crash point that fired at once (Apache Kafka).
+			name: "watermarks read before the producer paused give no lag",
+			inputs: []any{
+				Offsets{At: at(1), HighWatermarks: map[int32]int64{0: 100}},
+				Committed{At: at(1), Group: "demo-usage", Offsets: map[int32]int64{0: 100}},
+				ProcStarted{Name: Producer, PID: 11, At: at(0)},
+				ev(Producer, 2, status.Event{Type: status.Paused}),
+			},
+			noData: true,
+		},
+		{
+			name: "watermarks read after the producer paused count again",
+			inputs: []any{
+				Committed{At: at(1), Group: "demo-usage", Offsets: map[int32]int64{0: 100}},
+				ProcStarted{Name: Producer, PID: 11, At: at(0)},
+				ev(Producer, 2, status.Event{Type: status.Paused}),
+				Offsets{At: at(3), HighWatermarks: map[int32]int64{0: 110}},
+			},
+			want: 10, known: true,
+		},
+		{
+			name: "a failing poll after the pause shows the old numbers stale",
+			inputs: []any{
+				Offsets{At: at(1), HighWatermarks: map[int32]int64{0: 100}},
+				Committed{At: at(1), Group: "demo-usage", Offsets: map[int32]int64{0: 90}},
+				ProcStarted{Name: Producer, PID: 11, At: at(0)},
+				ev(Producer, 2, status.Event{Type: status.Paused}),
+				Offsets{At: at(3), Err: errors.New("broker down")},
+			},
+			want: 10, known: true, stale: true,
+		},
+		{
 			name: "commits of another group do not count",
 			inputs: []any{
 				Offsets{At: at(1), HighWatermarks: map[int32]int64{0: 100}},

@@ -148,9 +148,19 @@ func (b *Board) commitsApply() bool {
 	return p == nil || p.groupID == "" || b.commitGroup == "" || p.groupID == b.commitGroup
 }
 
+// hwmBeforeQuiet: the latest watermarks were read before the producer
+// last stopped publishing (a pause, an exit). A lag from them misses what it
+// published last: read right after `p`, it said 0 while the final batch was
+// still to be consumed, and a crash point armed on that 0 fired at once.
+// The next poll (every 500 ms) settles it; a failing poll is shown stale.
+func (b *Board) hwmBeforeQuiet() bool {
+	prod := b.procs[Producer]
+	return b.hwmErr == nil && prod != nil && !prod.quietSince.IsZero() && !b.hwmAt.After(prod.quietSince)
+}
+
 func (b *Board) usageLag() Lag {
 	l := Lag{Applies: true, Stale: b.hwmErr != nil || b.commitErr != nil}
-	if b.hwm == nil || !b.commitsApply() {
+	if b.hwm == nil || !b.commitsApply() || b.hwmBeforeQuiet() {
 		l.NoData = true
 		return l
 	}
@@ -176,7 +186,7 @@ func (b *Board) currentLag() Lag {
 	case !p.alive():
 		l.Down = true
 		return l
-	case len(p.positions) == 0:
+	case len(p.positions) == 0 || b.hwmBeforeQuiet():
 		l.NoData = true
 		return l
 	}

@@ -88,7 +88,12 @@ func (h *fakeHost) snapshots() {
 		last := s
 		truth = append(truth, board.Truth{SensorID: id, Last: &last})
 	}
+	// The offsets poller samples again too (the topic has not moved).
+	hwm, _ := h.b.HighWatermarks()
+	committed, group, _ := h.b.Committed()
 	h.apply(
+		board.Offsets{At: at, HighWatermarks: hwm},
+		board.Committed{At: at, Group: group, Offsets: committed},
 		board.SensorsSnapshot{At: at, Sensors: sensors, CaughtUp: true},
 		board.UsageSnapshot{At: at, Sensors: usage},
 		board.TruthSnapshot{At: at, Sensors: truth, AuditOffset: 30},

@@ -89,6 +89,7 @@ func sceneStatesA() *scene {
 	s.status(board.Query, end+0.3, status.Event{Type: status.Retrying, Endpoint: "mongo", Addr: "127.0.0.1:37017", Error: "server selection error: context deadline exceeded, current topology: { Type: Unknown, Servers: [{ Addr: 127.0.0.1:37017, Type: Unknown, Last error: dial tcp 127.0.0.1:37017: connect: connection refused }] }"})
 	s.apply(board.Request{At: at(end + 0.4), Name: board.Broker, Op: board.OpStop})
 	s.apply(board.Request{At: at(end + 0.4), Name: board.Store, Op: board.OpCrash})
+	s.apply(board.Offsets{At: at(end + 0.45), HighWatermarks: hwm(999_999)}) // read after the pause
 	return s.tick(end + 0.5)
 }
 
@@ -106,5 +107,6 @@ func sceneStatesB() *scene {
 	s.apply(board.ProcStarted{Name: board.Query, PID: 4194280, At: at(end + 0.4)})
 	s.apply(board.ProcExited{Name: board.Store, PID: 4194296, At: at(end + 0.4), Signal: "SIGSEGV"})
 	s.apply(board.UsageSnapshot{At: at(end + 0.4), Err: errors.New("connection refused")})
+	s.apply(board.Offsets{At: at(end + 0.45), HighWatermarks: hwm(999_999)}) // read after the stop
 	return s.tick(end + 0.5)
 }
