@@ -631,7 +631,17 @@ func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) map[int32]int64 {
 	if k.guarded() {
 		through := k.proc.Through()
 		for p, off := range out {
-			if t, ok := through[p]; ok && off > t {
+			t, ok := through[p]
+			if ok && off < 0 && k.cfg.Reset != lesson.Earliest {
+				// Checkpoints but no commit (a crash before the first one):
+				// "latest" would jump over every message since the
+				// checkpoint without applying it (a chaos run lost 7 per
+				// sensor that way). Earliest re-reads them anyway.
+				k.log.Info("no committed offset: starting at the furthest checkpoint", "partition", p, "through", t)
+				out[p] = t
+				continue
+			}
+			if ok && off > t {
 				k.log.Warn("committed offset ahead of the furthest checkpoint: starting at the checkpoint",
 					"partition", p, "committed", off, "through", t, "ahead", off-t)
 				out[p] = t
