@@ -85,9 +85,12 @@ func TestInjectionAndTelemetryOutlastABrokerOutage(t *testing.T) {
 		done <- Run(ctx, Config{Brokers: addr, Topic: testTopic, Sensors: 3, Interval: 200 * time.Millisecond, HTTP: "127.0.0.1:0"},
 			status.NewTo(Role, sink), slog.New(slog.NewTextHandler(logs, nil)))
 	}()
+	ended := false
 	defer func() {
 		cancel()
-		<-done
+		if !ended {
+			<-done
+		}
 	}()
 	http0 := sink.await(t, "http listening", func(e status.Event) bool { return e.Type == status.Listening && e.Endpoint == "http" }, 20*time.Second)
 	sink.await(t, "first deliveries", func(e status.Event) bool { return e.Type == status.Progress && e.Produced >= 9 }, 20*time.Second)
@@ -130,6 +133,7 @@ func TestInjectionAndTelemetryOutlastABrokerOutage(t *testing.T) {
 		t.Fatalf("injection: %d %+v %v", a.code, a.res, a.err)
 	}
 	cancel()
+	ended = true
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
