@@ -18,8 +18,9 @@ import (
 )
 
 // brokerAt runs the embedded broker on addr with dataDir until the returned
-// stop is called (a restart reuses both, as the dashboard's `r` does).
-func brokerAt(t *testing.T, addr, dataDir string) (stop func()) {
+// stop is called (a restart reuses both, as the dashboard's `r` does), and
+// returns the address it listens on.
+func brokerAt(t *testing.T, addr, dataDir string) (listening string, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	sink := &events{}
@@ -28,7 +29,7 @@ func brokerAt(t *testing.T, addr, dataDir string) (stop func()) {
 		done <- embedded.RunBroker(ctx, embedded.BrokerConfig{DataDir: dataDir, Listen: addr, Topic: testTopic, Partitions: 3},
 			status.NewTo("broker", sink), nil)
 	}()
-	sink.await(t, "broker listening", func(e status.Event) bool { return e.Type == status.Listening }, 20*time.Second)
+	ev := sink.await(t, "broker listening", func(e status.Event) bool { return e.Type == status.Listening }, 20*time.Second)
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -39,7 +40,7 @@ func brokerAt(t *testing.T, addr, dataDir string) (stop func()) {
 		})
 	}
 	t.Cleanup(stop)
-	return stop
+	return ev.Addr, stop
 }
 
 // lockedBuffer is a log destination the test reads while the producer writes.
@@ -75,7 +76,7 @@ func TestInjectionAndTelemetryOutlastABrokerOutage(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	dataDir := t.TempDir()
-	stopBroker := brokerAt(t, addr, dataDir)
+	_, stopBroker := brokerAt(t, addr, dataDir)
 
 	logs := &lockedBuffer{}
 	sink := &events{}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
-	"github.com/kafka-recovery-lab/krl/internal/embedded"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
@@ -97,21 +96,8 @@ func (w testWriter) Write(p []byte) (int, error) {
 // startBroker runs the embedded broker in this process for the test.
 func startBroker(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	sink := &events{}
-	done := make(chan error, 1)
-	go func() {
-		done <- embedded.RunBroker(ctx, embedded.BrokerConfig{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Topic: testTopic, Partitions: 3},
-			status.NewTo("broker", sink), nil)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("broker: %v", err)
-		}
-	})
-	ev := sink.await(t, "broker listening", func(e status.Event) bool { return e.Type == status.Listening }, 20*time.Second)
-	return ev.Addr
+	addr, _ := brokerAt(t, "127.0.0.1:0", t.TempDir())
+	return addr
 }
 
 // readAll reads the topic from the start to the high watermarks.
