@@ -576,7 +576,7 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 				k.log.Warn("reload checkpoints on assign", "error", err)
 			}
 		}
-		start := k.startPositions(e.Partitions)
+		start, uncommitted := k.startPositions(e.Partitions)
 		redelivered := k.redelivered(start)
 		if k.guarded() {
 			// Guarded mode does not let librdkafka pick where to start: it
@@ -586,6 +586,7 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 			if err := c.Assign(k.explicitStart(e.Partitions, start)); err != nil {
 				k.log.Warn("assign at explicit offsets", "error", err)
 			}
+			k.pinStart(c, start, uncommitted)
 		}
 		for p, off := range start {
 			k.positions[p] = off
@@ -618,14 +619,22 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 // checkpoint of the partition: a commit ahead of every effect would skip
 // messages never applied, while starting at the checkpoint only replays
 // what the checkpoints and the dead-letter topic already skip.
-func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) map[int32]int64 {
+//
+// uncommitted names the partitions the group has no committed offset for
+// (nil when the committed offsets could not be read).
+func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) (start map[int32]int64, uncommitted map[int32]bool) {
 	out := map[int32]int64{}
 	for _, tp := range tps {
 		out[tp.Partition] = -1
 	}
-	for _, tp := range k.committed(tps) {
-		if tp.Error == nil && tp.Offset >= 0 {
-			out[tp.Partition] = int64(tp.Offset)
+	if committed := k.committed(tps); committed != nil {
+		uncommitted = map[int32]bool{}
+		for _, tp := range committed {
+			if tp.Error == nil && tp.Offset >= 0 {
+				out[tp.Partition] = int64(tp.Offset)
+			} else {
+				uncommitted[tp.Partition] = true
+			}
 		}
 	}
 	if k.guarded() {
@@ -662,7 +671,31 @@ func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) map[int32]int64 {
 			out[p] = high
 		}
 	}
-	return out
+	return out, uncommitted
+}
+
+// pinStart commits the start of every assigned partition the group has no
+// commit for. "latest" is where the group first started, not wherever the
+// end is at each start: without the pin, an incarnation killed before its
+// first commit would make the next one start at a later end and never read
+// what came in between (in a chaos run, a whole injection of poison records
+// that never reached the dead-letter topic). Committing the start claims
+// nothing processed: it is the next offset to read.
+func (k *kafkaLoop) pinStart(c *kafka.Consumer, start map[int32]int64, uncommitted map[int32]bool) {
+	var pin []kafka.TopicPartition
+	for p := range uncommitted {
+		if off, ok := start[p]; ok && off >= 0 {
+			pin = append(pin, kafka.TopicPartition{Topic: &k.cfg.Conn.Topic, Partition: p, Offset: kafka.Offset(off)})
+		}
+	}
+	if len(pin) == 0 {
+		return
+	}
+	if _, err := c.CommitOffsets(pin); err != nil {
+		k.log.Warn("no committed offset: pinning the start failed", "error", err)
+		return
+	}
+	k.log.Info("no committed offset: start pinned by a commit", "start", start)
 }
 
 // committedAttempts bounds how long an assignment waits for the committed
