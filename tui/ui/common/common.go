@@ -67,8 +67,9 @@ func Box(st *theme.Styles, title string, body []string, width, height int) strin
 	}
 	top += b.Render("╮")
 	lines := []string{top}
+	side := b.Render("│")
 	for _, l := range FitLines(body, inner, height-2) {
-		lines = append(lines, b.Render("│")+l+b.Render("│"))
+		lines = append(lines, side+l+side)
 	}
 	lines = append(lines, b.Render("╰"+strings.Repeat("─", inner)+"╯"))
 	return strings.Join(lines, "\n")
@@ -99,17 +100,18 @@ func Elide(lines []string, height int) []string {
 	return lines[len(lines)-height:]
 }
 
-// Clip keeps the first lines that fit in height; when it must cut, the last
-// kept line says how many more there are.
-func Clip(lines []string, height int, more func(n int) string) []string {
-	if height <= 0 {
-		return nil
+// Shown is how many of n rows a list of height lines shows, and how many
+// it does not (more): when all do not fit, the last line says how many more
+// there are. A panel renders only the rows shown, so its cost does not grow
+// with the number of rows.
+func Shown(n, height int) (shown, more int) {
+	switch {
+	case height <= 0:
+		return 0, 0
+	case n <= height:
+		return n, 0
 	}
-	if len(lines) <= height {
-		return lines
-	}
-	kept := append([]string(nil), lines[:height-1]...)
-	return append(kept, more(len(lines)-height+1))
+	return height - 1, n - height + 1
 }
 
 // Wrap breaks s into lines of at most width cells at spaces only, so a

@@ -141,3 +141,13 @@ func TestWrapKeepsWords(t *testing.T) {
 		t.Fatalf("long word: %q", got)
 	}
 }
+
+func TestShown(t *testing.T) {
+	for _, c := range []struct{ n, h, shown, more int }{
+		{10, 0, 0, 0}, {10, -1, 0, 0}, {0, 5, 0, 0}, {5, 5, 5, 0}, {6, 5, 4, 2}, {1000, 20, 19, 981}, {2, 1, 0, 2},
+	} {
+		if s, m := Shown(c.n, c.h); s != c.shown || m != c.more {
+			t.Errorf("Shown(%d, %d) = %d, %d; want %d, %d", c.n, c.h, s, m, c.shown, c.more)
+		}
+	}
+}

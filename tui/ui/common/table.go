@@ -1,10 +1,10 @@
 package common
 
 import (
+	"reflect"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -48,72 +48,91 @@ func TableWidth(cols []Column) int {
 	return w + max(0, len(cols)-1)
 }
 
-// Table renders rows in fixed-width columns with lipgloss/table: one space
-// between columns, a cell longer than its column is cut with an ellipsis.
-// rowStyle (may be nil) gives a style layered under every cell of a row
-// (selection). It returns the header line and one line per row, each
-// exactly width cells wide (padded or cut after the last column).
+// Table renders rows in fixed-width columns: one space between columns, a
+// cell longer than its column is cut with an ellipsis. rowStyle (may be
+// nil) gives a style layered under every cell of a row (selection). It
+// returns the header line and one line per row, each exactly width cells
+// wide (padded or cut after the last column).
+//
+// Each cell is laid out by hand and styled with one Render of its text:
+// the dashboard draws after every input it receives, and lipgloss/table
+// (which this replaced) cost two thirds of a frame. The padding gets what
+// lipgloss gives its whitespace: a background and reverse video, never an
+// underline.
 func Table(cols []Column, rows [][]Cell, width int, header lipgloss.Style, rowStyle func(i int) *lipgloss.Style) (string, []string) {
-	titles := make([]string, len(cols))
+	titles := make([]Cell, len(cols))
 	for c, col := range cols {
-		titles[c] = col.Title
+		titles[c] = Cell{Text: col.Title, Style: header}
 	}
-	data := make([][]string, len(rows))
-	for i, r := range rows {
-		data[i] = make([]string, len(cols))
-		for c := range cols {
-			if c < len(r) {
-				data[i][c] = ansi.Truncate(r[c].Text, cols[c].Width, "…")
-			}
-		}
-	}
-	style := func(row, c int) lipgloss.Style {
-		col := cols[c]
-		var st lipgloss.Style
-		switch {
-		case row == table.HeaderRow:
-			st = header
-		case c < len(rows[row]):
-			st = rows[row][c].Style
-		}
-		if row != table.HeaderRow && rowStyle != nil {
-			if base := rowStyle(row); base != nil {
-				st = st.Inherit(*base)
-			}
-		}
-		w := col.Width
-		if c > 0 {
-			w++ // the gap before the column, inside the cell so a row style covers it
-			st = st.PaddingLeft(1)
-		}
-		align := lipgloss.Left
-		if col.Align == Right {
-			align = lipgloss.Right
-		}
-		return st.Width(w).Align(align)
-	}
-	t := table.New().
-		Border(lipgloss.HiddenBorder()).
-		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
-		BorderHeader(false).BorderColumn(false).BorderRow(false).
-		Headers(titles...).Rows(data...).
-		StyleFunc(style).
-		Width(TableWidth(cols))
-	lines := Lines(t.Render())
 	out := make([]string, 0, len(rows)+1)
-	for i := 0; i <= len(rows); i++ {
-		l := ""
-		if i < len(lines) {
-			l = lines[i]
-		}
+	out = append(out, tableLine(cols, titles, width, nil))
+	for i, r := range rows {
 		var base *lipgloss.Style
-		if i > 0 && rowStyle != nil {
-			base = rowStyle(i - 1)
+		if rowStyle != nil {
+			base = rowStyle(i)
 		}
-		if pad := width - lipgloss.Width(l); pad > 0 && base != nil {
-			l += base.Render(strings.Repeat(" ", pad))
-		}
-		out = append(out, Fit(l, width))
+		out = append(out, tableLine(cols, r, width, base))
 	}
 	return out[0], out[1:]
 }
+
+// tableLine is one row of cells, under base (may be nil), width wide.
+func tableLine(cols []Column, cells []Cell, width int, base *lipgloss.Style) string {
+	var b strings.Builder
+	for c, col := range cols {
+		var cell Cell
+		if c < len(cells) {
+			cell = cells[c]
+		}
+		st := cell.Style
+		if base != nil {
+			st = st.Inherit(*base)
+		}
+		text := ansi.Truncate(cell.Text, col.Width, "…")
+		pad := max(0, col.Width-ansi.StringWidth(text))
+		left, right := 0, pad
+		if col.Align == Right {
+			left, right = pad, 0
+		}
+		if c > 0 {
+			left++ // the gap before the column belongs to the cell, so a row style covers it
+		}
+		ws := whitespace(st)
+		b.WriteString(ws(left))
+		switch {
+		case text == "":
+		case isPlain(st):
+			b.WriteString(text)
+		default:
+			b.WriteString(st.Render(text))
+		}
+		b.WriteString(ws(right))
+	}
+	l := b.String()
+	if pad := width - lipgloss.Width(l); pad > 0 && base != nil {
+		l += whitespace(*base)(pad)
+	}
+	return Fit(l, width)
+}
+
+// whitespace renders n spaces as lipgloss renders a style's padding.
+func whitespace(st lipgloss.Style) func(n int) string {
+	_, noBg := st.GetBackground().(lipgloss.NoColor)
+	if !st.GetReverse() && noBg {
+		return func(n int) string { return strings.Repeat(" ", n) }
+	}
+	ws := lipgloss.NewStyle().Reverse(st.GetReverse()).Background(st.GetBackground())
+	if st.GetReverse() {
+		ws = ws.Foreground(st.GetForeground())
+	}
+	return func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		return ws.Render(strings.Repeat(" ", n))
+	}
+}
+
+// isPlain: a zero style (Plain, or a row's unstyled cells) adds nothing,
+// and skipping its Render is most of a plain table's cost.
+func isPlain(st lipgloss.Style) bool { return reflect.ValueOf(st).IsZero() }

@@ -67,9 +67,13 @@ func (p Panel) View(width, height int) string {
 	lines := p.statusLines(width)
 
 	cols := Columns(width)
-	rows := make([][]common.Cell, len(v.Rows))
-	for i, r := range v.Rows {
-		base := lipgloss.NewStyle()
+	if len(v.Rows) == 0 {
+		return strings.Join(common.FitLines(append(lines, "", st.Muted.Render("  no sensor state yet")), width, height), "\n")
+	}
+	shown, more := common.Shown(len(v.Rows), height-len(lines)-1)
+	rows := make([][]common.Cell, shown)
+	for i, r := range v.Rows[:shown] {
+		var base lipgloss.Style // plain
 		if r.Stale {
 			base = st.Stale
 		}
@@ -91,14 +95,11 @@ func (p Panel) View(width, height int) string {
 			rows[i][c] = cell[col.Title]
 		}
 	}
-	if len(rows) == 0 {
-		return strings.Join(common.FitLines(append(lines, "", st.Muted.Render("  no sensor state yet")), width, height), "\n")
-	}
 	head, body := common.Table(cols, rows, width, st.Header, nil)
-	lines = append(lines, head)
-	lines = append(lines, common.Clip(body, height-len(lines), func(n int) string {
-		return st.Muted.Render(fmt.Sprintf("  … %d more sensors", n))
-	})...)
+	lines = append(append(lines, head), body...)
+	if more > 0 {
+		lines = append(lines, st.Muted.Render(fmt.Sprintf("  … %d more sensors", more)))
+	}
 	return strings.Join(common.FitLines(lines, width, height), "\n")
 }
 

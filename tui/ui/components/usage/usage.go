@@ -81,17 +81,19 @@ func (p Panel) View(width, height int) string {
 		}
 		return strings.Join(common.FitLines(append(lines, "", st.Muted.Render(msg)), width, height), "\n")
 	}
-	rows := make([][]common.Cell, 0, len(v.Rows)+1)
-	for _, r := range v.Rows {
-		rows = append(rows, p.row(r, lipgloss.NewStyle(), cols))
+	// The status line, the header and the total leave the rest to rows.
+	shown, more := common.Shown(len(v.Rows), height-3)
+	rows := make([][]common.Cell, 0, shown+1)
+	for _, r := range v.Rows[:shown] {
+		rows = append(rows, p.row(r, lipgloss.Style{}, cols))
 	}
 	total := p.row(v.Total, lipgloss.NewStyle().Bold(true), cols)
 	head, body := common.Table(cols, append(rows, total), width, st.Header, nil)
 	totalLine, body := body[len(body)-1], body[:len(body)-1]
-	lines = append(lines, head)
-	lines = append(lines, common.Clip(body, height-3, func(n int) string {
-		return st.Muted.Render(fmt.Sprintf("  … %d more sensors", n))
-	})...)
+	lines = append(append(lines, head), body...)
+	if more > 0 {
+		lines = append(lines, st.Muted.Render(fmt.Sprintf("  … %d more sensors", more)))
+	}
 	lines = append(lines, totalLine)
 	return strings.Join(common.FitLines(lines, width, height), "\n")
 }
