@@ -352,11 +352,7 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 	model := ui.New(l.NewBoard(), l, ui.Options{Scenarios: scenarioHost{session}})
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithoutSignalHandler())
 	session.Runner.OnProgress = func(pr scenario.Progress) { p.Send(pr) }
-	go func() {
-		for in := range l.Inputs() {
-			p.Send(in)
-		}
-	}()
+	go ui.Forward(l.Inputs(), p.Send, ui.Frame)
 	code := cli.ExitOK
 	go func() {
 		if err := l.Launch(ctx); err != nil {

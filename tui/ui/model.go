@@ -166,6 +166,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case scenario.Progress:
 		return m.narrate(msg)
+	case Inputs:
+		for _, in := range msg {
+			m.board.Apply(in)
+		}
+		m.statusFollowsArm()
+		return m, nil
 	}
 	m.board.Apply(msg)
 	m.statusFollowsArm()

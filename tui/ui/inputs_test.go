@@ -1,0 +1,47 @@
+package ui
+
+import (
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+)
+
+func TestForwardGathersABurstAndKeepsOrder(t *testing.T) {
+	in := make(chan any, 16)
+	sent := make(chan tea.Msg, 16)
+	done := make(chan struct{})
+	for i := 0; i < 3; i++ { // queued before Forward starts: one burst
+		in <- board.Tick{Now: at(float64(i))}
+	}
+	go func() { Forward(in, func(m tea.Msg) { sent <- m }, 200*time.Millisecond); close(done) }()
+	first := (<-sent).(Inputs)
+	if len(first) != 3 {
+		t.Fatalf("a burst of 3 inputs within one window came as %d", len(first))
+	}
+	for i, in := range first {
+		if got := in.(board.Tick).Now; !got.Equal(at(float64(i))) {
+			t.Fatalf("input %d is the tick of %v: order lost", i, got)
+		}
+	}
+	in <- board.Tick{Now: at(9)}
+	close(in)
+	if last := (<-sent).(Inputs); len(last) != 1 {
+		t.Fatalf("the input before the close came as %d", len(last))
+	}
+	<-done
+}
+
+func TestInputsAppliedAsOne(t *testing.T) {
+	s := sceneRunning()
+	m := tea.Model(New(s.b, &fakeController{}, Options{}))
+	m, _ = m.Update(Inputs{board.Tick{Now: at(70)}, board.ProcExited{Name: board.Usage, PID: 4111, At: at(70), Signal: "SIGKILL", ExitCode: -1}})
+	if p := s.b.Process(board.Usage); p.Alive {
+		t.Fatalf("consumer-usage still alive after the batch: %+v", p)
+	}
+	if !s.b.Now().Equal(at(70)) {
+		t.Fatalf("board clock %v, want the batch's tick", s.b.Now())
+	}
+}
