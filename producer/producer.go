@@ -292,12 +292,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 			progress()
 
 		case err := <-pub.fatal:
-			// An idempotent producer cannot continue after a fatal error
-			// (e.g. a sequence gap); a new one gets a new producer id.
-			log.Error("fatal producer error; starting a new producer", "err", err)
-			em.Emit(status.Event{Type: status.Recovering, Endpoint: "kafka", Addr: cfg.Brokers,
-				Error: err.Error(), Reason: "starting a new producer"})
-			if err := pub.restart(); err != nil {
+			if err := pub.recoverFrom(err); err != nil {
 				return err
 			}
 		}
@@ -366,6 +361,20 @@ func (pub *publisher) start() error {
 	pub.wg.Add(1)
 	go pub.reports(p)
 	return nil
+}
+
+// recoverFrom replaces the producer after a fatal error: an idempotent
+// producer cannot continue (e.g. after a sequence gap), a new one gets a
+// new producer id. The board shows the process retrying until the new
+// producer's first delivery (or, paused, a metadata answer) reports it
+// connected again: without marking it down here, nothing would, and a
+// producer publishing fine stayed "retrying" on screen (a chaos run).
+func (pub *publisher) recoverFrom(err error) error {
+	pub.log.Error("fatal producer error; starting a new producer", "err", err)
+	pub.down.Store(true)
+	pub.em.Emit(status.Event{Type: status.Recovering, Endpoint: "kafka", Addr: pub.cfg.Brokers,
+		Error: err.Error(), Reason: "starting a new producer"})
+	return pub.restart()
 }
 
 func (pub *publisher) restart() error {

@@ -3,6 +3,7 @@ package producer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"testing"
@@ -315,5 +316,34 @@ func TestPreload(t *testing.T) {
 	runProducer(t, cfg)
 	if _, count := lastPerSensor(t, readAll(t, brokers)); count["sensor-01"] != 2005 {
 		t.Fatalf("after Run: %v", count)
+	}
+}
+
+// After a fatal error the producer is replaced and the board shows it
+// retrying; its first delivery must say it is connected again (a chaos run
+// ended with a producer publishing fine but "retrying" on screen).
+func TestRecoveryFromAFatalErrorReportsConnected(t *testing.T) {
+	brokers := startBroker(t)
+	sink := &events{}
+	cfg := Config{Brokers: brokers, Topic: testTopic, Sensors: 1, Interval: time.Second}
+	pub, err := newPublisher(cfg, status.NewTo(Role, sink), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.close()
+	fleet := NewFleet(1, 1, nil)
+	pub.produce(fleet.Next(0, time.Now()))
+	if left := pub.flush(context.Background(), 30*time.Second); left != 0 || pub.delivered.Load() != 1 {
+		t.Fatalf("first message: %d unflushed, %d delivered", left, pub.delivered.Load())
+	}
+	if err := pub.recoverFrom(errors.New("test: fatal error")); err != nil {
+		t.Fatal(err)
+	}
+	sink.await(t, "recovering", func(e status.Event) bool { return e.Type == status.Recovering }, 5*time.Second)
+	pub.produce(fleet.Next(0, time.Now()))
+	// Nothing said connected before: the publisher alone emits only on a change.
+	sink.await(t, "connected after the recovery", func(e status.Event) bool { return e.Type == status.Connected }, 30*time.Second)
+	if n := pub.delivered.Load(); n != 2 {
+		t.Fatalf("%d delivered, want 2", n)
 	}
 }
