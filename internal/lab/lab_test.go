@@ -269,6 +269,7 @@ func TestPauseToggleFollowsTheBoard(t *testing.T) {
 	if err := tl.Start(board.Producer); err != nil {
 		t.Fatal(err)
 	}
+	tl.settle(t) // the board has the start (which clears any pause state) before the first press
 	p1, err := tl.TogglePause()
 	if err != nil || !p1 {
 		t.Fatalf("first toggle paused=%v err=%v", p1, err)
@@ -414,10 +415,11 @@ func TestResetLab(t *testing.T) {
 	}
 	defer db.Close(ctx)
 	tl.db = db
-	if err := db.InsertUsage(ctx, store.UsageRecord{Usage: telemetry.Usage{SensorID: "s1", DeltaHours: 1.5}}); err != nil {
+	app, err := db.AppendUsage(ctx, store.Summary{}, store.UsageRecord{Usage: telemetry.Usage{SensorID: "s1", DeltaHours: 1.5}, Effect: store.WriteID()})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveCheckpoint(ctx, store.Checkpoint{SensorID: "s1"}); err != nil {
+	if err := db.SaveCheckpoint(ctx, store.Checkpoint{SensorID: "s1", Summary: app.Summary}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := tl.ToggleUsageReset(); err != nil { // earliest: the reset must bring latest back
