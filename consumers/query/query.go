@@ -228,8 +228,9 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), limit)
 	defer cancel()
-	// Totals and the furthest record they include come from one scan, so
-	// the answer describes one cut of the stream.
+	// Each sensor's totals and the furthest record they include come from
+	// its summary (one document), so each line describes one cut of its
+	// stream.
 	cov, err := s.st.UsageCoverage(ctx)
 	if r.Context().Err() != nil {
 		return // the client went away

@@ -27,7 +27,7 @@ func TestFlags(t *testing.T) {
 }
 
 // GET /usage answers, per sensor, the totals and the furthest record they
-// include, from the store's one read.
+// include, from the sensor's summary.
 func TestUsageAnswerCarriesItsCut(t *testing.T) {
 	uri := embeddedtest.StartStore(t, "query")
 	ctx := context.Background()
@@ -36,13 +36,15 @@ func TestUsageAnswerCarriesItsCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close(ctx)
+	var sum store.Summary
 	for i, off := range []int64{3, 9, 6} {
-		rec := store.UsageRecord{ID: store.EffectID("t", 1, off), Partition: 1, Offset: off,
+		rec := store.UsageRecord{Effect: store.EffectID("t", 1, off), Partition: 1, Offset: off,
 			Usage: telemetry.Usage{SensorID: "sensor-01", Date: "2026-11-30", DeltaHours: 0.25, DeltaKm: float64(i)}}
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			_, err := st.InsertUsageOnce(ctx, rec)
+			app, err := st.AppendUsage(ctx, sum, rec)
 			if err == nil {
+				sum = app.Summary
 				break
 			}
 			if time.Now().After(deadline) {
@@ -50,6 +52,9 @@ func TestUsageAnswerCarriesItsCut(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond) // waiting for the store to listen
 		}
+	}
+	if err := st.SaveCheckpoint(ctx, store.Checkpoint{SensorID: "sensor-01", Partition: 1, Offset: 9, Summary: sum}); err != nil {
+		t.Fatal(err)
 	}
 	s := &server{st: st, em: status.NewTo(Role, io.Discard), log: slog.New(slog.DiscardHandler), host: "test"}
 	srv := httptest.NewServer(s.handler())

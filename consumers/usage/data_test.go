@@ -81,7 +81,29 @@ func feed(t testing.TB, p *Processor, recs ...Record) []Result {
 	return out
 }
 
+// totalsOf is the records' totals, which the summaries (what consumer-query
+// answers) must equal: call it where no writer died between its two writes
+// since the last resume.
 func totalsOf(t testing.TB, st *store.Store) map[string]store.Totals {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tot := recordedTotals(t, st)
+	// What consumer-query answers (the summaries) is what the records say.
+	cov, err := st.UsageCoverage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summarized := map[string]store.Totals{}
+	for id, c := range cov {
+		summarized[id] = c.Totals
+	}
+	sameTotals(t, "summaries vs records", summarized, tot)
+	return tot
+}
+
+// recordedTotals is the records' totals only.
+func recordedTotals(t testing.TB, st *store.Store) map[string]store.Totals {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -18,11 +18,10 @@ import (
 // it). It is an interface only so tests can inject failures in front of the
 // real store.
 type Store interface {
-	LoadCheckpoints(ctx context.Context) (map[string]store.Checkpoint, error)
+	ResumeCheckpoints(ctx context.Context) (map[string]store.Checkpoint, error)
 	SaveCheckpoint(ctx context.Context, cp store.Checkpoint) error
 	AdvanceCheckpoint(ctx context.Context, cp store.Checkpoint) (bool, error)
-	InsertUsage(ctx context.Context, rec store.UsageRecord) error
-	InsertUsageOnce(ctx context.Context, rec store.UsageRecord) (bool, error)
+	AppendUsage(ctx context.Context, sum store.Summary, rec store.UsageRecord) (store.Appended, error)
 }
 
 // DeadLetter is where invalid records go (dlq.go has consumer-usage's, on
@@ -167,8 +166,9 @@ func NewProcessor(cfg ProcessorConfig) *Processor {
 	return &Processor{cfg: cfg, log: log, checkpoints: map[string]store.Checkpoint{}}
 }
 
-// Load replaces the in-memory checkpoints with the durable ones, retrying
-// while the store is unreachable. Naive mode calls it once at start, as the
+// Load replaces the in-memory checkpoints with the durable ones (orphan
+// records folded into their summaries, see store.ResumeCheckpoints),
+// retrying while the store is unreachable. Naive mode calls it once at start, as the
 // seed does; guarded mode also on every partition assignment, so a
 // partition taken over from another consumer starts from what that
 // consumer made durable, not from a stale memory of this one.
@@ -176,7 +176,7 @@ func (p *Processor) Load(ctx context.Context) error {
 	var cps map[string]store.Checkpoint
 	err := p.retry(ctx, "load checkpoints", func(ctx context.Context) error {
 		var err error
-		cps, err = p.cfg.Store.LoadCheckpoints(ctx)
+		cps, err = p.cfg.Store.ResumeCheckpoints(ctx)
 		return err
 	})
 	if err != nil {
@@ -239,9 +239,12 @@ func (p *Processor) Stats() Stats {
 // and in order:
 //  1. a record at or before the sensor's checkpoint offset (same partition)
 //     is already applied: skip it;
-//  2. the usage record is inserted under the record's identity
-//     (topic/partition/offset), so writing it again is a no-op;
-//  3. the checkpoint only moves forward (conditional single-document upsert);
+//  2. the usage record is appended as the sensor's next record, carrying
+//     the message's identity (topic/partition/offset): where that seq is
+//     taken by the same identity, writing it again is a no-op, and a
+//     record at or before the furthest one folded is not written again;
+//  3. the checkpoint, with the summary of the records through this one,
+//     only moves forward (conditional single-document upsert);
 //  4. the caller stores the offset only after Handle returned.
 //
 // Invalid records (telemetry.Check, the product's one rule, with the
@@ -275,26 +278,34 @@ func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
 	}
 
 	res := Result{Outcome: Applied}
+	var sum store.Summary
 	if known {
+		sum = prev.Summary
 		u, record := telemetry.Delta(prev.Message, m)
-		if record {
+		switch {
+		case record && guarded && sum.Recorded(r.Partition, r.Offset):
+			// Its record is already folded (an orphan found at Load): the
+			// checkpoint is all that is missing.
+			res.Recorded, res.Usage = true, u
+		case record:
 			rec := store.UsageRecord{Usage: u, Partition: r.Partition, Offset: r.Offset}
-			if guarded {
-				rec.ID = store.EffectID(p.cfg.Topic, r.Partition, r.Offset)
-				err = p.retry(ctx, "insert usage", func(ctx context.Context) error {
-					var err error
-					res.Inserted, err = p.cfg.Store.InsertUsageOnce(ctx, rec)
-					return err
-				})
-			} else {
-				err = p.retry(ctx, "insert usage", func(ctx context.Context) error {
-					return p.cfg.Store.InsertUsage(ctx, rec)
-				})
-				res.Inserted = err == nil
-			}
+			var app store.Appended
+			err = p.retry(ctx, "insert usage", func(ctx context.Context) error {
+				// Naive, as the seed's insert_one: every attempt is a write
+				// of its own, so a retry after a lost answer adds a record.
+				rec.Effect = store.WriteID()
+				if guarded {
+					rec.Effect = store.EffectID(p.cfg.Topic, r.Partition, r.Offset)
+				}
+				var err error
+				app, err = p.cfg.Store.AppendUsage(ctx, sum, rec)
+				return err
+			})
 			if err != nil {
 				return res, err
 			}
+			sum = app.Summary
+			res.Inserted = app.New
 			res.Recorded, res.Usage = true, u
 			p.records.Add(1)
 			if p.crashAt(lesson.AfterDelta, r) {
@@ -303,7 +314,7 @@ func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
 		}
 	}
 
-	cp := store.Checkpoint{SensorID: m.SensorID, Message: m, Partition: r.Partition, Offset: r.Offset}
+	cp := store.Checkpoint{SensorID: m.SensorID, Message: m, Partition: r.Partition, Offset: r.Offset, Summary: sum}
 	if guarded {
 		var advanced bool
 		err = p.retry(ctx, "advance checkpoint", func(ctx context.Context) error {

@@ -387,24 +387,14 @@ func (f *flakyStore) AdvanceCheckpoint(ctx context.Context, cp store.Checkpoint)
 	return f.Store.AdvanceCheckpoint(ctx, cp)
 }
 
-func (f *flakyStore) InsertUsage(ctx context.Context, r store.UsageRecord) error {
+func (f *flakyStore) AppendUsage(ctx context.Context, sum store.Summary, r store.UsageRecord) (store.Appended, error) {
 	if f.fail() {
 		if f.ackLost {
-			_ = f.Store.InsertUsage(ctx, r)
+			_, _ = f.Store.AppendUsage(ctx, sum, r)
 		}
-		return errFlaky
+		return store.Appended{}, errFlaky
 	}
-	return f.Store.InsertUsage(ctx, r)
-}
-
-func (f *flakyStore) InsertUsageOnce(ctx context.Context, r store.UsageRecord) (bool, error) {
-	if f.fail() {
-		if f.ackLost {
-			_, _ = f.Store.InsertUsageOnce(ctx, r)
-		}
-		return false, errFlaky
-	}
-	return f.Store.InsertUsageOnce(ctx, r)
+	return f.Store.AppendUsage(ctx, sum, r)
 }
 
 func TestStoreFailuresAreRetriedNotSkipped(t *testing.T) {
@@ -525,26 +515,39 @@ func TestStoreGuardPrimitives(t *testing.T) {
 		t.Errorf("checkpoint %+v", cp)
 	}
 
-	// Unique effect identities hold under concurrent inserts.
+	// Effect identities hold under concurrent writers that append the same
+	// effects in the same order, each from its own summary.
 	var inserted atomic.Int64
 	var wg sync.WaitGroup
-	for range 6 {
+	sums := make([]store.Summary, 6)
+	for w := range sums {
 		wg.Go(func() {
 			for i := range 40 {
-				ok, err := st.InsertUsageOnce(ctx, store.UsageRecord{ID: store.EffectID(testTopic, 0, int64(i)),
-					Usage: telemetry.Usage{SensorID: "s9", DeltaHours: 0.25, DeltaKm: 1}})
+				app, err := st.AppendUsage(ctx, sums[w], store.UsageRecord{Effect: store.EffectID(testTopic, 0, int64(i)),
+					Offset: int64(i), Usage: telemetry.Usage{SensorID: "s9", DeltaHours: 0.25, DeltaKm: 1}})
 				if err != nil {
 					t.Error(err)
+					return
 				}
-				if ok {
+				sums[w] = app.Summary
+				if app.New {
 					inserted.Add(1)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if got := totalsOf(t, st)["s9"]; inserted.Load() != 40 || got.Records != 40 || got.HoursCents != 1000 {
+	recorded, err := st.UsageTotals(ctx) // no checkpoints here, so no summaries to compare
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recorded["s9"]; inserted.Load() != 40 || got.Records != 40 || got.HoursCents != 1000 {
 		t.Errorf("6 writers x 40 identities: %d inserted, totals %+v; want 40 records", inserted.Load(), got)
+	}
+	for w, sum := range sums {
+		if sum.Records != 40 || sum.HoursCents != 1000 || sum.KmCents != 4000 || sum.Through.Offset != 39 {
+			t.Errorf("writer %d ended with summary %+v, want the 40 records", w, sum)
+		}
 	}
 }
 
@@ -577,13 +580,13 @@ type slowStore struct {
 	delay time.Duration
 }
 
-func (s *slowStore) InsertUsageOnce(ctx context.Context, r store.UsageRecord) (bool, error) {
+func (s *slowStore) AppendUsage(ctx context.Context, sum store.Summary, r store.UsageRecord) (store.Appended, error) {
 	select {
 	case <-time.After(s.delay):
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return store.Appended{}, ctx.Err()
 	}
-	return s.Store.InsertUsageOnce(ctx, r)
+	return s.Store.AppendUsage(ctx, sum, r)
 }
 
 // Store trouble is reported at once: a failed call as "store unreachable",

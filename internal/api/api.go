@@ -87,7 +87,7 @@ func (u Usage) CoveredBySensor() map[string]store.Covered {
 	return out
 }
 
-// UsageFromCoverage builds the /usage body from the store's one read
+// UsageFromCoverage builds the /usage body from the store's summaries
 // (store.UsageCoverage), sorted by sensor id; sums are done in cents and
 // converted once.
 func UsageFromCoverage(cov map[string]store.Covered) Usage {

@@ -9,10 +9,11 @@ import (
 //
 // consumer-usage's first checkpoint of a sensor is the reference its first
 // delta is taken from; every later delta it records carries the offset of
-// the message it came from. Recorded totals read in one scan, together with
-// the furthest record they include, therefore stand for the messages after
-// the first checkpoint through that record: no more (a message processed
-// after the scan is not in it) and no less (a message before it whose
+// the message it came from. Recorded totals read as one sensor's summary
+// (its records 1..n, one document), together with the furthest record they
+// include, therefore stand for the messages after the first checkpoint
+// through that record: no more (a message processed after the read is not
+// in it) and no less (a message before it whose
 // delta is missing was lost). Comparing the totals with the audit over that
 // window compares one cut of the stream with itself.
 
@@ -96,7 +97,7 @@ type Cut struct {
 }
 
 // ExpectedForCut applies ExpectedOver to every sensor that has recorded
-// usage or a checkpoint. covered is one read of the usage records
+// usage or a checkpoint. covered is one read of the usage summaries
 // (store.UsageCoverage, or consumer-query's answer); checkpoints gives each
 // sensor's first checkpointed message. A sensor with records and no
 // checkpoint has NoWindow; one with a checkpoint and no records expects

@@ -217,12 +217,19 @@ func TestQueryStoreOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sums := map[string]store.Summary{}
 	for _, d := range []struct {
 		id     string
 		dh, dk float64
 	}{{"sensor-02", 0.1, 0.7}, {"sensor-01", 0.2, 0.01}, {"sensor-02", 0.2, 0.29}, {"sensor-01", 0.1, 0}} {
-		rec := store.UsageRecord{Usage: telemetry.Usage{SensorID: d.id, Date: "2026-01-01", DeltaHours: d.dh, DeltaKm: d.dk}}
-		if err := s.InsertUsage(ctx, rec); err != nil {
+		rec := store.UsageRecord{Usage: telemetry.Usage{SensorID: d.id, Date: "2026-01-01", DeltaHours: d.dh, DeltaKm: d.dk},
+			Effect: store.WriteID()}
+		app, err := s.AppendUsage(ctx, sums[d.id], rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums[d.id] = app.Summary
+		if err := s.SaveCheckpoint(ctx, store.Checkpoint{SensorID: d.id, Summary: app.Summary}); err != nil {
 			t.Fatal(err)
 		}
 	}

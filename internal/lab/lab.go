@@ -695,7 +695,7 @@ func (l *Lab) pollState(ctx context.Context) {
 
 // pollUsage takes one cut of the usage and hands it to the board as one
 // input: consumer-query's answer (per sensor the totals and the furthest
-// record they include, from one scan of the store), consumer-usage's first
+// record they include, from each sensor's summary), consumer-usage's first
 // checkpoint of each sensor, and the audit's usage over exactly the records
 // that answer covered (audit.ExpectedForCut). The checkpoints are read
 // after the answer, so every sensor with records has its first checkpoint

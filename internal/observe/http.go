@@ -15,7 +15,7 @@ import (
 )
 
 // HTTPTimeout bounds one request to a consumer when the caller's context
-// allows longer: the consumers answer from memory or one scan, and a
+// allows longer: the consumers answer from memory or a few documents, and a
 // dashboard tick must not wait on a process that is being killed.
 const HTTPTimeout = 2 * time.Second
 

@@ -1,26 +1,39 @@
 // Package store is the one place that talks to MongoDB (or the embedded
 // FerretDB, which speaks its wire protocol). Collections:
 //
-//	usage        one document per saved delta (the seed's usage records)
+//	usage        one document per saved delta (the seed's usage records),
+//	             _id "<sensor>#<seq>": the sensor's seq-th record
 //	checkpoints  one document per sensor: the last message consumer-usage
-//	             applied, and the first one it ever checkpointed
+//	             applied, the first one it ever checkpointed, and the
+//	             summary of the sensor's records folded so far
 //
-// FerretDB v1 silently computes only the first accumulator of a $group
-// (FerretDB#4616) and is not atomic under concurrent updates, so totals are
-// summed here in integer cents from one scan, and every write is a single
-// document operation whose correctness does not depend on transactions.
+// Totals are read from the summaries, so a usage answer costs one document
+// per sensor however long the history: on FerretDB v1 every query but an
+// _id lookup scans the whole collection (100k records: seconds). A summary
+// is written in the checkpoint's own single-document write, never in a
+// second one. A record written by a process that died before its checkpoint
+// write (an orphan) sits at the next seq after its sensor's summary, so it
+// is found by _id and folded before anything is written after it: the
+// summary is always exactly the records through its seq. FerretDB v1 also
+// computes only the first accumulator of a $group (FerretDB#4616) and is not
+// atomic under concurrent updates, so sums are done here in integer cents
+// and no write depends on transactions or on compare-and-set between
+// concurrent writers for exactness.
 package store
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 
@@ -98,6 +111,55 @@ type Checkpoint struct {
 	FirstOffset    int64     `bson:"first_offset"`
 	FirstTimestamp int64     `bson:"first_timestamp"`
 	UpdatedAt      time.Time `bson:"updated_at"`
+	// Summary folds the sensor's usage records 1..Summary.Records.
+	Summary Summary `bson:"summary"`
+	// Unsummarized: the document was written by a version that kept no
+	// summary (its sensor's totals must be rebuilt from the records).
+	Unsummarized bool `bson:"-"`
+}
+
+// Summary is one sensor's usage records folded into their totals: records
+// 1..Records of the sensor, and the furthest of them and the partitions
+// they came from (see Covered).
+type Summary struct {
+	Records    int64    `bson:"records"`
+	HoursCents int64    `bson:"hours_cents"`
+	KmCents    int64    `bson:"km_cents"`
+	Through    Position `bson:"through"`
+	Partitions []int32  `bson:"partitions"`
+}
+
+// Fold adds one record to the summary (the next seq).
+func (s Summary) Fold(rec UsageRecord) Summary {
+	s.Records++
+	s.HoursCents += Cents(rec.DeltaHours)
+	s.KmCents += Cents(rec.DeltaKm)
+	at := Position{Partition: rec.Partition, Offset: rec.Offset}
+	if s.Records == 1 || at.Offset > s.Through.Offset ||
+		at.Offset == s.Through.Offset && at.Partition > s.Through.Partition {
+		s.Through = at
+	}
+	if !slices.Contains(s.Partitions, rec.Partition) {
+		s.Partitions = append(slices.Clone(s.Partitions), rec.Partition)
+		slices.Sort(s.Partitions)
+	}
+	return s
+}
+
+// Recorded reports whether a record read at partition/offset is at or
+// before the furthest record already folded, in the same partition.
+func (s Summary) Recorded(partition int32, offset int64) bool {
+	return s.Records > 0 && s.Through.Partition == partition && offset <= s.Through.Offset
+}
+
+// Covered is the summary as the totals it stands for.
+func (s Summary) Covered() Covered {
+	return Covered{Totals: Totals{HoursCents: s.HoursCents, KmCents: s.KmCents, Records: s.Records},
+		Through: s.Through, Partitions: len(s.Partitions)}
+}
+
+func summaryOf(c Covered, parts []int32) Summary {
+	return Summary{Records: c.Records, HoursCents: c.HoursCents, KmCents: c.KmCents, Through: c.Through, Partitions: parts}
 }
 
 // LoadCheckpoints returns every sensor's checkpoint.
@@ -106,15 +168,68 @@ func (s *Store) LoadCheckpoints(ctx context.Context) (map[string]Checkpoint, err
 	if err != nil {
 		return nil, fmt.Errorf("store: load checkpoints: %w", err)
 	}
-	var all []Checkpoint
-	if err := cur.All(ctx, &all); err != nil {
-		return nil, fmt.Errorf("store: load checkpoints: %w", err)
-	}
-	out := make(map[string]Checkpoint, len(all))
-	for _, cp := range all {
+	defer cur.Close(ctx)
+	out := map[string]Checkpoint{}
+	for cur.Next(ctx) {
+		var cp Checkpoint
+		if err := cur.Decode(&cp); err != nil {
+			return nil, fmt.Errorf("store: load checkpoints: %w", err)
+		}
+		_, err := cur.Current.LookupErr("summary")
+		cp.Unsummarized = err != nil
 		out[cp.SensorID] = cp
 	}
+	if err := cur.Err(); err != nil {
+		return nil, fmt.Errorf("store: load checkpoints: %w", err)
+	}
 	return out, nil
+}
+
+// ResumeCheckpoints is LoadCheckpoints for the writer that carries on from
+// them: every orphan record (written after a sensor's last checkpoint write
+// by a process that then died) is folded into its sensor's summary, so the
+// next record gets the next free seq; summaries a previous version never
+// wrote are rebuilt from the records (one scan). The folds are durable with
+// the sensor's next checkpoint write; until then a re-run finds the same
+// orphans again.
+func (s *Store) ResumeCheckpoints(ctx context.Context) (map[string]Checkpoint, error) {
+	cps, err := s.LoadCheckpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(slices.Collect(maps.Values(cps)), func(cp Checkpoint) bool { return cp.Unsummarized }) {
+		if err := s.rebuildSummaries(ctx, cps); err != nil {
+			return nil, err
+		}
+	}
+	for id, cp := range cps {
+		for {
+			orphan, found, err := s.findUsage(ctx, RecordID(id, cp.Summary.Records+1))
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				break
+			}
+			cp.Summary = cp.Summary.Fold(orphan)
+		}
+		cps[id] = cp
+	}
+	return cps, nil
+}
+
+func (s *Store) rebuildSummaries(ctx context.Context, cps map[string]Checkpoint) error {
+	cov, parts, err := s.scanCoverage(ctx)
+	if err != nil {
+		return err
+	}
+	for id, cp := range cps {
+		if cp.Unsummarized {
+			cp.Summary, cp.Unsummarized = summaryOf(cov[id], parts[id]), false
+			cps[id] = cp
+		}
+	}
+	return nil
 }
 
 func checkpointUpdate(cp Checkpoint) bson.D {
@@ -123,6 +238,7 @@ func checkpointUpdate(cp Checkpoint) bson.D {
 			{Key: "message", Value: cp.Message},
 			{Key: "partition", Value: cp.Partition},
 			{Key: "offset", Value: cp.Offset},
+			{Key: "summary", Value: cp.Summary},
 			{Key: "updated_at", Value: time.Now().UTC()},
 		}},
 		{Key: "$setOnInsert", Value: bson.D{
@@ -173,14 +289,21 @@ func (s *Store) AdvanceCheckpoint(ctx context.Context, cp Checkpoint) (advanced 
 
 // UsageRecord is one saved delta.
 type UsageRecord struct {
-	// ID is empty in naive mode (the driver assigns an ObjectID, as the
-	// seed's insert_one does) and the effect identity in guarded mode.
-	ID              string `bson:"_id,omitempty"`
+	// ID is RecordID(sensor, Seq), set by AppendUsage.
+	ID              string `bson:"_id"`
 	telemetry.Usage `bson:",inline"`
-	Partition       int32     `bson:"partition"`
-	Offset          int64     `bson:"offset"`
-	CreatedAt       time.Time `bson:"created_at"`
+	Seq             int64 `bson:"seq"`
+	// Effect identifies what wrote the record: in guarded mode the message
+	// (EffectID), in naive mode the one write (WriteID), as the seed's
+	// insert_one does with a fresh ObjectID.
+	Effect    string    `bson:"effect"`
+	Partition int32     `bson:"partition"`
+	Offset    int64     `bson:"offset"`
+	CreatedAt time.Time `bson:"created_at"`
 }
+
+// RecordID is the _id of a sensor's seq-th usage record (seq from 1).
+func RecordID(sensorID string, seq int64) string { return fmt.Sprintf("%s#%d", sensorID, seq) }
 
 // EffectID is the durable identity of the delta that the message at
 // topic/partition/offset produces: at most one record per message.
@@ -188,34 +311,66 @@ func EffectID(topic string, partition int32, offset int64) string {
 	return fmt.Sprintf("%s/%d/%d", topic, partition, offset)
 }
 
-// InsertUsage saves a delta record (naive mode: every call adds one).
-func (s *Store) InsertUsage(ctx context.Context, rec UsageRecord) error {
-	rec.ID = ""
-	rec.CreatedAt = time.Now().UTC()
-	if _, err := s.db.Collection(usageColl).InsertOne(ctx, rec); err != nil {
-		return fmt.Errorf("store: insert usage %s: %w", rec.SensorID, err)
-	}
-	return nil
-}
+// WriteID is a fresh identity for one naive write: a retry of the same
+// write recognises its own record, anything else adds one.
+func WriteID() string { return "write/" + primitive.NewObjectID().Hex() }
 
-// ErrNoIdentity guards InsertUsageOnce against an unset identity.
+// ErrNoIdentity guards AppendUsage against an unset effect identity.
 var ErrNoIdentity = errors.New("store: usage record without an effect identity")
 
-// InsertUsageOnce saves a delta record under its effect identity; a second
-// insert of the same identity is a no-op reported as inserted=false.
-func (s *Store) InsertUsageOnce(ctx context.Context, rec UsageRecord) (inserted bool, err error) {
-	if rec.ID == "" {
-		return false, ErrNoIdentity
+// Appended is what AppendUsage did: Summary folds every record of the
+// sensor through the appended one; New is false when the effect was
+// already recorded (a retry whose first answer was lost, or a replay).
+type Appended struct {
+	Summary Summary
+	New     bool
+}
+
+// AppendUsage saves rec as its sensor's next record after sum (the
+// sensor's summary as of its last checkpoint). The insert is a single
+// unique insert under RecordID(sensor, seq): if that seq is taken, the
+// record there is folded into the summary (an orphan of a dead writer, or
+// this effect itself), and the next seq is tried. The caller writes the
+// returned summary with the sensor's checkpoint.
+func (s *Store) AppendUsage(ctx context.Context, sum Summary, rec UsageRecord) (Appended, error) {
+	if rec.Effect == "" {
+		return Appended{}, ErrNoIdentity
 	}
-	rec.CreatedAt = time.Now().UTC()
-	_, err = s.db.Collection(usageColl).InsertOne(ctx, rec)
-	if mongo.IsDuplicateKeyError(err) {
-		return false, nil
+	for {
+		rec.Seq = sum.Records + 1
+		rec.ID = RecordID(rec.SensorID, rec.Seq)
+		rec.CreatedAt = time.Now().UTC()
+		_, err := s.db.Collection(usageColl).InsertOne(ctx, rec)
+		if err == nil {
+			return Appended{Summary: sum.Fold(rec), New: true}, nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return Appended{}, fmt.Errorf("store: insert usage %s: %w", rec.ID, err)
+		}
+		there, found, err := s.findUsage(ctx, rec.ID)
+		if err != nil {
+			return Appended{}, err
+		}
+		if !found {
+			return Appended{}, fmt.Errorf("store: insert usage %s: duplicate key, but no record has it", rec.ID)
+		}
+		sum = sum.Fold(there)
+		if there.Effect == rec.Effect {
+			return Appended{Summary: sum, New: false}, nil
+		}
+	}
+}
+
+func (s *Store) findUsage(ctx context.Context, id string) (UsageRecord, bool, error) {
+	var rec UsageRecord
+	err := s.db.Collection(usageColl).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&rec)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return UsageRecord{}, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("store: insert usage %s: %w", rec.ID, err)
+		return UsageRecord{}, false, fmt.Errorf("store: find usage %s: %w", id, err)
 	}
-	return true, nil
+	return rec, true, nil
 }
 
 // Totals are one sensor's accumulated usage, exact in hundredths.
@@ -236,8 +391,8 @@ func Cents(f float64) int64 { return int64(math.Round(f * 100)) }
 
 // Position is where a record was read in the topic.
 type Position struct {
-	Partition int32 `json:"partition"`
-	Offset    int64 `json:"offset"`
+	Partition int32 `json:"partition" bson:"partition"`
+	Offset    int64 `json:"offset" bson:"offset"`
 }
 
 // Covered is one sensor's totals together with the records they stand for:
@@ -251,9 +406,32 @@ type Covered struct {
 	Partitions int
 }
 
-// UsageTotals sums every usage record per sensor (see UsageCoverage).
+// UsageCoverage is every sensor's totals with the records they stand
+// for, read from the summaries in the checkpoints: one document per sensor,
+// each its own consistent cut (a summary and its Through are one write).
+// Where a checkpoint was written by a version that kept no summary, the
+// records are scanned instead (RecordedCoverage), exact but slow.
+func (s *Store) UsageCoverage(ctx context.Context) (map[string]Covered, error) {
+	cps, err := s.LoadCheckpoints(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: usage totals: %w", err)
+	}
+	out := make(map[string]Covered, len(cps))
+	for id, cp := range cps {
+		if cp.Unsummarized {
+			return s.RecordedCoverage(ctx)
+		}
+		if cp.Summary.Records > 0 {
+			out[id] = cp.Summary.Covered()
+		}
+	}
+	return out, nil
+}
+
+// UsageTotals sums every usage record per sensor, from the records
+// themselves (RecordedCoverage): the independent check of the summaries.
 func (s *Store) UsageTotals(ctx context.Context) (map[string]Totals, error) {
-	cov, err := s.UsageCoverage(ctx)
+	cov, err := s.RecordedCoverage(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -264,53 +442,42 @@ func (s *Store) UsageTotals(ctx context.Context) (map[string]Totals, error) {
 	return out, nil
 }
 
-// UsageCoverage sums every usage record per sensor and notes the furthest
-// record summed, from the same read. One scan, summed here in integer
-// cents: a multi-accumulator $group is silently wrong on FerretDB, and two
-// queries would describe two different moments of a growing collection.
-func (s *Store) UsageCoverage(ctx context.Context) (map[string]Covered, error) {
-	proj := options.Find().SetProjection(bson.D{
+// RecordedCoverage sums every usage record per sensor and notes the
+// furthest record summed, from one scan of the records, in integer cents (a
+// multi-accumulator $group is silently wrong on FerretDB). It costs a read
+// of the whole history: tests and the rebuild of old stores use it.
+func (s *Store) RecordedCoverage(ctx context.Context) (map[string]Covered, error) {
+	cov, _, err := s.scanCoverage(ctx)
+	return cov, err
+}
+
+func (s *Store) scanCoverage(ctx context.Context) (map[string]Covered, map[string][]int32, error) {
+	// Without _id: records of older versions have ObjectIDs there.
+	proj := options.Find().SetProjection(bson.D{{Key: "_id", Value: 0},
 		{Key: "sensor_id", Value: 1}, {Key: "delta_hours", Value: 1}, {Key: "delta_km", Value: 1},
 		{Key: "partition", Value: 1}, {Key: "offset", Value: 1}})
 	cur, err := s.db.Collection(usageColl).Find(ctx, bson.D{}, proj)
 	if err != nil {
-		return nil, fmt.Errorf("store: usage totals: %w", err)
+		return nil, nil, fmt.Errorf("store: usage totals: %w", err)
 	}
 	defer cur.Close(ctx)
-	out := map[string]Covered{}
-	parts := map[string]map[int32]bool{}
+	sums := map[string]Summary{}
 	for cur.Next(ctx) {
-		var rec struct {
-			SensorID   string  `bson:"sensor_id"`
-			DeltaHours float64 `bson:"delta_hours"`
-			DeltaKm    float64 `bson:"delta_km"`
-			Partition  int32   `bson:"partition"`
-			Offset     int64   `bson:"offset"`
-		}
+		var rec UsageRecord
 		if err := cur.Decode(&rec); err != nil {
-			return nil, fmt.Errorf("store: usage totals: %w", err)
+			return nil, nil, fmt.Errorf("store: usage totals: %w", err)
 		}
-		c := out[rec.SensorID]
-		c.HoursCents += Cents(rec.DeltaHours)
-		c.KmCents += Cents(rec.DeltaKm)
-		c.Records++
-		if c.Records == 1 || rec.Offset > c.Through.Offset ||
-			rec.Offset == c.Through.Offset && rec.Partition > c.Through.Partition {
-			c.Through = Position{Partition: rec.Partition, Offset: rec.Offset}
-		}
-		ps := parts[rec.SensorID]
-		if ps == nil {
-			ps = map[int32]bool{}
-			parts[rec.SensorID] = ps
-		}
-		ps[rec.Partition] = true
-		c.Partitions = len(ps)
-		out[rec.SensorID] = c
+		sums[rec.SensorID] = sums[rec.SensorID].Fold(rec)
 	}
 	if err := cur.Err(); err != nil {
-		return nil, fmt.Errorf("store: usage totals: %w", err)
+		return nil, nil, fmt.Errorf("store: usage totals: %w", err)
 	}
-	return out, nil
+	cov := make(map[string]Covered, len(sums))
+	parts := make(map[string][]int32, len(sums))
+	for id, sum := range sums {
+		cov[id], parts[id] = sum.Covered(), sum.Partitions
+	}
+	return cov, parts, nil
 }
 
 // UsageOffsets lists, per sensor, where each usage record came from: for a
