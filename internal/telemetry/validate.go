@@ -168,6 +168,14 @@ type pair struct {
 }
 
 func decode(value []byte) (Message, error) {
+	if m, ok := decodeCanonical(value); ok {
+		return m, nil
+	}
+	return decodeGeneral(value)
+}
+
+// decodeGeneral reads any value, telling every kind of bad input apart.
+func decodeGeneral(value []byte) (Message, error) {
 	if len(bytes.TrimSpace(value)) == 0 {
 		return Message{}, invalid(NotJSON, "empty value")
 	}
@@ -387,4 +395,117 @@ func (v *Validator) Forget(partition int32) {
 			delete(v.last, k)
 		}
 	}
+}
+
+// decodeCanonical reads the one exact form Encode writes (json.Marshal of
+// a Message: those keys in that order, no spaces, an ASCII sensor id
+// without escapes, numbers in JSON's grammar). Replays decode a million of
+// these, and the general path (encoding/json, several passes) costs most
+// of a replay's time. Anything else, however small the difference, gives
+// ok=false and goes the general way, so both ways accept and produce the
+// same (FuzzCanonicalDecode checks it).
+func decodeCanonical(v []byte) (m Message, ok bool) {
+	r := canonicalReader{b: v}
+	if !r.lit(`{"sensor_id":"`) {
+		return Message{}, false
+	}
+	start := r.i
+	for r.i < len(r.b) && r.b[r.i] != '"' {
+		if c := r.b[r.i]; c < 0x20 || c > 0x7e || c == '\\' {
+			return Message{}, false
+		}
+		r.i++
+	}
+	m.SensorID = string(r.b[start:r.i])
+	if !r.lit(`","timestamp":`) {
+		return Message{}, false
+	}
+	ts, isInt := r.number()
+	if ts == nil || !isInt {
+		return Message{}, false
+	}
+	n, err := strconv.ParseInt(string(ts), 10, 64)
+	if err != nil {
+		return Message{}, false
+	}
+	m.Timestamp = n
+	for _, f := range []struct {
+		lit string
+		dst *float64
+	}{
+		{`,"odometry":{"hours_tot":`, &m.Odometry.HoursTot},
+		{`,"km_tot":`, &m.Odometry.KmTot},
+		{`},"position":{"lat":`, &m.Position.Lat},
+		{`,"lon":`, &m.Position.Lon},
+	} {
+		if !r.lit(f.lit) {
+			return Message{}, false
+		}
+		num, _ := r.number()
+		if num == nil {
+			return Message{}, false
+		}
+		x, err := strconv.ParseFloat(string(num), 64)
+		if err != nil {
+			return Message{}, false
+		}
+		*f.dst = x
+	}
+	if !r.lit("}}") || r.i != len(r.b) {
+		return Message{}, false
+	}
+	return m, true
+}
+
+type canonicalReader struct {
+	b []byte
+	i int
+}
+
+func (r *canonicalReader) lit(s string) bool {
+	if len(r.b)-r.i < len(s) || string(r.b[r.i:r.i+len(s)]) != s {
+		return false
+	}
+	r.i += len(s)
+	return true
+}
+
+// number reads one JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+// (nil when there is none); isInt says it had no fraction or exponent.
+func (r *canonicalReader) number() (num []byte, isInt bool) {
+	start := r.i
+	digits := func() int {
+		n := 0
+		for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' {
+			r.i++
+			n++
+		}
+		return n
+	}
+	if r.i < len(r.b) && r.b[r.i] == '-' {
+		r.i++
+	}
+	first := r.i
+	if n := digits(); n == 0 || (n > 1 && r.b[first] == '0') {
+		return nil, false
+	}
+	isInt = true
+	if r.i < len(r.b) && r.b[r.i] == '.' {
+		r.i++
+		if digits() == 0 {
+			return nil, false
+		}
+		isInt = false
+	}
+	if r.i < len(r.b) && (r.b[r.i] == 'e' || r.b[r.i] == 'E') {
+		r.i++
+		if r.i < len(r.b) && (r.b[r.i] == '+' || r.b[r.i] == '-') {
+			r.i++
+		}
+		if digits() == 0 {
+			return nil, false
+		}
+		isInt = false
+	}
+	return r.b[start:r.i], isInt
 }
