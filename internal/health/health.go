@@ -77,6 +77,10 @@ type Tracker struct {
 	mu         sync.Mutex
 	stuckAfter time.Duration
 	parts      map[int32]*part
+	// all holds the same parts as a slice: the lag is summed twice per
+	// message, and a map iteration costs more than the sum (pprof of a
+	// 1M-record replay: 11% of its CPU).
+	all        []*part
 	lastPoll   time.Time
 	progressAt time.Time
 	// waitingSince: when the lag last became > 0 or the positions last
@@ -101,7 +105,7 @@ func NewTracker(stuckAfter time.Duration) *Tracker {
 func (t *Tracker) lagLocked() (int64, bool) {
 	var lag int64
 	known := false
-	for _, p := range t.parts {
+	for _, p := range t.all {
 		if p.hwm < 0 || p.next < 0 {
 			continue
 		}
@@ -137,6 +141,7 @@ func (t *Tracker) Assign(now time.Time, next map[int32]int64) {
 		for p, n := range next {
 			t.parts[p] = &part{next: n, hwm: -1}
 		}
+		t.all = slices.Collect(maps.Values(t.parts))
 		return true // a new assignment is a fresh start
 	})
 }
@@ -147,6 +152,7 @@ func (t *Tracker) Revoke(now time.Time, parts []int32) {
 		for _, p := range parts {
 			delete(t.parts, p)
 		}
+		t.all = slices.Collect(maps.Values(t.parts))
 		return false
 	})
 }
