@@ -83,12 +83,17 @@ func Main(args []string) int {
 	signal.Notify(controlSig, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(controlSig)
 
-	cfg, err := parseFlags(args)
+	cfg, preload, err := parseFlags(args)
 	if err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
+	if preload > 0 {
+		em, log := status.New(Role), cli.Logger(Role)
+		perSensor := (preload + cfg.Sensors - 1) / cfg.Sensors
+		return cli.ExitReporting(em, os.Stderr, Preload(ctx, cfg, perSensor, em, log))
+	}
 
 	control := make(chan Control, 4)
 	go func() {
@@ -117,11 +122,10 @@ func Main(args []string) int {
 	return cli.ExitReporting(em, os.Stderr, Run(ctx, cfg, em, log))
 }
 
-func parseFlags(args []string) (Config, error) {
+func parseFlags(args []string) (cfg Config, preload int, err error) {
 	fs := flag.NewFlagSet("producer", flag.ContinueOnError)
 	var conn cli.Conn
 	conn.Register(fs)
-	cfg := Config{}
 	fs.IntVar(&cfg.Sensors, "sensors", 10, "number of simulated sensors")
 	fs.DurationVar(&cfg.Interval, "interval", time.Second, "time between two messages of one sensor")
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the simulated values (0 = from the clock)")
@@ -129,27 +133,32 @@ func parseFlags(args []string) (Config, error) {
 	fs.BoolVar(&cfg.LogAcks, "log-acks", os.Getenv("KRL_LOG_ACKS") == "1", "log every acknowledged message on stderr (env KRL_LOG_ACKS=1)")
 	fs.IntVar(&cfg.InjectBad, "inject-bad", 0, fmt.Sprintf("publish N malformed records of every kind in turn (%d = one of each) and exit", BadCycle))
 	fs.StringVar(&cfg.HTTP, "http", "127.0.0.1:0", "listen address of POST /inject-bad?n=N (empty: no HTTP server)")
+	fs.IntVar(&preload, "preload", 0, "publish `N` messages of back-dated history as fast as the broker takes them, and exit (benchmarks: scripts/bench.sh)")
 	if err := cli.Parse(fs, args); err != nil {
-		return Config{}, err
+		return Config{}, 0, err
 	}
 	cfg.Brokers, cfg.Topic = conn.Brokers, conn.Topic
 	switch {
 	case cfg.Sensors < 1 || cfg.Sensors > 9999:
-		return Config{}, cli.Usagef("--sensors must be between 1 and 9999, got %d", cfg.Sensors)
+		return Config{}, 0, cli.Usagef("--sensors must be between 1 and 9999, got %d", cfg.Sensors)
 	case cfg.Interval < time.Millisecond:
-		return Config{}, cli.Usagef("--interval must be at least 1ms, got %s", cfg.Interval)
+		return Config{}, 0, cli.Usagef("--interval must be at least 1ms, got %s", cfg.Interval)
 	case cfg.Count < 0:
-		return Config{}, cli.Usagef("--count must not be negative, got %d", cfg.Count)
+		return Config{}, 0, cli.Usagef("--count must not be negative, got %d", cfg.Count)
 	case cfg.InjectBad < 0 || cfg.InjectBad > MaxInject:
-		return Config{}, cli.Usagef("--inject-bad must be between 0 and %d, got %d", MaxInject, cfg.InjectBad)
+		return Config{}, 0, cli.Usagef("--inject-bad must be between 0 and %d, got %d", MaxInject, cfg.InjectBad)
 	case cfg.HTTP != "" && !validHostPort(cfg.HTTP):
-		return Config{}, cli.Usagef("--http %q: want host:port (127.0.0.1:0 picks a port), or empty for no HTTP server", cfg.HTTP)
+		return Config{}, 0, cli.Usagef("--http %q: want host:port (127.0.0.1:0 picks a port), or empty for no HTTP server", cfg.HTTP)
+	case preload < 0 || preload > 100_000_000:
+		return Config{}, 0, cli.Usagef("--preload must be between 0 and 100000000, got %d", preload)
+	case preload > 0 && (cfg.InjectBad > 0 || cfg.Count > 0):
+		return Config{}, 0, cli.Usagef("--preload cannot be combined with --inject-bad or --count")
 	case cfg.Brokers == "":
-		return Config{}, cli.Usagef("--brokers is empty")
+		return Config{}, 0, cli.Usagef("--brokers is empty")
 	case cfg.Topic == "":
-		return Config{}, cli.Usagef("--topic is empty")
+		return Config{}, 0, cli.Usagef("--topic is empty")
 	}
-	return cfg, nil
+	return cfg, preload, nil
 }
 
 func validHostPort(addr string) bool {

@@ -169,14 +169,18 @@ func TestCountersAreTwoDecimals(t *testing.T) {
 func TestFlagsAreChecked(t *testing.T) {
 	for _, args := range [][]string{
 		{"--sensors", "0"}, {"--interval", "0s"}, {"--count", "-1"}, {"--nope"}, {"stray"}, {"--interval", "fast"},
+		{"--preload", "-1"}, {"--preload", "10", "--count", "3"}, {"--preload", "10", "--inject-bad", "1"},
 	} {
-		if _, err := parseFlags(args); err == nil {
+		if _, _, err := parseFlags(args); err == nil {
 			t.Errorf("parseFlags(%q) accepted", args)
 		}
 	}
-	cfg, err := parseFlags([]string{"--seed", "7", "--interval", "50ms", "--count", "3", "--topic", "t", "--brokers", "b:1"})
-	if err != nil {
-		t.Fatal(err)
+	cfg, preload, err := parseFlags([]string{"--seed", "7", "--interval", "50ms", "--count", "3", "--topic", "t", "--brokers", "b:1"})
+	if err != nil || preload != 0 {
+		t.Fatal(preload, err)
+	}
+	if _, preload, err := parseFlags([]string{"--preload", "1000000"}); err != nil || preload != 1_000_000 {
+		t.Fatalf("--preload 1000000: %d %v", preload, err)
 	}
 	if cfg.Seed != 7 || cfg.Interval != 50*time.Millisecond || cfg.Count != 3 || cfg.Sensors != 10 || cfg.Topic != "t" || cfg.Brokers != "b:1" {
 		t.Fatalf("parsed %+v", cfg)

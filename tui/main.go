@@ -27,7 +27,10 @@ usage:
   tui consumer query [flags]      consumer-query: stateless usage totals over HTTP
 `
 
-func main() { os.Exit(dispatch(os.Args[1:], os.Stderr)) }
+func main() {
+	args := os.Args[1:]
+	os.Exit(profiled(args, func() int { return dispatch(args, os.Stderr) }))
+}
 
 func dispatch(args []string, stderr io.Writer) int {
 	if len(args) == 0 || (len(args[0]) > 0 && args[0][0] == '-') {

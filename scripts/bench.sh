@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Issue 11's figures, each next to its reference, measured in one run:
+#   - consumer-current's replay of a 1,000,000-record topic (the product's
+#     JSON, 10 sensors, 3 partitions) to caught_up, beside kcat reading the
+#     same topic from the same broker, and beside a 10,000-record replay
+#     (time and peak RSS);
+#   - one GET /usage answer (the summaries) beside a scan of the same
+#     records, at 1k/10k/100k usage records on the embedded store;
+#   - View() with 10 and 1,000 sensors;
+#   - the dashboard's idle CPU per process and its crash-key latency
+#     (scripts/bench-dashboard.sh).
+#
+#   scripts/bench.sh [RUNS [SECTION...]]   RUNS default 3 (each figure is the
+#       median); SECTIONs: replay usage view dashboard (default: all)
+#   KAFKA_BROKER=127.0.0.1:19092 scripts/bench.sh   # the replay on a real broker
+#
+# Needs kcat (Debian package kcat; installed here when missing and apt-get
+# can run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+sections=${*:2}
+sections=${sections:-replay usage view dashboard}
+want() { [[ " $sections " == *" $1 "* ]]; }
+records=${KRL_BENCH_RECORDS:-1000000}
+small=10000
+work=$(mktemp -d /tmp/krl-bench.XXXXXX)
+bin=$work/krl
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+
+if ! command -v kcat >/dev/null; then
+	if [ "$(id -u)" = 0 ]; then
+		apt-get install -y -q kcat >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q kcat >/dev/null; }
+	else
+		sudo -n apt-get install -y -q kcat >/dev/null
+	fi
+fi
+go build -o "$bin" ./tui
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# broker DIR: an embedded broker on a free port, its address in $broker_addr
+# (not a command substitution: the broker must stay this shell's child).
+broker() {
+	local port
+	port=$(free_port)
+	"$bin" broker --listen "127.0.0.1:$port" --data-dir "$1" >"$1.out" 2>"$1.err" &
+	pids+=($!)
+	broker_addr=127.0.0.1:$port
+	for _ in $(seq 300); do
+		kcat -L -b "$broker_addr" -t sensor-data -m 1 >/dev/null 2>&1 && return
+		sleep 0.1 # waiting for a listener
+	done
+	echo "the embedded broker did not answer in 30 s" >&2
+	exit 1
+}
+
+# fill ADDR TOPIC N: N records of the producer's own shape, 10 sensors.
+fill() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	"$bin" producer --brokers "$1" --topic "$2" --preload "$3" --sensors 10 --http "" >/dev/null 2>"$work/fill.err" ||
+		{ cat "$work/fill.err" >&2; exit 1; }
+	t1=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" -v n="$3" 'BEGIN {printf "filled %d records in %.1f s\n", n, b-a}'
+}
+
+# kcat_read ADDR TOPIC N: seconds for kcat to read the topic to its end.
+kcat_read() {
+	local t0 t1 got
+	t0=$(date +%s.%N)
+	got=$(kcat -C -b "$1" -t "$2" -e -o beginning -q -f '%o\n' | wc -l)
+	t1=$(date +%s.%N)
+	[ "$got" = "$3" ] || { echo "kcat read $got records, want $3" >&2; exit 1; }
+	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b-a}'
+}
+
+# replay ADDR TOPIC N: consumer-current in a fresh group, to caught_up;
+# prints "seconds peak_rss_mb" (seconds as consumer-current reports them,
+# from its start; RSS is VmHWM of the process).
+replay() {
+	local out=$work/replay.out pid line ms hwm
+	: >"$out"
+	"$bin" consumer current --brokers "$1" --topic "$2" --http 127.0.0.1:0 >"$out" 2>"$work/replay.err" &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 1200); do
+		line=$(grep -m1 '"event":"caught_up"' "$out" || true)
+		[ -n "$line" ] && break
+		sleep 0.05 # polling the status stream of a child process
+	done
+	hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+	[ -n "$line" ] || { echo "consumer-current did not catch up in 60 s" >&2; tail "$work/replay.err" >&2; exit 1; }
+	echo "$line" | grep -q "\"processed\":$3[,}]" || { echo "caught up with the wrong count: $line" >&2; exit 1; }
+	ms=$(echo "$line" | sed 's/.*"millis":\([0-9]*\).*/\1/')
+	awk -v ms="$ms" -v kb="$hwm" 'BEGIN {printf "%.2f %.0f\n", ms/1000, kb/1024}'
+}
+
+echo "# scripts/bench.sh, $(date -u +%Y-%m-%d), $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GB", $2/1048576}' /proc/meminfo), median of $runs"
+if want replay; then
+echo
+echo "## consumer-current's replay vs kcat"
+if [ -n "${KAFKA_BROKER:-}" ]; then
+	addr=$KAFKA_BROKER big=bench-1m-$$ tiny=bench-10k-$$
+	echo "broker: $addr (given; topics $big and $tiny, 3 partitions by the broker's default)"
+else
+	broker "$work/broker-1m" && addr=$broker_addr big=sensor-data
+	broker "$work/broker-10k" && tiny_addr=$broker_addr tiny=sensor-data
+	echo "broker: embedded (kfake), one per topic"
+fi
+fill "$addr" "$big" "$records"
+fill "${tiny_addr:-$addr}" "$tiny" "$small"
+
+for r in $(seq "$runs"); do
+	k=$(kcat_read "$addr" "$big" "$records")
+	read -r s1 m1 < <(replay "$addr" "$big" "$records")
+	read -r s2 m2 < <(replay "${tiny_addr:-$addr}" "$tiny" "$small")
+	echo "run $r: kcat $k s · consumer-current ${s1} s, peak RSS ${m1} MB · 10k replay ${s2} s, ${m2} MB"
+	echo "$k" >>"$work/kcat" && echo "$s1" >>"$work/s1" && echo "$m1" >>"$work/m1" && echo "$s2" >>"$work/s2" && echo "$m2" >>"$work/m2"
+done
+k=$(median <"$work/kcat") s1=$(median <"$work/s1") m1=$(median <"$work/m1") s2=$(median <"$work/s2") m2=$(median <"$work/m2")
+awk -v n="$records" -v k="$k" -v s="$s1" -v m1="$m1" -v m2="$m2" -v s2="$s2" 'BEGIN {
+	printf "replay of %d records: consumer-current %.2f s (%.0fk msg/s) vs kcat %.2f s (%.0fk msg/s): %.2fx kcat'\''s time\n", n, s, n/s/1000, k, n/k/1000, s/k
+	printf "peak RSS: %d MB at %d records vs %d MB at 10k (%.2f s): %.2fx\n", m1, n, m2, s2, m1/m2 }'
+fi
+[ -n "${KAFKA_BROKER:-}" ] && exit 0
+
+if want usage; then
+	echo
+	echo "## GET /usage on the embedded store: the summaries vs a scan of the same records (ns/op)"
+	go test ./internal/store -run '^$' -bench UsageCoverage -benchtime "${runs}x" | grep '^Benchmark'
+fi
+if want view; then
+	echo
+	echo "## View() (ns/op)"
+	go test ./tui/ui -run '^$' -bench View -count "$runs" | grep '^Benchmark'
+fi
+if want dashboard; then
+	echo
+	echo "## the dashboard at 120x36 (scripts/bench-dashboard.sh $runs)"
+	scripts/bench-dashboard.sh "$runs"
+fi
