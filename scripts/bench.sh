@@ -12,7 +12,10 @@
 #
 #   scripts/bench.sh [RUNS [SECTION...]]   RUNS default 3 (each figure is the
 #       median); SECTIONs: replay usage view dashboard (default: all)
-#   KAFKA_BROKER=127.0.0.1:19092 scripts/bench.sh   # the replay on a real broker
+#
+# The embedded broker only, for now: with KAFKA_BROKER set the script stops
+# (a try against Apache Kafka hung at the fill, whose producer waits for
+# the topic to exist; not yet investigated).
 #
 # Needs kcat (Debian package kcat; installed here when missing and apt-get
 # can run).
@@ -105,8 +108,8 @@ if want replay; then
 echo
 echo "## consumer-current's replay vs kcat"
 if [ -n "${KAFKA_BROKER:-}" ]; then
-	addr=$KAFKA_BROKER big=bench-1m-$$ tiny=bench-10k-$$
-	echo "broker: $addr (given; topics $big and $tiny, 3 partitions by the broker's default)"
+	echo "KAFKA_BROKER is set: this script measures on the embedded broker only (see its header)" >&2
+	exit 2
 else
 	broker "$work/broker-1m" && addr=$broker_addr big=sensor-data
 	broker "$work/broker-10k" && tiny_addr=$broker_addr tiny=sensor-data
