@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -158,10 +157,6 @@ func (s Summary) Covered() Covered {
 		Through: s.Through, Partitions: len(s.Partitions)}
 }
 
-func summaryOf(c Covered, parts []int32) Summary {
-	return Summary{Records: c.Records, HoursCents: c.HoursCents, KmCents: c.KmCents, Through: c.Through, Partitions: parts}
-}
-
 // LoadCheckpoints returns every sensor's checkpoint.
 func (s *Store) LoadCheckpoints(ctx context.Context) (map[string]Checkpoint, error) {
 	cur, err := s.db.Collection(checkpointColl).Find(ctx, bson.D{})
@@ -197,9 +192,12 @@ func (s *Store) ResumeCheckpoints(ctx context.Context) (map[string]Checkpoint, e
 	if err != nil {
 		return nil, err
 	}
-	if slices.ContainsFunc(slices.Collect(maps.Values(cps)), func(cp Checkpoint) bool { return cp.Unsummarized }) {
-		if err := s.rebuildSummaries(ctx, cps); err != nil {
-			return nil, err
+	for _, cp := range cps {
+		if cp.Unsummarized {
+			if err := s.rebuildSummaries(ctx, cps); err != nil {
+				return nil, err
+			}
+			break
 		}
 	}
 	for id, cp := range cps {
@@ -219,13 +217,13 @@ func (s *Store) ResumeCheckpoints(ctx context.Context) (map[string]Checkpoint, e
 }
 
 func (s *Store) rebuildSummaries(ctx context.Context, cps map[string]Checkpoint) error {
-	cov, parts, err := s.scanCoverage(ctx)
+	sums, err := s.scanSummaries(ctx)
 	if err != nil {
 		return err
 	}
 	for id, cp := range cps {
 		if cp.Unsummarized {
-			cp.Summary, cp.Unsummarized = summaryOf(cov[id], parts[id]), false
+			cp.Summary, cp.Unsummarized = sums[id], false
 			cps[id] = cp
 		}
 	}
@@ -447,37 +445,40 @@ func (s *Store) UsageTotals(ctx context.Context) (map[string]Totals, error) {
 // multi-accumulator $group is silently wrong on FerretDB). It costs a read
 // of the whole history: tests and the rebuild of old stores use it.
 func (s *Store) RecordedCoverage(ctx context.Context) (map[string]Covered, error) {
-	cov, _, err := s.scanCoverage(ctx)
-	return cov, err
+	sums, err := s.scanSummaries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cov := make(map[string]Covered, len(sums))
+	for id, sum := range sums {
+		cov[id] = sum.Covered()
+	}
+	return cov, nil
 }
 
-func (s *Store) scanCoverage(ctx context.Context) (map[string]Covered, map[string][]int32, error) {
+// scanSummaries folds every usage record into its sensor's summary.
+func (s *Store) scanSummaries(ctx context.Context) (map[string]Summary, error) {
 	// Without _id: records of older versions have ObjectIDs there.
 	proj := options.Find().SetProjection(bson.D{{Key: "_id", Value: 0},
 		{Key: "sensor_id", Value: 1}, {Key: "delta_hours", Value: 1}, {Key: "delta_km", Value: 1},
 		{Key: "partition", Value: 1}, {Key: "offset", Value: 1}})
 	cur, err := s.db.Collection(usageColl).Find(ctx, bson.D{}, proj)
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: usage totals: %w", err)
+		return nil, fmt.Errorf("store: usage totals: %w", err)
 	}
 	defer cur.Close(ctx)
 	sums := map[string]Summary{}
 	for cur.Next(ctx) {
 		var rec UsageRecord
 		if err := cur.Decode(&rec); err != nil {
-			return nil, nil, fmt.Errorf("store: usage totals: %w", err)
+			return nil, fmt.Errorf("store: usage totals: %w", err)
 		}
 		sums[rec.SensorID] = sums[rec.SensorID].Fold(rec)
 	}
 	if err := cur.Err(); err != nil {
-		return nil, nil, fmt.Errorf("store: usage totals: %w", err)
+		return nil, fmt.Errorf("store: usage totals: %w", err)
 	}
-	cov := make(map[string]Covered, len(sums))
-	parts := make(map[string][]int32, len(sums))
-	for id, sum := range sums {
-		cov[id], parts[id] = sum.Covered(), sum.Partitions
-	}
-	return cov, parts, nil
+	return sums, nil
 }
 
 // UsageOffsets lists, per sensor, where each usage record came from: for a
