@@ -40,7 +40,8 @@ const (
 
 // Options tune the model.
 type Options struct {
-	// LogEvery is how often the open log overlay is refreshed (default 1 s).
+	// LogEvery is how often the open log overlay is refreshed (default 1 s
+	// of the board's clock, which board.Tick inputs move).
 	LogEvery time.Duration
 	// LogLines is how many lines the log overlay asks Controller.Tail for
 	// (default 200).
@@ -65,6 +66,9 @@ type Model struct {
 	logName       string
 	logLines      []string
 	logFetched    bool
+	// logAsked is the board's time when the open log overlay last asked
+	// for its lines.
+	logAsked time.Time
 
 	status      string
 	statusLevel board.Level
@@ -124,16 +128,20 @@ func (m Model) Selected() string { return m.selected }
 // timeout.
 type InspectMsg struct{ Fn func(*board.Board) }
 
-// logTickMsg refreshes the open log overlay. The board's own clock comes
-// only from board.Tick inputs, like everything else on it.
-type logTickMsg struct{}
+// Init has nothing to start: the open log overlay is refreshed on the
+// board's clock (refreshLogs), so no timer of the model's own wakes the
+// program (each message costs a frame) while it is closed.
+func (m Model) Init() tea.Cmd { return nil }
 
-func (m Model) logTick() tea.Cmd {
-	return tea.Tick(m.opts.LogEvery, func(time.Time) tea.Msg { return logTickMsg{} })
+// refreshLogs asks for the open log overlay's lines again once LogEvery of
+// the board's time has passed since it last asked.
+func (m *Model) refreshLogs() tea.Cmd {
+	if !m.showLogs || m.board.Now().Sub(m.logAsked) < m.opts.LogEvery {
+		return nil
+	}
+	m.logAsked = m.board.Now()
+	return tail(m.ctl, m.logName, m.opts.LogLines)
 }
-
-// Init starts the log overlay's refresh clock.
-func (m Model) Init() tea.Cmd { return m.logTick() }
 
 // Update is the state transition: no I/O here, only board updates and Cmds.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -146,12 +154,6 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m.keys1by1(msg.Runes)
 		}
 		return m.key(msg)
-	case logTickMsg:
-		cmds := []tea.Cmd{m.logTick()}
-		if m.showLogs {
-			cmds = append(cmds, tail(m.ctl, m.logName, m.opts.LogLines))
-		}
-		return m, tea.Batch(cmds...)
 	case ActionResultMsg:
 		return m.result(msg), nil
 	case InspectMsg:
@@ -171,11 +173,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.board.Apply(in)
 		}
 		m.statusFollowsArm()
-		return m, nil
+		return m, m.refreshLogs()
 	}
 	m.board.Apply(msg)
 	m.statusFollowsArm()
-	return m, nil
+	return m, m.refreshLogs()
 }
 
 // statusFollowsArm: a status line that says a crash point is armed stops
@@ -304,7 +306,7 @@ func (m Model) followLogs() (tea.Model, tea.Cmd) {
 }
 
 func (m Model) openLogs() (tea.Model, tea.Cmd) {
-	m.logName, m.logLines, m.logFetched = m.selected, nil, false
+	m.logName, m.logLines, m.logFetched, m.logAsked = m.selected, nil, false, m.board.Now()
 	return m, tail(m.ctl, m.logName, m.opts.LogLines)
 }
 
