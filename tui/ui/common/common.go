@@ -20,13 +20,37 @@ func Fit(s string, width int) string {
 	if width <= 0 {
 		return ""
 	}
-	if lipgloss.Width(s) > width {
+	w := Width(s)
+	if w > width {
 		s = ansi.Truncate(s, width, "…")
+		w = Width(s)
 	}
-	if w := lipgloss.Width(s); w < width {
+	if w < width {
 		s += strings.Repeat(" ", width-w)
 	}
 	return s
+}
+
+// Width is lipgloss.Width: the cells of s's widest line. Printable ASCII
+// (most of a frame's text: numbers, names, states) is one cell a byte and
+// is counted without ansi's grapheme segmentation, which was a fifth of a
+// frame.
+func Width(s string) int {
+	if n, ok := asciiWidth(s); ok {
+		return n
+	}
+	return lipgloss.Width(s)
+}
+
+// asciiWidth is len(s) when s is printable ASCII only (no escape, no
+// newline, no control character).
+func asciiWidth(s string) (int, bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return 0, false
+		}
+	}
+	return len(s), true
 }
 
 // FitLines fits every line to width and returns exactly height lines.

@@ -79,6 +79,9 @@ func Table(cols []Column, rows [][]Cell, width int, header lipgloss.Style, rowSt
 // tableLine is one row of cells, under base (may be nil), width wide.
 func tableLine(cols []Column, cells []Cell, width int, base *lipgloss.Style) string {
 	var b strings.Builder
+	// lineW counts the cells written while every text is printable ASCII
+	// (their width is then exact); otherwise the line is measured.
+	lineW, exact := 0, true
 	for c, col := range cols {
 		var cell Cell
 		if c < len(cells) {
@@ -88,8 +91,17 @@ func tableLine(cols []Column, cells []Cell, width int, base *lipgloss.Style) str
 		if base != nil {
 			st = st.Inherit(*base)
 		}
-		text := ansi.Truncate(cell.Text, col.Width, "…")
-		pad := max(0, col.Width-ansi.StringWidth(text))
+		text := cell.Text
+		tw, ascii := asciiWidth(text)
+		if !ascii {
+			exact = false
+			text = ansi.Truncate(text, col.Width, "…")
+			tw = ansi.StringWidth(text)
+		} else if tw > col.Width {
+			text = ansi.Truncate(text, col.Width, "…")
+			tw = ansi.StringWidth(text)
+		}
+		pad := max(0, col.Width-tw)
 		left, right := 0, pad
 		if col.Align == Right {
 			left, right = pad, 0
@@ -107,10 +119,18 @@ func tableLine(cols []Column, cells []Cell, width int, base *lipgloss.Style) str
 			b.WriteString(st.Render(text))
 		}
 		b.WriteString(ws(right))
+		lineW += left + tw + right
 	}
 	l := b.String()
-	if pad := width - lipgloss.Width(l); pad > 0 && base != nil {
+	if !exact {
+		lineW = lipgloss.Width(l)
+	}
+	if pad := width - lineW; pad > 0 && base != nil {
 		l += whitespace(*base)(pad)
+		lineW += pad
+	}
+	if exact && lineW == width {
+		return l
 	}
 	return Fit(l, width)
 }
