@@ -588,13 +588,6 @@ func (l *Lab) noteStatus(name string, ev status.Event) {
 // longer: on the embedded store a usage scan costs ~0.13 ms per record
 // (BenchmarkUsageTotals), so a long run must not turn the dashboard's polls
 // into a busy loop that starves the processes it watches.
-//
-// Every poller wakes on one grid (multiples of its period since Launch),
-// so the clock's tick, the watermarks, the snapshots and the usage cut of
-// one moment reach the front end together and it draws them as one frame
-// (ui.Forward gathers a frame's inputs): drawing is most of the idle
-// dashboard's CPU, and pollers in phases of their own drew ~11 frames a
-// second instead of ~4.
 func (l *Lab) poll(ctx context.Context, every time.Duration, f func(context.Context)) {
 	l.pollers.Add(1)
 	go func() {
@@ -602,7 +595,8 @@ func (l *Lab) poll(ctx context.Context, every time.Duration, f func(context.Cont
 		for {
 			began := time.Now()
 			f(ctx)
-			t := time.NewTimer(time.Until(nextSlot(l.started, every, began, time.Since(began))))
+			wait := max(every-time.Since(began), time.Since(began))
+			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()
@@ -611,24 +605,6 @@ func (l *Lab) poll(ctx context.Context, every time.Duration, f func(context.Cont
 			}
 		}
 	}()
-}
-
-// nextSlot is when a poll of period every that began at began and took
-// took runs next: on the grid epoch + k·every, at the slot nearest one
-// period after began (a timer wakes a little after its slot), or, when f
-// took more than half a period, at the first slot at least twice took
-// after began.
-func nextSlot(epoch time.Time, every time.Duration, began time.Time, took time.Duration) time.Time {
-	want, slack := began.Add(every), every/2
-	if 2*took > every {
-		want, slack = began.Add(2*took), 0
-	}
-	since := want.Sub(epoch) - slack
-	if since <= 0 {
-		return epoch
-	}
-	k := (since + every - 1) / every
-	return epoch.Add(k * every)
 }
 
 func (l *Lab) httpAddr(name string) string {

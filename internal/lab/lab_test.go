@@ -458,28 +458,3 @@ func TestResetLab(t *testing.T) {
 		t.Fatalf("second baseline's args: %s", args)
 	}
 }
-
-func TestNextSlot(t *testing.T) {
-	epoch := time.Unix(1000, 0)
-	ms := time.Millisecond
-	for _, c := range []struct {
-		every, began, took, want time.Duration
-	}{
-		{500 * ms, 0, 0, 500 * ms},                // on the grid
-		{500 * ms, 1 * ms, 2 * ms, 500 * ms},      // woke late: the next slot, not one later
-		{500 * ms, 130 * ms, 1 * ms, 500 * ms},    // off the grid: onto it
-		{500 * ms, 300 * ms, 1 * ms, 1000 * ms},   // at least half a period later
-		{250 * ms, 1000 * ms, 10 * ms, 1250 * ms}, // every period's grid meets the others'
-		{500 * ms, 500 * ms, 300 * ms, 1500 * ms}, // slow: twice its duration, then the grid
-		{1000 * ms, 0, 900 * ms, 2000 * ms},       // slower: 1800 ms, onto the grid
-		{500 * ms, 2 * ms, 1000 * ms, 2500 * ms},  // much slower
-	} {
-		got := nextSlot(epoch, c.every, epoch.Add(c.began), c.took).Sub(epoch)
-		if got != c.want {
-			t.Errorf("every %v began %v took %v: next at %v, want %v", c.every, c.began, c.took, got, c.want)
-		}
-		if min := c.began + max(c.every/2, 2*c.took); got < min {
-			t.Errorf("every %v began %v took %v: next at %v, before %v", c.every, c.began, c.took, got, min)
-		}
-	}
-}
