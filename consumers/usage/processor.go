@@ -20,8 +20,8 @@ import (
 type Store interface {
 	ResumeCheckpoints(ctx context.Context) (map[string]store.Checkpoint, error)
 	SaveCheckpoint(ctx context.Context, cp store.Checkpoint) error
-	AdvanceCheckpoint(ctx context.Context, cp store.Checkpoint) (bool, error)
 	AppendUsage(ctx context.Context, sum store.Summary, rec store.UsageRecord) (store.Appended, error)
+	AppendUsageBatch(ctx context.Context, sums map[string]store.Summary, recs []store.UsageRecord) (store.Batch, error)
 }
 
 // DeadLetter is where invalid records go (dlq.go has consumer-usage's, on
@@ -229,74 +229,107 @@ func (p *Processor) Stats() Stats {
 	}
 }
 
-// Handle applies one record. It returns an error only when ctx ended while
-// a store write was being retried, or with ErrCrashed; either way the record
-// is not done and its offset must not be stored.
+// Handle applies one record: HandleBatch of one.
+func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
+	res, err := p.HandleBatch(ctx, []Record{r})
+	return res[0], err
+}
+
+// HandleBatch applies records read in this order (partition order within
+// each partition) and returns what it did with each. It returns an error
+// only when ctx ended while a store write was being retried, or with
+// ErrCrashed; either way no record of the batch is done and no offset of
+// it may be stored.
 //
-// Naive mode is the seed's loop, weaknesses included: delta against the
-// in-memory checkpoint, insert, then overwrite the checkpoint, whatever the
-// record's offset. Guarded mode applies each record's effect at most once
-// and in order:
-//  1. a record at or before the sensor's checkpoint offset (same partition)
-//     is already applied: skip it;
-//  2. the usage record is appended as the sensor's next record, carrying
-//     the message's identity (topic/partition/offset): where that seq is
-//     taken by the same identity, writing it again is a no-op, and a
-//     record at or before the furthest one folded is not written again;
-//  3. the checkpoint, with the summary of the records through this one,
-//     only moves forward (conditional single-document upsert);
-//  4. the caller stores the offset only after Handle returned.
+// Naive mode is the seed's loop, one record at a time, weaknesses
+// included: delta against the in-memory checkpoint, insert, then overwrite
+// the checkpoint, whatever the record's offset. Guarded mode applies each
+// record's effect at most once and in order:
+//  1. a record at or before its sensor's checkpoint offset (same
+//     partition; the checkpoint as the records before it in the batch
+//     leave it) is already applied: skip it;
+//  2. the batch's usage records are appended in one ordered insert, each
+//     as its sensor's next record and carrying the message's identity
+//     (topic/partition/offset) and reading: where a seq is taken by the
+//     same identity, writing it again is a no-op, and a record at or
+//     before the furthest one folded is not written again;
+//  3. one checkpoint per sensor, at its last record of the batch, with
+//     the summary of its records through it (single-document upsert by
+//     _id; a crash between 2 and 3 leaves orphans that the next writer
+//     folds, see store.ResumeCheckpoints);
+//  4. the caller stores the offsets only after HandleBatch returned.
 //
 // Invalid records (telemetry.Check, the product's one rule, with the
 // sensor's checkpoint as the last valid message when it is of the same
 // partition and before the record) are counted and skipped, and forwarded
-// to the dead-letter topic before Handle returns; a record the dead-letter
-// topic already holds is counted and skipped without being read again
-// (dlq.go explains why this is exactly once).
-func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
-	if p.deadLetter != nil {
-		if reason, ok := p.deadLetter.Forwarded(r.Partition, r.Offset); ok {
-			return p.reject(r, errors.New(reason)), nil
+// to the dead-letter topic before HandleBatch returns; a record the
+// dead-letter topic already holds is counted and skipped without being
+// read again (dlq.go explains why this is exactly once).
+func (p *Processor) HandleBatch(ctx context.Context, rs []Record) ([]Result, error) {
+	_, armed := p.cfg.Crash.State()
+	if p.cfg.Mode == lesson.Guarded && !armed {
+		return p.handleGuarded(ctx, rs)
+	}
+	// An armed crash point fires at its after-th message, so with one
+	// armed, guarded mode too takes one message at a time: the crash
+	// leaves exactly what that message's writes left.
+	out := make([]Result, len(rs))
+	for i, r := range rs {
+		var err error
+		if p.cfg.Mode == lesson.Guarded {
+			var res []Result
+			res, err = p.handleGuarded(ctx, rs[i:i+1])
+			out[i] = res[0]
+		} else {
+			out[i], err = p.handleNaive(ctx, r)
+		}
+		if err != nil {
+			return out, err
 		}
 	}
-	m, err := telemetry.Decode(r.Key, r.Value)
-	if err != nil {
-		return p.rejectForward(ctx, r, err)
-	}
-	prev, known := p.checkpoints[m.SensorID]
-	samePartition := known && prev.Partition == r.Partition
-	if samePartition && r.Offset > prev.Offset {
-		if _, err := telemetry.Check(r.Key, r.Value, &prev.Message); err != nil {
-			return p.rejectForward(ctx, r, err)
-		}
-	}
-	guarded := p.cfg.Mode == lesson.Guarded
-	if guarded && samePartition && r.Offset <= prev.Offset {
-		p.processed.Add(1)
-		p.replayed.Add(1)
-		return Result{Outcome: Replayed}, nil
-	}
+	return out, nil
+}
 
-	res := Result{Outcome: Applied}
+// decode is the part of both modes before any write: the dead-letter
+// check, decoding and telemetry.Check against prev. ok=false: the record
+// is invalid (res says why) or forwarding it failed (err).
+func (p *Processor) decode(ctx context.Context, r Record, checkpoint func(string) (store.Checkpoint, bool)) (
+	m telemetry.Message, prev store.Checkpoint, known, ok bool, res Result, err error) {
+	if p.deadLetter != nil {
+		if reason, fwd := p.deadLetter.Forwarded(r.Partition, r.Offset); fwd {
+			return m, prev, false, false, p.reject(r, errors.New(reason)), nil
+		}
+	}
+	m, err = telemetry.Decode(r.Key, r.Value)
+	if err != nil {
+		res, err = p.rejectForward(ctx, r, err)
+		return m, prev, false, false, res, err
+	}
+	prev, known = checkpoint(m.SensorID)
+	if known && prev.Partition == r.Partition && r.Offset > prev.Offset {
+		if _, err := telemetry.Check(r.Key, r.Value, &prev.Message); err != nil {
+			res, err = p.rejectForward(ctx, r, err)
+			return m, prev, known, false, res, err
+		}
+	}
+	return m, prev, known, true, Result{Outcome: Applied}, nil
+}
+
+func (p *Processor) handleNaive(ctx context.Context, r Record) (Result, error) {
+	m, prev, known, ok, res, err := p.decode(ctx, r, p.Checkpoint)
+	if !ok {
+		return res, err
+	}
 	var sum store.Summary
 	if known {
 		sum = prev.Summary
-		u, record := telemetry.Delta(prev.Message, m)
-		switch {
-		case record && guarded && sum.Recorded(r.Partition, r.Offset):
-			// Its record is already folded (an orphan found at Load): the
-			// checkpoint is all that is missing.
-			res.Recorded, res.Usage = true, u
-		case record:
+		if u, record := telemetry.Delta(prev.Message, m); record {
 			rec := store.UsageRecord{Usage: u, Partition: r.Partition, Offset: r.Offset}
 			var app store.Appended
 			err = p.retry(ctx, "insert usage", func(ctx context.Context) error {
-				// Naive, as the seed's insert_one: every attempt is a write
-				// of its own, so a retry after a lost answer adds a record.
+				// As the seed's insert_one: every attempt is a write of its
+				// own, so a retry after a lost answer adds a record.
 				rec.Effect = store.WriteID()
-				if guarded {
-					rec.Effect = store.EffectID(p.cfg.Topic, r.Partition, r.Offset)
-				}
 				var err error
 				app, err = p.cfg.Store.AppendUsage(ctx, sum, rec)
 				return err
@@ -313,27 +346,10 @@ func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
 			}
 		}
 	}
-
 	cp := store.Checkpoint{SensorID: m.SensorID, Message: m, Partition: r.Partition, Offset: r.Offset, Summary: sum}
-	if guarded {
-		var advanced bool
-		err = p.retry(ctx, "advance checkpoint", func(ctx context.Context) error {
-			var err error
-			advanced, err = p.cfg.Store.AdvanceCheckpoint(ctx, cp)
-			return err
-		})
-		if err == nil && !advanced {
-			// Only another live writer (a zombie owner during a rebalance)
-			// can have moved it past this record. Its records have the same
-			// identities as ours, so carrying on from this record is safe.
-			p.log.Warn("checkpoint already ahead: another consumer wrote it",
-				"sensor", m.SensorID, "partition", r.Partition, "offset", r.Offset)
-		}
-	} else {
-		err = p.retry(ctx, "save checkpoint", func(ctx context.Context) error {
-			return p.cfg.Store.SaveCheckpoint(ctx, cp)
-		})
-	}
+	err = p.retry(ctx, "save checkpoint", func(ctx context.Context) error {
+		return p.cfg.Store.SaveCheckpoint(ctx, cp)
+	})
 	if err != nil {
 		return res, err
 	}
@@ -343,6 +359,104 @@ func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
 		return res, ErrCrashed
 	}
 	return res, nil
+}
+
+func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, error) {
+	out := make([]Result, len(rs))
+	// After step 1, the checkpoints as the batch leaves them, sensors in
+	// the order first seen.
+	pending := map[string]store.Checkpoint{}
+	var touched []string
+	checkpoint := func(id string) (store.Checkpoint, bool) {
+		if cp, ok := pending[id]; ok {
+			return cp, true
+		}
+		return p.Checkpoint(id)
+	}
+	var recs []store.UsageRecord
+	var recOf []int                      // the index in rs of each record
+	before := map[string]store.Summary{} // each sensor's summary before its first record of the batch
+	applied, replayed, lastApplied := 0, 0, -1
+	for i, r := range rs {
+		m, prev, known, ok, res, err := p.decode(ctx, r, checkpoint)
+		out[i] = res
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			continue
+		}
+		if known && prev.Partition == r.Partition && r.Offset <= prev.Offset {
+			out[i] = Result{Outcome: Replayed}
+			replayed++
+			continue
+		}
+		var sum store.Summary
+		if known {
+			sum = prev.Summary
+			if u, record := telemetry.Delta(prev.Message, m); record {
+				out[i].Recorded, out[i].Usage = true, u
+				// Otherwise its record is already folded (an orphan found
+				// at Load): the checkpoint is all that is missing.
+				if !sum.Recorded(r.Partition, r.Offset) {
+					if _, ok := before[m.SensorID]; !ok {
+						before[m.SensorID] = sum
+					}
+					rec := store.UsageRecord{Usage: u, Partition: r.Partition, Offset: r.Offset, Reading: &m,
+						Effect: store.EffectID(p.cfg.Topic, r.Partition, r.Offset)}
+					recs, recOf = append(recs, rec), append(recOf, i)
+					sum = sum.Fold(rec) // for the Recorded rule of its next records
+				}
+			}
+		}
+		if _, ok := pending[m.SensorID]; !ok {
+			touched = append(touched, m.SensorID)
+		}
+		pending[m.SensorID] = store.Checkpoint{SensorID: m.SensorID, Message: m, Partition: r.Partition, Offset: r.Offset, Summary: sum}
+		applied++
+		lastApplied = i
+	}
+
+	if len(recs) > 0 {
+		var b store.Batch
+		err := p.retry(ctx, "insert usage", func(ctx context.Context) error {
+			var err error
+			b, err = p.cfg.Store.AppendUsageBatch(ctx, before, recs)
+			return err
+		})
+		if err != nil {
+			return out, err
+		}
+		for j, i := range recOf {
+			out[i].Inserted = b.New[j]
+		}
+		for id, sum := range b.Summaries {
+			cp := pending[id]
+			cp.Summary = sum
+			pending[id] = cp
+		}
+		p.records.Add(int64(len(recs)))
+		if p.crashAt(lesson.AfterDelta, rs[recOf[len(recOf)-1]]) {
+			return out, ErrCrashed
+		}
+	}
+
+	for _, id := range touched {
+		cp := pending[id]
+		err := p.retry(ctx, "save checkpoint", func(ctx context.Context) error {
+			return p.cfg.Store.SaveCheckpoint(ctx, cp)
+		})
+		if err != nil {
+			return out, err
+		}
+		p.checkpoints[id] = cp
+	}
+	p.processed.Add(int64(applied + replayed))
+	p.replayed.Add(int64(replayed))
+	if lastApplied >= 0 && p.crashAt(lesson.AfterCheckpoint, rs[lastApplied]) {
+		return out, ErrCrashed
+	}
+	return out, nil
 }
 
 // rejectForward forwards an invalid record to the dead-letter topic, then

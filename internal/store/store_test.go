@@ -208,3 +208,71 @@ func TestUnsummarizedStoreIsRebuilt(t *testing.T) {
 		t.Fatalf("rebuilt summary %+v (unsummarized %v), want %+v", got, cps["old"].Unsummarized, want)
 	}
 }
+
+// A batch is one ordered insert; where it meets a seq already taken (here
+// an orphan of another writer) the rest goes record by record, folding
+// what it finds; the same batch again (a retry after a lost answer) is a
+// no-op. The summaries end equal to the records either way.
+func TestBatchAppend(t *testing.T) {
+	st, _ := connect(t)
+	ctx := context.Background()
+	rec := func(id string, off int64) store.UsageRecord {
+		m := telemetry.Message{SensorID: id, Timestamp: off}
+		return store.UsageRecord{Usage: telemetry.Usage{SensorID: id, Date: "2026-11-30", DeltaHours: 0.25, DeltaKm: float64(off)},
+			Partition: 0, Offset: off, Effect: store.EffectID("t", 0, off), Reading: &m}
+	}
+	checkpoint := func(b store.Batch, last map[string]int64) {
+		t.Helper()
+		for id, sum := range b.Summaries {
+			if err := st.SaveCheckpoint(ctx, store.Checkpoint{SensorID: id, Offset: last[id], Summary: sum}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	first, err := st.AppendUsageBatch(ctx, map[string]store.Summary{}, []store.UsageRecord{rec("a", 1), rec("b", 2), rec("a", 3)})
+	if err != nil || first.Summaries["a"].Records != 2 || first.Summaries["b"].Records != 1 || !first.New[0] || !first.New[1] || !first.New[2] {
+		t.Fatalf("first batch: %+v %v", first, err)
+	}
+	checkpoint(first, map[string]int64{"a": 3, "b": 2})
+
+	// Another writer's record at a#3, never checkpointed.
+	if _, err := st.AppendUsage(ctx, first.Summaries["a"], rec("a", 4)); err != nil {
+		t.Fatal(err)
+	}
+	batch := []store.UsageRecord{rec("b", 5), rec("a", 6), rec("b", 7), rec("a", 8)}
+	second, err := st.AppendUsageBatch(ctx, first.Summaries, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := second.Summaries["a"]; a.Records != 5 || a.Through.Offset != 8 || second.Summaries["b"].Records != 3 {
+		t.Fatalf("second batch summaries %+v", second.Summaries)
+	}
+	if got := second.New; !got[0] || !got[1] || !got[2] || !got[3] {
+		t.Fatalf("second batch new %v, want all new", got)
+	}
+	again, err := st.AppendUsageBatch(ctx, first.Summaries, batch)
+	if err != nil || again.New[0] || again.New[1] || again.New[2] || again.New[3] {
+		t.Fatalf("the same batch again: %+v %v", again, err)
+	}
+	for id, sum := range second.Summaries {
+		if again.Summaries[id].Covered() != sum.Covered() {
+			t.Errorf("%s: again %+v, first time %+v", id, again.Summaries[id], sum)
+		}
+	}
+	checkpoint(first, map[string]int64{"a": 3, "b": 2}) // a late writer moves both back
+
+	// The resume folds the records after the checkpoints and starts each
+	// sensor's next delta at the furthest record's reading.
+	cps, err := st.ResumeCheckpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, off := range map[string]int64{"a": 8, "b": 7} {
+		if cp := cps[id]; cp.Offset != off || cp.Message.Timestamp != off || cp.Summary.Covered() != second.Summaries[id].Covered() {
+			t.Errorf("%s resumed at %d (reading %d) with %+v, want %d and %+v", id, cp.Offset, cp.Message.Timestamp,
+				cp.Summary, off, second.Summaries[id])
+		}
+	}
+	sum, recorded := coverages(t, st)
+	sameCoverage(t, "after the resume", sum, recorded)
+}
