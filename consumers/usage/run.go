@@ -196,8 +196,11 @@ type kafkaLoop struct {
 	proc     *Processor
 	health   *health.Tracker // fed here, read by GET /healthz
 
-	// positions: next offset to process per assigned partition.
+	// positions: next offset to process per assigned partition (taken
+	// into the batch in hand counts as processed: the gap check).
 	positions map[int32]int64
+	// batch: the messages gathered for one HandleBatch.
+	batch []*kafka.Message
 	// firstAssign: the next assignment is this process's first, whose
 	// redelivered count the Assigned event reports.
 	firstAssign  bool
@@ -278,8 +281,8 @@ func (k *kafkaLoop) pollOnce(tick *time.Ticker) error {
 	switch e := e.(type) {
 	case *kafka.Message:
 		// An error while ctx ended is a store write cut short by the
-		// shutdown: the message is not done and its offset not stored.
-		if err := k.handle(e); err != nil && k.ctx.Err() == nil {
+		// shutdown: the batch is not done and no offset of it stored.
+		if err := k.handle(k.gather(e)); err != nil && k.ctx.Err() == nil {
 			return err
 		}
 	case kafka.Error:
@@ -296,12 +299,12 @@ func (k *kafkaLoop) pollOnce(tick *time.Ticker) error {
 }
 
 // Backpressure. While the store is down or slow, consumer-usage takes no
-// new message: the message in hand (at most 1 in flight, processing is
-// sequential) keeps being retried inside Handle, and as soon as a store
+// new message: the batch in hand (one at a time, processing is
+// sequential) keeps being retried inside HandleBatch, and as soon as a store
 // call fails or has not answered within --store-slow, every assigned
 // partition is paused, so librdkafka stops fetching and Poll hands out
 // nothing new. Between pings the loop keeps polling (rebalances, errors,
-// max.poll.interval.ms); only the message in hand blocks polling while
+// max.poll.interval.ms); only the batch in hand blocks polling while
 // its writes are retried. The partitions are resumed, from the position
 // after the last message handled, once a ping answers within
 // --store-slow.
@@ -463,39 +466,85 @@ func finishing(stop context.Context, grace time.Duration) (context.Context, cont
 	return ctx, func() { unregister(); cancel() }
 }
 
-func (k *kafkaLoop) handle(m *kafka.Message) error {
-	tp := m.TopicPartition
-	if tp.Error != nil {
-		k.log.Warn("consume error", "partition", tp.Partition, "error", tp.Error)
+// maxBatch bounds what guarded mode applies as one batch: one insert of
+// its usage records and one checkpoint per sensor in it. Checkpoints are
+// the cost (one write each), so batches grow as large as the backlog
+// while catching up, and are single messages when there is none.
+const maxBatch = 2000
+
+// gather returns first and, in guarded mode, every message librdkafka
+// already holds, up to maxBatch (Poll(0) does not wait for more). A
+// rebalance inside those polls drops the gathered messages of the revoked
+// partitions (rebalance): they were not applied and go to the next owner.
+func (k *kafkaLoop) gather(first *kafka.Message) []*kafka.Message {
+	k.batch = append(k.batch[:0], first)
+	if !k.guarded() {
+		return k.batch
+	}
+	for len(k.batch) < maxBatch {
+		switch e := k.consumer.Poll(0).(type) {
+		case nil:
+			return k.batch
+		case *kafka.Message:
+			k.batch = append(k.batch, e)
+		case kafka.Error:
+			// Fatal errors come again at the next poll, where they end the
+			// loop; here they only end the batch.
+			if e.IsFatal() {
+				return k.batch
+			}
+			_ = k.kafkaError(e)
+		}
+	}
+	return k.batch
+}
+
+// handle applies ms (in the order polled) and then stores their offsets.
+func (k *kafkaLoop) handle(ms []*kafka.Message) error {
+	taken := make([]*kafka.Message, 0, len(ms))
+	recs := make([]Record, 0, len(ms))
+	for _, m := range ms {
+		tp := m.TopicPartition
+		if tp.Error != nil {
+			k.log.Warn("consume error", "partition", tp.Partition, "error", tp.Error)
+			continue
+		}
+		k.brokerBack()
+		if k.gap(tp) {
+			continue
+		}
+		if _, ok := k.positions[tp.Partition]; ok {
+			k.positions[tp.Partition] = int64(tp.Offset) + 1
+		}
+		k.health.Received(time.Now(), tp.Partition, int64(tp.Offset))
+		taken = append(taken, m)
+		recs = append(recs, Record{Partition: tp.Partition, Offset: int64(tp.Offset), Key: m.Key, Value: m.Value})
+	}
+	if len(recs) == 0 {
 		return nil
 	}
-	k.brokerBack()
-	if k.gap(tp) {
-		return nil
-	}
-	k.health.Received(time.Now(), tp.Partition, int64(tp.Offset))
 	ctx, done := finishing(k.ctx, finishGrace)
 	defer done()
-	res, err := k.proc.Handle(ctx, Record{Partition: tp.Partition, Offset: int64(tp.Offset), Key: m.Key, Value: m.Value})
+	results, err := k.proc.HandleBatch(ctx, recs)
 	if err != nil {
 		if ctx.Err() != nil {
-			// The store did not answer within the grace (it is down): the
-			// offset is not stored, the next owner redoes the message
+			// The store did not answer within the grace (it is down): no
+			// offset of the batch is stored, the next owner redoes it
 			// (naive mode then counts again what it had half written).
-			k.log.Warn("stopping before this message was applied", "partition", tp.Partition,
-				"offset", tp.Offset, "mode", k.cfg.Mode)
+			k.log.Warn("stopping before these messages were applied", "partition", recs[0].Partition,
+				"offset", recs[0].Offset, "messages", len(recs), "mode", k.cfg.Mode)
 		}
 		return err
 	}
-	// The message is handled (guarded: its effect is durable): only now
-	// may its offset be committed.
-	if _, err := k.consumer.StoreMessage(m); err != nil {
-		k.log.Warn("store offset", "partition", tp.Partition, "offset", tp.Offset, "error", err)
+	// The messages are handled (guarded: their effects are durable): only
+	// now may their offsets be committed.
+	for i, m := range taken {
+		tp := m.TopicPartition
+		if _, err := k.consumer.StoreMessage(m); err != nil {
+			k.log.Warn("store offset", "partition", tp.Partition, "offset", tp.Offset, "error", err)
+		}
+		k.health.Done(time.Now(), tp.Partition, int64(tp.Offset), results[i].Reason)
 	}
-	if _, ok := k.positions[tp.Partition]; ok {
-		k.positions[tp.Partition] = int64(tp.Offset) + 1
-	}
-	k.health.Done(time.Now(), tp.Partition, int64(tp.Offset), res.Reason)
 	return nil
 }
 
@@ -608,6 +657,9 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		for _, p := range parts {
 			delete(k.positions, p)
 		}
+		k.batch = slices.DeleteFunc(k.batch, func(m *kafka.Message) bool {
+			return slices.Contains(parts, m.TopicPartition.Partition)
+		})
 		k.health.Revoke(time.Now(), parts)
 	}
 	return nil
