@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"fmt"
+	"github.com/kafka-recovery-lab/krl/internal/observe"
 	"log/slog"
 	"time"
 
@@ -28,6 +29,11 @@ func Preload(ctx context.Context, cfg Config, perSensor int, em *status.Emitter,
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano()
+	}
+	// A topic that does not exist would make resume wait for it forever
+	// (Run waits for the dashboard to create it; a preload has nobody).
+	if err := ensureTopic(ctx, cfg, log); err != nil {
+		return err
 	}
 	last, ok := resume(ctx, cfg, em, log)
 	if !ok {
@@ -59,5 +65,23 @@ func Preload(ctx context.Context, cfg Config, perSensor int, em *status.Emitter,
 	}
 	log.Info("preloaded", "topic", cfg.Topic, "messages", pub.delivered.Load(),
 		"took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// ensureTopic creates cfg.Topic with the lab's 3 partitions unless it
+// exists.
+func ensureTopic(ctx context.Context, cfg Config, log *slog.Logger) error {
+	o, err := observe.NewOffsets(cfg.Brokers, log)
+	if err != nil {
+		return fmt.Errorf("producer: preload: %w", err)
+	}
+	defer o.Close()
+	created, err := o.EnsureTopic(ctx, cfg.Topic, 3)
+	if err != nil {
+		return fmt.Errorf("producer: preload: %w", err)
+	}
+	if created {
+		log.Info("topic created", "topic", cfg.Topic, "partitions", 3)
+	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/observe"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
@@ -345,5 +346,25 @@ func TestRecoveryFromAFatalErrorReportsConnected(t *testing.T) {
 	sink.await(t, "connected after the recovery", func(e status.Event) bool { return e.Type == status.Connected }, 30*time.Second)
 	if n := pub.delivered.Load(); n != 2 {
 		t.Fatalf("%d delivered, want 2", n)
+	}
+}
+
+// A preload into a topic nobody created creates it (3 partitions) instead
+// of waiting for it for ever, as it did before.
+func TestPreloadCreatesItsTopic(t *testing.T) {
+	brokers := startBroker(t)
+	cfg := Config{Brokers: brokers, Topic: "preload-fresh", Sensors: 3, Interval: time.Second, Seed: 5}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := Preload(ctx, cfg, 10, status.NewTo(Role, &events{}), testLog(t)); err != nil {
+		t.Fatalf("Preload: %v", err)
+	}
+	o, err := observe.NewOffsets(brokers, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if created, err := o.EnsureTopic(ctx, cfg.Topic, 3); err != nil || created {
+		t.Fatalf("the topic after the preload: created again %v, %v", created, err)
 	}
 }
