@@ -6,12 +6,14 @@
 #     (time and peak RSS);
 #   - one GET /usage answer (the summaries) beside a scan of the same
 #     records, at 1k/10k/100k usage records on the embedded store;
+#   - consumer-usage's maximum sustained rate in each mode, and guarded at
+#     1,000 msg/s for 5 minutes: lag and drift (scripts/bench-writer.sh);
 #   - View() with 10 and 1,000 sensors;
 #   - the dashboard's idle CPU per process and its crash-key latency
 #     (scripts/bench-dashboard.sh).
 #
 #   scripts/bench.sh [RUNS [SECTION...]]   RUNS default 3 (each figure is the
-#       median); SECTIONs: replay usage view dashboard (default: all)
+#       median); SECTIONs: replay usage writer view dashboard (default: all)
 #
 # With KAFKA_BROKER set, the replay section runs against that broker (topics
 # of its own, created by the fill) and the script stops after it: the other
@@ -23,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
 sections=${*:2}
-sections=${sections:-replay usage view dashboard}
+sections=${sections:-replay usage writer view dashboard}
 want() { [[ " $sections " == *" $1 "* ]]; }
 records=${KRL_BENCH_RECORDS:-1000000}
 small=10000
@@ -138,6 +140,11 @@ if want usage; then
 	echo
 	echo "## GET /usage on the embedded store: the summaries vs a scan of the same records (ns/op)"
 	go test ./internal/store -run '^$' -bench UsageCoverage -benchtime "${runs}x" | grep '^Benchmark'
+fi
+if want writer; then
+	echo
+	echo "## consumer-usage's write rate (scripts/bench-writer.sh $runs)"
+	scripts/bench-writer.sh "$runs" 2>&1 | grep -v 'level=INFO' | tail -n +2
 fi
 if want view; then
 	echo
