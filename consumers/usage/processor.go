@@ -412,7 +412,13 @@ func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, e
 		if _, ok := pending[m.SensorID]; !ok {
 			touched = append(touched, m.SensorID)
 		}
-		pending[m.SensorID] = store.Checkpoint{SensorID: m.SensorID, Message: m, Partition: r.Partition, Offset: r.Offset, Summary: sum}
+		cp := store.Checkpoint{SensorID: m.SensorID, Message: m, Partition: r.Partition, Offset: r.Offset, Summary: sum,
+			FirstPartition: r.Partition, FirstOffset: r.Offset, FirstTimestamp: m.Timestamp}
+		if known {
+			// The audit's window for the sensor starts at its first message.
+			cp.FirstPartition, cp.FirstOffset, cp.FirstTimestamp = prev.FirstPartition, prev.FirstOffset, prev.FirstTimestamp
+		}
+		pending[m.SensorID] = cp
 		applied++
 		lastApplied = i
 	}

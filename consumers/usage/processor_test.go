@@ -660,3 +660,29 @@ func TestStoreTroubleReported(t *testing.T) {
 	}
 	sameTotals(t, "totals", totalsOf(t, st), map[string]store.Totals{"s1": deltas(3)})
 }
+
+// A new sensor's checkpoint is written at its last message of the batch;
+// the window it is responsible for (what the audit compares) still starts
+// at its first message.
+func TestBatchKeepsTheFirstMessage(t *testing.T) {
+	_, st := freshDB(t)
+	p := newProcessorQuiet(t, st, lesson.Guarded)
+	log := series(t, "s1", 6)
+	if _, err := p.HandleBatch(context.Background(), log[2:]); err != nil {
+		t.Fatal(err)
+	}
+	cp := checkpointsOf(t, st)["s1"]
+	if cp.Offset != 5 || cp.FirstOffset != 2 || cp.FirstTimestamp != log2ts(t, log[2]) {
+		t.Fatalf("checkpoint at %d, first %d@%d; want 5, first 2 at its timestamp", cp.Offset, cp.FirstOffset, cp.FirstTimestamp)
+	}
+	sameTotals(t, "totals", totalsOf(t, st), map[string]store.Totals{"s1": deltas(3)})
+}
+
+func log2ts(t *testing.T, r Record) int64 {
+	t.Helper()
+	m, err := telemetry.Decode(r.Key, r.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Timestamp
+}

@@ -247,6 +247,17 @@ func (s *Store) rebuildSummaries(ctx context.Context, cps map[string]Checkpoint)
 }
 
 func checkpointUpdate(cp Checkpoint) bson.D {
+	// The window starts at the sensor's first message: cp's First fields
+	// when set (a batch writes a new sensor's checkpoint at its last
+	// message of the batch, after records of the ones before it), else cp.
+	first := struct {
+		Partition      int32
+		Offset         int64
+		FirstTimestamp int64
+	}{cp.FirstPartition, cp.FirstOffset, cp.FirstTimestamp}
+	if cp.FirstTimestamp == 0 {
+		first.Partition, first.Offset, first.FirstTimestamp = cp.Partition, cp.Offset, cp.Message.Timestamp
+	}
 	return bson.D{
 		{Key: "$set", Value: bson.D{
 			{Key: "message", Value: cp.Message},
@@ -256,9 +267,9 @@ func checkpointUpdate(cp Checkpoint) bson.D {
 			{Key: "updated_at", Value: time.Now().UTC()},
 		}},
 		{Key: "$setOnInsert", Value: bson.D{
-			{Key: "first_partition", Value: cp.Partition},
-			{Key: "first_offset", Value: cp.Offset},
-			{Key: "first_timestamp", Value: cp.Message.Timestamp},
+			{Key: "first_partition", Value: first.Partition},
+			{Key: "first_offset", Value: first.Offset},
+			{Key: "first_timestamp", Value: first.FirstTimestamp},
 		}},
 	}
 }
