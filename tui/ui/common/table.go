@@ -93,11 +93,8 @@ func tableLine(cols []Column, cells []Cell, width int, base *lipgloss.Style) str
 		}
 		text := cell.Text
 		tw, ascii := asciiWidth(text)
-		if !ascii {
-			exact = false
-			text = ansi.Truncate(text, col.Width, "…")
-			tw = ansi.StringWidth(text)
-		} else if tw > col.Width {
+		exact = exact && ascii
+		if !ascii || tw > col.Width {
 			text = ansi.Truncate(text, col.Width, "…")
 			tw = ansi.StringWidth(text)
 		}
