@@ -185,9 +185,9 @@ func (s *Store) LoadCheckpoints(ctx context.Context) (map[string]Checkpoint, err
 // them: every orphan record (written after a sensor's last checkpoint write
 // by a process that then died) is folded into its sensor's summary, so the
 // next record gets the next free seq, and the checkpoint's message becomes
-// the furthest orphan's reading, so the next delta is not counted twice; summaries a previous version never
-// wrote are rebuilt from the records (one scan). A checkpoint that folded
-// orphans is written back at once.
+// the furthest orphan's reading, so the next delta is not counted twice;
+// summaries a previous version never wrote are rebuilt from the records
+// (one scan). A checkpoint that folded orphans is written back at once.
 func (s *Store) ResumeCheckpoints(ctx context.Context) (map[string]Checkpoint, error) {
 	cps, err := s.LoadCheckpoints(ctx)
 	if err != nil {
@@ -250,13 +250,9 @@ func checkpointUpdate(cp Checkpoint) bson.D {
 	// The window starts at the sensor's first message: cp's First fields
 	// when set (a batch writes a new sensor's checkpoint at its last
 	// message of the batch, after records of the ones before it), else cp.
-	first := struct {
-		Partition      int32
-		Offset         int64
-		FirstTimestamp int64
-	}{cp.FirstPartition, cp.FirstOffset, cp.FirstTimestamp}
-	if cp.FirstTimestamp == 0 {
-		first.Partition, first.Offset, first.FirstTimestamp = cp.Partition, cp.Offset, cp.Message.Timestamp
+	partition, offset, timestamp := cp.FirstPartition, cp.FirstOffset, cp.FirstTimestamp
+	if timestamp == 0 {
+		partition, offset, timestamp = cp.Partition, cp.Offset, cp.Message.Timestamp
 	}
 	return bson.D{
 		{Key: "$set", Value: bson.D{
@@ -267,9 +263,9 @@ func checkpointUpdate(cp Checkpoint) bson.D {
 			{Key: "updated_at", Value: time.Now().UTC()},
 		}},
 		{Key: "$setOnInsert", Value: bson.D{
-			{Key: "first_partition", Value: first.Partition},
-			{Key: "first_offset", Value: first.Offset},
-			{Key: "first_timestamp", Value: first.FirstTimestamp},
+			{Key: "first_partition", Value: partition},
+			{Key: "first_offset", Value: offset},
+			{Key: "first_timestamp", Value: timestamp},
 		}},
 	}
 }
