@@ -33,11 +33,36 @@ const (
 	// (messages processed before, by this or an earlier process, that it
 	// will be delivered again: committed offset behind its checkpoints) and
 	// First (the first assignment since the process started).
+	// consumer-usage's also carry Member and Generation (its group member id
+	// and the group generation the change belongs to); its Assigned carries
+	// Positions (the offset each assigned partition starts at; the high
+	// watermark -1) and Millis (how long since the revoke that began this
+	// rebalance; 0 for a first assignment), its Revoked InFlight (messages
+	// whose store writes were still in flight: their offsets are not
+	// committed by this instance).
 	Assigned Type = "assigned"
 	Revoked  Type = "revoked"
+	// EffectHeld: consumer-usage holds a usage write for its effect delay
+	// (--effect-delay, POST /effect-delay) before it reaches the store: the
+	// write is in flight. Fields: Partition and Offset (its first message),
+	// Count (messages), Millis (the delay). Only written while a delay is set.
+	EffectHeld Type = "effect_held"
+	// LateWrite: a usage write completed after its partition was revoked
+	// from this instance. Fields: Partition, Offset (first message), Count
+	// (messages), Prevented (how many of them the store refused as second
+	// effects).
+	LateWrite Type = "late_write"
+	// EffectRefused: guarded consumer-usage's store refused usage records
+	// as second effects of messages already recorded (another owner's or an
+	// earlier write). Fields: Partition, Offset (first message), Count.
+	EffectRefused Type = "effect_refused"
+	// EffectDelay: consumer-usage's effect delay changed. Fields: Millis.
+	EffectDelay Type = "effect_delay"
 	// Progress: periodic position report. Fields: Positions (per partition
 	// next offset to read and the high watermark as last known), Processed,
-	// Invalid, Produced (producer), Sensors.
+	// Invalid, Produced (producer), Sensors; consumer-usage's also
+	// Prevented and Late (counters since start: second effects refused,
+	// usage writes completed after their partition was revoked).
 	Progress Type = "progress"
 	// CaughtUp: the consumer reached the high watermarks it saw when it was
 	// assigned. Fields: Processed (messages read to get there), Millis.
@@ -114,6 +139,12 @@ type Event struct {
 	After       int        `json:"after,omitempty"`
 	Redelivered int64      `json:"redelivered,omitempty"`
 	First       bool       `json:"first,omitempty"`
+	Member      string     `json:"member,omitempty"`
+	Generation  int32      `json:"generation,omitempty"`
+	InFlight    int64      `json:"in_flight,omitempty"`
+	Count       int64      `json:"count,omitempty"`
+	Prevented   int64      `json:"prevented,omitempty"`
+	Late        int64      `json:"late,omitempty"`
 	Reason      string     `json:"reason,omitempty"`
 	Error       string     `json:"error,omitempty"`
 }
