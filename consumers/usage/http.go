@@ -2,6 +2,7 @@ package usage
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -32,8 +33,21 @@ type healthz struct {
 // point take effect. A client therefore always has its answer (and the
 // status reader its CrashPointArmed) before the crash it asked for.
 func newHandler(mode lesson.Mode, reset lesson.Reset, group string, stats func() Stats, tracker *health.Tracker, arm *CrashArm,
-	em *status.Emitter, log *slog.Logger) http.Handler {
+	delay *EffectDelay, em *status.Emitter, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
+	// POST /effect-delay?delay=8s holds every usage write from now on.
+	mux.HandleFunc("POST /effect-delay", func(w http.ResponseWriter, r *http.Request) {
+		d, err := time.ParseDuration(r.URL.Query().Get("delay"))
+		if err != nil || d < 0 || d > MaxEffectDelay {
+			writeJSON(w, http.StatusBadRequest, map[string]string{
+				"error": fmt.Sprintf("delay %q: want a duration between 0 and %s", r.URL.Query().Get("delay"), MaxEffectDelay)})
+			return
+		}
+		delay.Set(d)
+		log.Warn("effect delay set over HTTP", "delay", d)
+		em.Emit(status.Event{Type: status.EffectDelay, Millis: d.Milliseconds()})
+		writeJSON(w, http.StatusOK, map[string]string{"effect_delay": d.String()})
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		h := healthz{Report: tracker.Report(time.Now()), Mode: mode, Reset: reset, GroupID: group, Stats: stats()}
 		if a, ok := arm.State(); ok {

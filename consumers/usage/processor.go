@@ -91,6 +91,13 @@ type ProcessorConfig struct {
 	Store Store
 	Topic string
 	Mode  lesson.Mode
+	// EffectDelay holds every usage write before it is sent (nil: none).
+	EffectDelay *EffectDelay
+	// Owned reports whether this consumer still owns a partition (nil:
+	// always). A usage write that completes for a partition no longer owned
+	// is late: guarded mode then writes no checkpoint for it (the next owner
+	// does) and the caller stores no offset.
+	Owned func(partition int32) bool
 	// Crash is the armed crash point, shared with the HTTP server; nil means
 	// crash points are never armed.
 	Crash *CrashArm
@@ -133,6 +140,8 @@ type Processor struct {
 	replayed    atomic.Int64
 	records     atomic.Int64
 	storeErrors atomic.Int64
+	prevented   atomic.Int64
+	late        atomic.Int64
 
 	deadLetter DeadLetter
 }
@@ -216,16 +225,26 @@ type Stats struct {
 	Records int64 `json:"records"`
 	// StoreErrors counts failed store calls (each was retried).
 	StoreErrors int64 `json:"store_errors"`
+	// Prevented counts usage records the store refused as second effects
+	// (guarded: the message's effect was already recorded).
+	Prevented int64 `json:"prevented"`
+	// Late counts usage records whose write completed after their
+	// partition was revoked from this consumer.
+	Late          int64 `json:"late"`
+	EffectDelayMs int64 `json:"effect_delay_ms"`
 }
 
 // Stats returns the counters; safe from any goroutine.
 func (p *Processor) Stats() Stats {
 	return Stats{
-		Processed:   p.processed.Load(),
-		Invalid:     p.invalid.Load(),
-		Replayed:    p.replayed.Load(),
-		Records:     p.records.Load(),
-		StoreErrors: p.storeErrors.Load(),
+		Processed:     p.processed.Load(),
+		Invalid:       p.invalid.Load(),
+		Replayed:      p.replayed.Load(),
+		Records:       p.records.Load(),
+		StoreErrors:   p.storeErrors.Load(),
+		Prevented:     p.prevented.Load(),
+		Late:          p.late.Load(),
+		EffectDelayMs: p.cfg.EffectDelay.Get().Milliseconds(),
 	}
 }
 

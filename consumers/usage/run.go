@@ -64,8 +64,13 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	}()
 	storeAddr := uriHost(cfg.Conn.Mongo)
 	tracker := health.NewTracker(cfg.StuckAfter)
+	delay := &EffectDelay{}
+	delay.Set(cfg.EffectDelay)
+	if cfg.EffectDelay > 0 {
+		em.Emit(status.Event{Type: status.EffectDelay, Millis: cfg.EffectDelay.Milliseconds()})
+	}
 	proc := NewProcessor(ProcessorConfig{
-		Store: st, Topic: cfg.Conn.Topic, Mode: cfg.Mode, Crash: arm,
+		Store: st, Topic: cfg.Conn.Topic, Mode: cfg.Mode, Crash: arm, EffectDelay: delay,
 		Emitter: em, Log: log, StoreAddr: storeAddr, SlowAfter: cfg.StoreSlow,
 	})
 
@@ -74,7 +79,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		return fmt.Errorf("http: %w", cli.ListenHint("--http", err))
 	}
 	srv := &http.Server{
-		Handler:           newHandler(cfg.Mode, cfg.Reset, group, proc.Stats, tracker, arm, em, log),
+		Handler:           newHandler(cfg.Mode, cfg.Reset, group, proc.Stats, tracker, arm, delay, em, log),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
 	go func() { _ = srv.Serve(ln) }()
@@ -103,7 +108,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		}
 	}
 	for incarnation := 1; ; incarnation++ {
-		consumer, err := kafka.NewConsumer(kafkacfg.Usage(cfg.Conn.Brokers, group, cfg.Reset))
+		consumer, err := kafka.NewConsumer(kafkacfg.Usage(cfg.Conn.Brokers, group, cfg.Reset, cfg.MemberInstance()))
 		if err != nil {
 			return fmt.Errorf("kafka consumer: %w", err)
 		}

@@ -97,7 +97,19 @@ type Config struct {
 	// StoreSlow: a store call not answered within it puts consumer-usage
 	// in backpressure (see kafkaLoop.storeTrouble).
 	StoreSlow time.Duration
+	// InstanceID is the static member id (group.instance.id); Dynamic
+	// joins without one.
+	InstanceID string
+	Dynamic    bool
+	// EffectDelay holds every usage write for this long before it reaches
+	// the store, so it can still be in flight when its partition is revoked
+	// (the rebalance lesson). Changed at run time by POST /effect-delay.
+	EffectDelay time.Duration
 }
+
+// MaxEffectDelay bounds --effect-delay: a write held longer would outlast
+// the supervisor's stop bound.
+const MaxEffectDelay = time.Minute
 
 // ParseFlags parses consumer-usage's command line. Every mistake is a
 // cli.ErrUsage.
@@ -106,7 +118,7 @@ func ParseFlags(args []string) (Config, error) {
 	var mode, reset, point string
 	fs := flag.NewFlagSet("consumer usage", flag.ContinueOnError)
 	cfg.Conn.Register(fs)
-	fs.StringVar(&cfg.HTTP, "http", "127.0.0.1:0", "HTTP listen address (GET /healthz, POST /crash-at)")
+	fs.StringVar(&cfg.HTTP, "http", "127.0.0.1:0", "HTTP listen address (GET /healthz, POST /crash-at, POST /effect-delay)")
 	fs.StringVar(&mode, "mode", string(lesson.Naive), "naive (the article's code) or guarded (effects at most once, in order)")
 	fs.StringVar(&reset, "reset", string(lesson.Latest), "auto.offset.reset: latest, or earliest (with a fresh group unless --group is given)")
 	fs.StringVar(&cfg.Group, "group", kafkacfg.UsageGroupID, "consumer group id")
@@ -114,8 +126,25 @@ func ParseFlags(args []string) (Config, error) {
 	fs.IntVar(&cfg.CrashAfter, "crash-after", 1, "crash at the Nth message that reaches the crash point")
 	fs.DurationVar(&cfg.StuckAfter, "stuck-after", health.DefaultStuckAfter, "GET /healthz answers 503 after this long with lag > 0 and no progress")
 	fs.DurationVar(&cfg.StoreSlow, "store-slow", DefaultSlowAfter, "a store call not answered within this is slow: stop taking messages (backpressure) until the store answers within it again")
+	fs.StringVar(&cfg.InstanceID, "instance-id", Role, "static group member id (group.instance.id); each instance of a scaled consumer-usage needs its own")
+	var membership string
+	fs.StringVar(&membership, "membership", "static", "static (the member keeps its partitions across a quick restart) or dynamic (every leave or join rebalances)")
+	fs.DurationVar(&cfg.EffectDelay, "effect-delay", 0, "hold every usage write this long before it reaches the store (0: none; at most 1m)")
 	if err := cli.Parse(fs, args); err != nil {
 		return Config{}, err
+	}
+	switch membership {
+	case "static":
+		if cfg.InstanceID == "" {
+			return Config{}, cli.Usagef("--instance-id is empty (static membership needs one)")
+		}
+	case "dynamic":
+		cfg.Dynamic = true
+	default:
+		return Config{}, cli.Usagef("--membership %q: want static or dynamic", membership)
+	}
+	if cfg.EffectDelay < 0 || cfg.EffectDelay > MaxEffectDelay {
+		return Config{}, cli.Usagef("--effect-delay must be between 0 and %s, got %s", MaxEffectDelay, cfg.EffectDelay)
 	}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "group" {
@@ -147,6 +176,15 @@ func ParseFlags(args []string) (Config, error) {
 		return Config{}, cli.Usagef("--crash-after %d: want 1 or more", cfg.CrashAfter)
 	}
 	return cfg, nil
+}
+
+// MemberInstance is the group.instance.id the consumer joins with ("" for
+// dynamic membership).
+func (c Config) MemberInstance() string {
+	if c.Dynamic {
+		return ""
+	}
+	return c.InstanceID
 }
 
 // EarliestGroupPrefix prefixes the fresh group of --reset earliest.

@@ -79,7 +79,7 @@ func TestHTTP(t *testing.T) {
 	arm := &CrashArm{}
 	stats := func() Stats { return Stats{Processed: 7, Invalid: 1} }
 	tracker := health.NewTracker(time.Second)
-	srv := httptest.NewServer(newHandler(lesson.Guarded, "latest", "demo-usage", stats, tracker, arm, nil,
+	srv := httptest.NewServer(newHandler(lesson.Guarded, "latest", "demo-usage", stats, tracker, arm, &EffectDelay{}, nil,
 		slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer srv.Close()
 
@@ -189,7 +189,7 @@ func TestCrashAtReplyBeforeArm(t *testing.T) {
 	arm := &CrashArm{}
 	var events bytes.Buffer
 	em := status.NewTo("consumer-usage", &events)
-	h := newHandler(lesson.Guarded, "latest", "g", func() Stats { return Stats{} }, health.NewTracker(0), arm, em,
+	h := newHandler(lesson.Guarded, "latest", "g", func() Stats { return Stats{} }, health.NewTracker(0), arm, &EffectDelay{}, em,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 	flushed := false

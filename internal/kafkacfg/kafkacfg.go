@@ -70,8 +70,10 @@ func Current(brokers, groupID string) *kafka.ConfigMap {
 }
 
 // Usage is consumer-usage's config for the given group and reset; both
-// modes share it.
-func Usage(brokers, groupID string, reset lesson.Reset) *kafka.ConfigMap {
+// modes share it. instanceID is the static member's group.instance.id
+// ("" = dynamic membership: every start is a new member, and a member that
+// leaves or dies triggers a rebalance).
+func Usage(brokers, groupID string, reset lesson.Reset, instanceID string) *kafka.ConfigMap {
 	c := base(brokers, "krl-consumer-usage")
 	c["group.id"] = groupID
 	c["auto.offset.reset"] = string(reset)
@@ -80,8 +82,11 @@ func Usage(brokers, groupID string, reset lesson.Reset) *kafka.ConfigMap {
 	// Static membership: after a kill -9 the restarted consumer takes its
 	// partitions back at once instead of waiting for the dead member's
 	// session to expire (45 s by default), so a crash demo shows recovery,
-	// not a rebalance timeout. One consumer-usage runs at a time.
-	c["group.instance.id"] = "consumer-usage"
+	// not a rebalance timeout. Each instance of a scaled consumer-usage has
+	// its own id (consumer-usage, consumer-usage-2, ...).
+	if instanceID != "" {
+		c["group.instance.id"] = instanceID
+	}
 	c["session.timeout.ms"] = 6000
 	// Both modes store an offset only after its message was handled:
 	// Close() would otherwise store and commit prefetched, unprocessed
