@@ -1,41 +1,115 @@
 package usage
 
 import (
+	"bytes"
 	"context"
-	"sync/atomic"
+	"encoding/binary"
+	"reflect"
+	"sync"
 	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
 
 // EffectDelay is how long every usage write is held before it reaches the
 // store (--effect-delay, POST /effect-delay): the lab's stand-in for a slow
 // database request, long enough that a rebalance can revoke the write's
-// partition while it is in flight. Safe for concurrent use.
-type EffectDelay struct{ d atomic.Int64 }
+// partition while it is in flight. A change applies to writes already held
+// too (measured from when each was sent), so setting 0 releases them.
+// Safe for concurrent use.
+type EffectDelay struct {
+	mu      sync.Mutex
+	d       time.Duration
+	changed chan struct{} // closed and replaced by Set
+}
 
-// Set changes the delay for writes held from now on.
-func (e *EffectDelay) Set(d time.Duration) { e.d.Store(int64(d)) }
+// Set changes the delay.
+func (e *EffectDelay) Set(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.d = d
+	if e.changed != nil {
+		close(e.changed)
+	}
+	e.changed = make(chan struct{})
+}
 
 // Get is the delay now (0 for a nil EffectDelay).
 func (e *EffectDelay) Get() time.Duration {
-	if e == nil {
-		return 0
-	}
-	return time.Duration(e.d.Load())
+	d, _ := e.get()
+	return d
 }
 
-// hold waits for the delay; false means ctx ended first (the write was
-// never sent).
+func (e *EffectDelay) get() (time.Duration, <-chan struct{}) {
+	if e == nil {
+		return 0, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.changed == nil {
+		e.changed = make(chan struct{})
+	}
+	return e.d, e.changed
+}
+
+// hold waits until the delay has passed since the call; false means ctx
+// ended first (the write was never sent).
 func (e *EffectDelay) hold(ctx context.Context) bool {
-	d := e.Get()
-	if d <= 0 {
-		return ctx.Err() == nil
+	sent := time.Now()
+	for {
+		d, changed := e.get()
+		left := time.Until(sent.Add(d))
+		if left <= 0 {
+			return ctx.Err() == nil
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-t.C:
+			return true
+		case <-changed:
+			t.Stop()
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
+}
+
+// cgmdMagic starts librdkafka's serialized consumer group metadata.
+const cgmdMagic = "CGMDv2:"
+
+// parseGroupMetadata reads the member id and generation out of
+// kafka.ConsumerGroupMetadata ("", -1 when it is not in the known form).
+func parseGroupMetadata(md *kafka.ConsumerGroupMetadata) (member string, generation int32) {
+	// No accessor: the bytes are read by reflection (reading an unexported
+	// slice is allowed; only Interface and Set are not).
+	v := reflect.ValueOf(md).Elem().FieldByName("serialized")
+	if !v.IsValid() || v.Kind() != reflect.Slice {
+		return "", -1
 	}
+	member, generation, ok := parseCGMD(v.Bytes())
+	if !ok {
+		return "", -1
+	}
+	return member, generation
+}
+
+// parseCGMD decodes "CGMDv2:", the generation (native int32), the group
+// id and the member id (both NUL-terminated); the instance id after them
+// is not needed.
+func parseCGMD(b []byte) (member string, generation int32, ok bool) {
+	if len(b) < len(cgmdMagic)+4 || string(b[:len(cgmdMagic)]) != cgmdMagic {
+		return "", 0, false
+	}
+	b = b[len(cgmdMagic):]
+	generation = int32(binary.NativeEndian.Uint32(b[:4]))
+	_, rest, ok := bytes.Cut(b[4:], []byte{0}) // the group id
+	if !ok {
+		return "", 0, false
+	}
+	id, _, ok := bytes.Cut(rest, []byte{0})
+	if !ok {
+		return "", 0, false
+	}
+	return string(id), generation, true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -345,6 +346,9 @@ func (p *Processor) handleNaive(ctx context.Context, r Record) (Result, error) {
 		if u, record := telemetry.Delta(prev.Message, m); record {
 			rec := store.UsageRecord{Usage: u, Partition: r.Partition, Offset: r.Offset}
 			var app store.Appended
+			if err := p.holdEffect(ctx, []Record{r}); err != nil {
+				return res, err
+			}
 			err = p.retry(ctx, "insert usage", func(ctx context.Context) error {
 				// As the seed's insert_one: every attempt is a write of its
 				// own, so a retry after a lost answer adds a record.
@@ -360,6 +364,8 @@ func (p *Processor) handleNaive(ctx context.Context, r Record) (Result, error) {
 			res.Inserted = app.New
 			res.Recorded, res.Usage = true, u
 			p.records.Add(1)
+			// The seed's loop writes its checkpoint all the same, late or not.
+			p.noteLate([]Record{r}, []bool{true})
 			if p.crashAt(lesson.AfterDelta, r) {
 				return res, ErrCrashed
 			}
@@ -443,6 +449,13 @@ func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, e
 	}
 
 	if len(recs) > 0 {
+		written := make([]Record, len(recOf))
+		for j, i := range recOf {
+			written[j] = rs[i]
+		}
+		if err := p.holdEffect(ctx, written); err != nil {
+			return out, err
+		}
 		var b store.Batch
 		err := p.retry(ctx, "insert usage", func(ctx context.Context) error {
 			var err error
@@ -455,6 +468,8 @@ func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, e
 		for j, i := range recOf {
 			out[i].Inserted = b.New[j]
 		}
+		p.noteLate(written, b.New)
+		p.noteRefused(written, b.New)
 		for id, sum := range b.Summaries {
 			cp := pending[id]
 			cp.Summary = sum
@@ -468,6 +483,12 @@ func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, e
 
 	for _, id := range touched {
 		cp := pending[id]
+		if !p.owned(cp.Partition) {
+			// Revoked while the records were in flight: the next owner
+			// folds them (store.ResumeCheckpoints) and writes the
+			// checkpoint; one written here could move its newer one back.
+			continue
+		}
 		err := p.retry(ctx, "save checkpoint", func(ctx context.Context) error {
 			return p.cfg.Store.SaveCheckpoint(ctx, cp)
 		})
@@ -476,12 +497,105 @@ func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, e
 		}
 		p.checkpoints[id] = cp
 	}
+	for i, r := range rs {
+		if !p.owned(r.Partition) {
+			// Not this consumer's to count: the next owner processes it.
+			switch out[i].Outcome {
+			case Applied:
+				applied--
+			case Replayed:
+				replayed--
+			}
+		}
+	}
 	p.processed.Add(int64(applied + replayed))
 	p.replayed.Add(int64(replayed))
 	if lastApplied >= 0 && p.crashAt(lesson.AfterCheckpoint, rs[lastApplied]) {
 		return out, ErrCrashed
 	}
 	return out, nil
+}
+
+func (p *Processor) owned(partition int32) bool {
+	return p.cfg.Owned == nil || p.cfg.Owned(partition)
+}
+
+// holdEffect holds the usage writes of rs for the effect delay, announcing
+// them in flight; an error means ctx ended first and nothing was sent.
+func (p *Processor) holdEffect(ctx context.Context, rs []Record) error {
+	d := p.cfg.EffectDelay.Get()
+	if d <= 0 {
+		return nil
+	}
+	for _, g := range byPartition(rs, nil) {
+		p.log.Info("usage write held (in flight)", "partition", g.partition, "offset", g.first, "messages", g.count, "delay", d)
+		p.cfg.Emitter.Emit(status.Event{Type: status.EffectHeld, Partition: g.partition, Offset: g.first,
+			Count: g.count, Millis: d.Milliseconds()})
+	}
+	if !p.cfg.EffectDelay.hold(ctx) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// noteLate counts and reports the writes of rs that completed after their
+// partition was revoked; isNew[i] says whether rs[i]'s record was new.
+func (p *Processor) noteLate(rs []Record, isNew []bool) {
+	for _, g := range byPartition(rs, isNew) {
+		if p.owned(g.partition) {
+			continue
+		}
+		p.late.Add(g.count)
+		p.log.Warn("usage write completed after its partition was revoked", "partition", g.partition,
+			"offset", g.first, "messages", g.count, "refused_as_second_effects", g.refused)
+		p.cfg.Emitter.Emit(status.Event{Type: status.LateWrite, Partition: g.partition, Offset: g.first,
+			Count: g.count, Prevented: g.refused})
+	}
+}
+
+// noteRefused counts the records of rs the store refused as second
+// effects (isNew false) and reports those of owned partitions (a late
+// write's are in its LateWrite).
+func (p *Processor) noteRefused(rs []Record, isNew []bool) {
+	for _, g := range byPartition(rs, isNew) {
+		if g.refused == 0 {
+			continue
+		}
+		p.prevented.Add(g.refused)
+		if !p.owned(g.partition) {
+			continue
+		}
+		p.log.Info("second effects refused: already recorded", "partition", g.partition, "offset", g.firstRefused, "messages", g.refused)
+		p.cfg.Emitter.Emit(status.Event{Type: status.EffectRefused, Partition: g.partition, Offset: g.firstRefused, Count: g.refused})
+	}
+}
+
+// partitionRun is the records of one partition in a write.
+type partitionRun struct {
+	partition           int32
+	first, firstRefused int64
+	count, refused      int64
+}
+
+// byPartition groups rs by partition in the order first seen; isNew (nil:
+// all new) marks the refused ones.
+func byPartition(rs []Record, isNew []bool) []partitionRun {
+	var out []partitionRun
+	for i, r := range rs {
+		j := slices.IndexFunc(out, func(g partitionRun) bool { return g.partition == r.Partition })
+		if j < 0 {
+			out = append(out, partitionRun{partition: r.Partition, first: r.Offset, firstRefused: -1})
+			j = len(out) - 1
+		}
+		out[j].count++
+		if isNew != nil && !isNew[i] {
+			if out[j].refused == 0 {
+				out[j].firstRefused = r.Offset
+			}
+			out[j].refused++
+		}
+	}
+	return out
 }
 
 // rejectForward forwards an invalid record to the dead-letter topic, then

@@ -100,8 +100,13 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	}
 
 	// Store trouble reaches the current consumer handle's loop (the
-	// processor's slow-call timer runs on its own goroutine).
+	// processor's slow-call timer runs on its own goroutine), and so does
+	// the question whether a partition is still owned.
 	var loop atomic.Pointer[kafkaLoop]
+	proc.cfg.Owned = func(p int32) bool {
+		k := loop.Load()
+		return k == nil || k.owns(p)
+	}
 	proc.cfg.OnStoreTrouble = func(reason string) {
 		if k := loop.Load(); k != nil {
 			k.storeTrouble(reason)
@@ -206,6 +211,16 @@ type kafkaLoop struct {
 	positions map[int32]int64
 	// batch: the messages gathered for one HandleBatch.
 	batch []*kafka.Message
+	// held: messages polled while a batch was in flight, handled next.
+	held []*kafka.Message
+	// flight is the batch whose writes are running, nil between batches.
+	flight *inFlight
+	// revokedAt: when the revoke that began the current rebalance came
+	// (zero: none pending), for the duration in Assigned.
+	revokedAt time.Time
+	// fatal: a fatal client error polled while a batch was in flight,
+	// returned once it is done.
+	fatal error
 	// firstAssign: the next assignment is this process's first, whose
 	// redelivered count the Assigned event reports.
 	firstAssign  bool
@@ -279,10 +294,19 @@ func (k *kafkaLoop) run() error {
 	return stopping(k.em, k.log, "signal")
 }
 
-// pollOnce polls once and handles what came.
+// pollOnce polls once and handles what came; messages held while the
+// last batch was in flight come first.
 func (k *kafkaLoop) pollOnce(tick *time.Ticker) error {
-	e := k.consumer.Poll(100)
-	k.health.Polled(time.Now())
+	if k.fatal != nil {
+		return k.fatal
+	}
+	var e kafka.Event
+	if len(k.held) > 0 {
+		e, k.held = k.held[0], k.held[1:]
+	} else {
+		e = k.consumer.Poll(100)
+		k.health.Polled(time.Now())
+	}
 	switch e := e.(type) {
 	case *kafka.Message:
 		// An error while ctx ended is a store write cut short by the
@@ -486,6 +510,10 @@ func (k *kafkaLoop) gather(first *kafka.Message) []*kafka.Message {
 	if !k.guarded() {
 		return k.batch
 	}
+	for len(k.held) > 0 && len(k.batch) < maxBatch {
+		k.batch = append(k.batch, k.held[0])
+		k.held = k.held[1:]
+	}
 	for len(k.batch) < maxBatch {
 		switch e := k.consumer.Poll(0).(type) {
 		case nil:
@@ -530,8 +558,9 @@ func (k *kafkaLoop) handle(ms []*kafka.Message) error {
 	}
 	ctx, done := finishing(k.ctx, finishGrace)
 	defer done()
-	results, err := k.proc.HandleBatch(ctx, recs)
-	if err != nil {
+	f := k.launch(ctx, recs)
+	res := k.await(f)
+	if res.err != nil {
 		if ctx.Err() != nil {
 			// The store did not answer within the grace (it is down): no
 			// offset of the batch is stored, the next owner redoes it
@@ -539,18 +568,129 @@ func (k *kafkaLoop) handle(ms []*kafka.Message) error {
 			k.log.Warn("stopping before these messages were applied", "partition", recs[0].Partition,
 				"offset", recs[0].Offset, "messages", len(recs), "mode", k.cfg.Mode)
 		}
-		return err
+		return res.err
 	}
 	// The messages are handled (guarded: their effects are durable): only
-	// now may their offsets be committed.
+	// now may their offsets be stored for commit, and only where this
+	// consumer still owns the partition: a revoked one is the next owner's
+	// to commit, from where it starts.
 	for i, m := range taken {
 		tp := m.TopicPartition
+		if f.lost(tp.Partition) {
+			continue
+		}
 		if _, err := k.consumer.StoreMessage(m); err != nil {
 			k.log.Warn("store offset", "partition", tp.Partition, "offset", tp.Offset, "error", err)
 		}
-		k.health.Done(time.Now(), tp.Partition, int64(tp.Offset), results[i].Reason)
+		k.health.Done(time.Now(), tp.Partition, int64(tp.Offset), res.results[i].Reason)
 	}
-	return nil
+	return k.fatal
+}
+
+// inFlight is a batch whose store writes run on their own goroutine while
+// the loop keeps polling: a rebalance is served while a write is held or
+// slow, as a real consumer's is, so a partition can be revoked with its
+// write still in flight (issue: rebalance with in-flight effects).
+type inFlight struct {
+	done   chan batchResult
+	result *batchResult
+	mu     sync.Mutex
+	// revoked: partitions revoked while the batch was in flight; their
+	// writes complete late and their offsets are not stored.
+	revoked map[int32]bool
+	// parts: messages of the batch per partition.
+	parts map[int32]int
+}
+
+type batchResult struct {
+	results []Result
+	err     error
+}
+
+// revoke marks parts lost and returns how many of the batch's messages
+// are in them (0 once the batch is done: nothing is in flight then).
+func (f *inFlight) revoke(parts []int32) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.result != nil {
+		return 0
+	}
+	var n int64
+	for _, p := range parts {
+		f.revoked[p] = true
+		n += int64(f.parts[p])
+	}
+	return n
+}
+
+func (f *inFlight) lost(p int32) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.revoked[p]
+}
+
+// owns is the processor's Owned: false for a partition revoked while the
+// current batch was in flight.
+func (k *kafkaLoop) owns(p int32) bool {
+	f := k.flight
+	return f == nil || !f.lost(p)
+}
+
+// launch starts HandleBatch on its own goroutine.
+func (k *kafkaLoop) launch(ctx context.Context, recs []Record) *inFlight {
+	f := &inFlight{done: make(chan batchResult, 1), revoked: map[int32]bool{}, parts: map[int32]int{}}
+	for _, r := range recs {
+		f.parts[r.Partition]++
+	}
+	k.flight = f
+	go func() {
+		results, err := k.proc.HandleBatch(ctx, recs)
+		f.done <- batchResult{results: results, err: err}
+	}()
+	return f
+}
+
+// inFlightPoll is how often the loop polls while a batch is in flight:
+// rebalance callbacks are served within it.
+const inFlightPoll = 50 * time.Millisecond
+
+// await waits for f, polling meanwhile: rebalance callbacks run (a revoke
+// marks f's partitions lost; an assign waits for f first, see rebalance),
+// messages are held for the next batch, errors are handled (a fatal one is
+// returned once f is done). Nothing of the processor is touched here while
+// f runs.
+func (k *kafkaLoop) await(f *inFlight) batchResult {
+	t := time.NewTimer(inFlightPoll)
+	defer t.Stop()
+	for f.result == nil {
+		select {
+		case r := <-f.done:
+			f.result = &r
+			continue
+		case <-t.C:
+			t.Reset(inFlightPoll)
+		}
+		switch e := k.consumer.Poll(0).(type) {
+		case *kafka.Message:
+			k.held = append(k.held, e)
+		case kafka.Error:
+			if err := k.kafkaError(e); err != nil && k.fatal == nil {
+				k.fatal = err
+			}
+		}
+	}
+	k.flight = nil
+	return *f.result
+}
+
+// settle waits for the batch in flight, if any, without polling: an
+// assignment reloads the processor's checkpoints, which the batch's
+// goroutine is still using.
+func (k *kafkaLoop) settle() {
+	if f := k.flight; f != nil && f.result == nil {
+		r := <-f.done
+		f.result = &r
+	}
 }
 
 // gap reports whether m comes after offsets this consumer never saw on its
@@ -621,8 +761,18 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 	switch e := ev.(type) {
 	case kafka.AssignedPartitions:
 		k.brokerBack()
+		// A batch still in flight uses the processor: let it finish
+		// before the checkpoints are reloaded. Its writes to partitions
+		// revoked meanwhile complete late.
+		k.settle()
 		parts := partitionIDs(e.Partitions)
-		k.log.Info("partitions assigned", "partitions", parts)
+		member, generation := groupMember(c)
+		var took time.Duration
+		if !k.revokedAt.IsZero() {
+			took, k.revokedAt = time.Since(k.revokedAt), time.Time{}
+		}
+		k.log.Info("partitions assigned", "partitions", parts, "member", member, "generation", generation,
+			"rebalance", took.Round(time.Millisecond))
 		if k.guarded() {
 			// Another consumer may have owned these partitions and advanced
 			// their sensors' checkpoints: start from what is durable.
@@ -649,25 +799,52 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		if redelivered > 0 || k.firstAssign {
 			k.log.Info("messages processed before will be delivered again", "count", redelivered, "start", start)
 		}
-		k.em.Emit(status.Event{Type: status.Assigned, Partitions: parts, Redelivered: redelivered, First: k.firstAssign})
+		startAt := make([]status.Position, 0, len(parts))
+		for _, p := range parts {
+			startAt = append(startAt, status.Position{Partition: p, Offset: start[p], HighWatermark: -1})
+		}
+		k.em.Emit(status.Event{Type: status.Assigned, Partitions: parts, Redelivered: redelivered, First: k.firstAssign,
+			Member: member, Generation: generation, Positions: startAt, Millis: took.Milliseconds()})
 		k.firstAssign = false
 	case kafka.RevokedPartitions:
 		parts := partitionIDs(e.Partitions)
-		k.em.Emit(status.Event{Type: status.Revoked, Partitions: parts})
-		k.log.Info("partitions revoked", "partitions", parts, "lost", c.AssignmentLost())
-		if k.guarded() && !c.AssignmentLost() {
-			// Hand over exactly what is durable to the next owner.
+		member, generation := groupMember(c)
+		k.revokedAt = time.Now()
+		var inFlight int64
+		if k.flight != nil {
+			inFlight = k.flight.revoke(parts)
+		}
+		k.em.Emit(status.Event{Type: status.Revoked, Partitions: parts, Member: member, Generation: generation, InFlight: inFlight})
+		k.log.Info("partitions revoked", "partitions", parts, "lost", c.AssignmentLost(), "member", member,
+			"generation", generation, "in_flight", inFlight)
+		if !c.AssignmentLost() {
+			// Hand over exactly what is done: offsets are stored only once
+			// a batch's writes completed, so this is the contiguous
+			// completed prefix, never the writes still in flight. (Naive
+			// mode commits what its store holds every second anyway.)
 			k.commitStored("revoke")
 		}
 		for _, p := range parts {
 			delete(k.positions, p)
 		}
-		k.batch = slices.DeleteFunc(k.batch, func(m *kafka.Message) bool {
-			return slices.Contains(parts, m.TopicPartition.Partition)
-		})
+		inParts := func(m *kafka.Message) bool { return slices.Contains(parts, m.TopicPartition.Partition) }
+		k.batch = slices.DeleteFunc(k.batch, inParts)
+		k.held = slices.DeleteFunc(k.held, inParts)
 		k.health.Revoke(time.Now(), parts)
 	}
 	return nil
+}
+
+// groupMember is the consumer's group member id and generation, read from
+// its group metadata ("", -1 when unknown). librdkafka exposes them only
+// serialized (for transactions): "CGMDv2:", the generation as a native
+// int32, then the NUL-terminated group id and member id.
+func groupMember(c *kafka.Consumer) (member string, generation int32) {
+	md, err := c.GetConsumerGroupMetadata()
+	if err != nil || md == nil {
+		return "", -1
+	}
+	return parseGroupMetadata(md)
 }
 
 // startPositions is where consumption of newly assigned partitions begins:
@@ -810,13 +987,32 @@ func (k *kafkaLoop) redelivered(start map[int32]int64) int64 {
 	return n
 }
 
-// commitStored commits the offsets stored so far.
+// commitStored commits the offsets stored so far. A commit the group
+// rejects because this member lost its partitions is a failure, never
+// progress: the next owner starts from the last commit that was accepted
+// and replays the rest (guarded: the effects' identities refuse them).
 func (k *kafkaLoop) commitStored(why string) {
 	_, err := k.consumer.Commit()
 	var kerr kafka.Error
-	if err != nil && !(errors.As(err, &kerr) && kerr.Code() == kafka.ErrNoOffset) {
+	switch {
+	case err == nil, errors.As(err, &kerr) && kerr.Code() == kafka.ErrNoOffset:
+	case errors.As(err, &kerr) && lostOwnership(kerr.Code()):
+		k.log.Warn("commit rejected: this member no longer owns the partitions; the next owner replays from the last accepted commit",
+			"when", why, "error", err)
+		k.em.Emit(status.Event{Type: status.Error, Error: "commit rejected (" + why + "): " + err.Error()})
+	default:
 		k.log.Warn("commit stored offsets", "when", why, "error", err)
 	}
+}
+
+// lostOwnership: the commit was refused because the member or generation
+// it was made under is no longer the group's.
+func lostOwnership(code kafka.ErrorCode) bool {
+	switch code {
+	case kafka.ErrIllegalGeneration, kafka.ErrUnknownMemberID, kafka.ErrRebalanceInProgress, kafka.ErrFencedInstanceID:
+		return true
+	}
+	return false
 }
 
 func (k *kafkaLoop) progress() {
@@ -838,7 +1034,8 @@ func (k *kafkaLoop) progress() {
 		positions = append(positions, status.Position{Partition: p, Offset: k.positions[p], HighWatermark: hw})
 	}
 	s := k.proc.Stats()
-	k.em.Emit(status.Event{Type: status.Progress, Positions: positions, Processed: s.Processed, Invalid: s.Invalid})
+	k.em.Emit(status.Event{Type: status.Progress, Positions: positions, Processed: s.Processed, Invalid: s.Invalid,
+		Prevented: s.Prevented, Late: s.Late})
 }
 
 func partitionIDs(tps []kafka.TopicPartition) []int32 {
