@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -145,6 +146,8 @@ type Processor struct {
 	late        atomic.Int64
 
 	deadLetter DeadLetter
+	// fence orders checkpoint writes with revokes (Fence).
+	fence sync.Mutex
 }
 
 // SetDeadLetter makes Handle forward every invalid record to d, once,
@@ -483,19 +486,28 @@ func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, e
 
 	for _, id := range touched {
 		cp := pending[id]
-		if !p.owned(cp.Partition) {
-			// Revoked while the records were in flight: the next owner
-			// folds them (store.ResumeCheckpoints) and writes the
-			// checkpoint; one written here could move its newer one back.
-			continue
-		}
+		written := false
 		err := p.retry(ctx, "save checkpoint", func(ctx context.Context) error {
+			// Under the fence, so a revoke either waits for this write or
+			// comes first and stops it: a checkpoint is never written
+			// after its partition went to the next owner, whose newer one
+			// it could move back. Revoked while the records were in
+			// flight: the next owner folds them (store.ResumeCheckpoints)
+			// and writes the checkpoint.
+			p.fence.Lock()
+			defer p.fence.Unlock()
+			if !p.owned(cp.Partition) {
+				return nil
+			}
+			written = true
 			return p.cfg.Store.SaveCheckpoint(ctx, cp)
 		})
 		if err != nil {
 			return out, err
 		}
-		p.checkpoints[id] = cp
+		if written {
+			p.checkpoints[id] = cp
+		}
 	}
 	for i, r := range rs {
 		if !p.owned(r.Partition) {
@@ -514,6 +526,15 @@ func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, e
 		return out, ErrCrashed
 	}
 	return out, nil
+}
+
+// Fence runs revoke (which makes Owned false for some partitions) while no
+// guarded checkpoint write is under way: one attempt at most is waited for
+// (a store call, bounded by OpTimeout), not the effect writes in flight.
+func (p *Processor) Fence(revoke func()) {
+	p.fence.Lock()
+	defer p.fence.Unlock()
+	revoke()
 }
 
 func (p *Processor) owned(partition int32) bool {

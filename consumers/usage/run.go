@@ -811,8 +811,8 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 		member, generation := groupMember(c)
 		k.revokedAt = time.Now()
 		var inFlight int64
-		if k.flight != nil {
-			inFlight = k.flight.revoke(parts)
+		if f := k.flight; f != nil {
+			k.proc.Fence(func() { inFlight = f.revoke(parts) })
 		}
 		k.em.Emit(status.Event{Type: status.Revoked, Partitions: parts, Member: member, Generation: generation, InFlight: inFlight})
 		k.log.Info("partitions revoked", "partitions", parts, "lost", c.AssignmentLost(), "member", member,
