@@ -68,7 +68,7 @@ func (b *Board) sampleLag() {
 		return
 	}
 	b.sampledAt = b.now
-	for _, name := range []string{Usage, Current} {
+	for _, name := range append(b.UsageInstances(), Current) {
 		if b.procs[name] == nil {
 			continue
 		}
@@ -105,7 +105,7 @@ func (b *Board) brokerKnownAway() bool {
 	if b.brokerDown() {
 		return true
 	}
-	for _, n := range []string{Producer, Current, Usage} {
+	for _, n := range append([]string{Producer, Current}, b.UsageInstances()...) {
 		if p := b.procs[n]; p != nil && p.state == Retrying && p.detail == "kafka" {
 			return true
 		}
@@ -129,6 +129,9 @@ func (b *Board) committedOffsets(v Committed) {
 }
 
 func (b *Board) lagOf(name string) Lag {
+	if p := b.procs[name]; p != nil && IsUsage(name) && b.Scaled() {
+		return b.ownedLag(p)
+	}
 	switch name {
 	case Usage:
 		return b.usageLag()
