@@ -262,6 +262,9 @@ func (b *Board) UsageCaughtUp() bool {
 	if p == nil || !p.alive() || p.pending != "" || p.revoked || p.state == Retrying {
 		return false
 	}
+	if !b.groupSettled() {
+		return false
+	}
 	l := b.usageLag()
 	if l.NoData || l.Stale || len(l.Unknown) > 0 {
 		return false

@@ -153,15 +153,21 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 	name := p.name
 	switch e.Type {
 	case status.Assigned, status.Revoked:
-		if e.Member == "" && e.Generation == 0 {
-			return false // a consumer that does not say its membership
-		}
+		// The partitions are tracked whatever the consumer says of its
+		// membership; a consumer that says nothing of it (no member, no
+		// generation) gets the generic timeline line.
+		described := e.Member != "" || e.Generation != 0
 		if e.Member != "" {
 			p.member = e.Member
 		}
-		p.generation = e.Generation
+		if described {
+			p.generation = e.Generation
+		}
 		if e.Type == status.Revoked {
 			p.partitions, p.revoked = []int32{}, true
+			if !described {
+				return false
+			}
 			text := fmt.Sprintf("revoked %s gen %d", partitionList(e.Partitions), e.Generation)
 			if e.InFlight > 0 {
 				text += fmt.Sprintf(", %s in flight (written after the revoke)", plural(e.InFlight, "message"))
@@ -173,11 +179,13 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 		if p.partitions == nil {
 			p.partitions = []int32{}
 		}
-		text := fmt.Sprintf("assigned %s member %s gen %d", partitionList(e.Partitions), ShortMember(e.Member), e.Generation)
-		if e.Millis > 0 {
-			text += fmt.Sprintf(" (rebalance %.2f s)", float64(e.Millis)/1000)
+		if described {
+			text := fmt.Sprintf("assigned %s member %s gen %d", partitionList(e.Partitions), ShortMember(e.Member), e.Generation)
+			if e.Millis > 0 {
+				text += fmt.Sprintf(" (rebalance %.2f s)", float64(e.Millis)/1000)
+			}
+			b.event(at, name, LevelInfo, text)
 		}
-		b.event(at, name, LevelInfo, text)
 		return false // the generic handling (redelivery, state) follows
 	case status.EffectHeld:
 		b.event(at, name, LevelWarn, fmt.Sprintf("write %s held %s (in flight)", where(e), delayWords(time.Duration(e.Millis)*time.Millisecond)))
@@ -275,4 +283,38 @@ func partitionsOf(p *proc) []int32 {
 		return nil
 	}
 	return slices.Clone(p.partitions)
+}
+
+// groupSettled: the live consumer-usage instances between them own every
+// partition of the topic, each exactly once, and none is between a revoke
+// and its next assignment. A group mid-rebalance, or with partitions of a
+// member that is gone not yet handed to another, is not caught up even
+// where its commits reach the watermarks. Before an instance said what it
+// owns (partitions unknown) on an unscaled board, it holds.
+func (b *Board) groupSettled() bool {
+	names := b.UsageInstances()
+	if len(names) <= 1 {
+		if p := b.procs[Usage]; p == nil || p.partitions == nil {
+			return true
+		}
+	}
+	owners := map[int32]int{}
+	for _, n := range names {
+		p := b.procs[n]
+		if !p.alive() {
+			continue
+		}
+		if p.pending != "" || p.revoked || p.partitions == nil || p.state == Retrying {
+			return false
+		}
+		for _, part := range p.partitions {
+			owners[part]++
+		}
+	}
+	for part := range b.hwm {
+		if owners[part] != 1 {
+			return false
+		}
+	}
+	return len(b.hwm) > 0
 }

@@ -214,3 +214,58 @@ func TestShortMember(t *testing.T) {
 		t.Fatalf("short = %q", got)
 	}
 }
+
+// A consumer that does not say its membership still has its partitions
+// tracked, with the generic timeline line.
+func TestAssignedWithoutMembershipTracksPartitions(t *testing.T) {
+	b := newBoard(ProcAdded{Name: u2, At: at(0)}, ProcStarted{Name: u2, PID: 11, At: at(0)},
+		ev(u2, 1, status.Event{Type: status.Assigned, Partitions: []int32{2, 1}}))
+	if got := b.Process(u2).Partitions; !slices.Equal(got, []int32{1, 2}) {
+		t.Fatalf("partitions %v", got)
+	}
+	if !hasEvent(b, u2, "rebalance: assigned partitions [2 1]") {
+		t.Fatalf("events %v", b.Events())
+	}
+	b.Apply(ev(u2, 2, status.Event{Type: status.Revoked, Partitions: []int32{1, 2}}))
+	if got := b.Process(u2).Partitions; got == nil || len(got) != 0 || !hasEvent(b, u2, "rebalance: revoked partitions [1 2]") {
+		t.Fatalf("after revoke: %v", got)
+	}
+}
+
+// Scaled, the group is caught up only once its live instances own every
+// partition between them, each once.
+func TestCaughtUpWaitsForTheGroupToSettle(t *testing.T) {
+	hw := map[int32]int64{0: 10, 1: 10, 2: 10}
+	b := newBoard(
+		ProcAdded{Name: u2, At: at(0)}, ProcStarted{Name: Producer, PID: 9, At: at(0)},
+		ProcStarted{Name: Usage, PID: 10, At: at(0)}, ProcStarted{Name: u2, PID: 11, At: at(0)},
+		ev(Usage, 0.1, status.Event{Type: status.Started, GroupID: "demo-usage"}),
+		ev(u2, 0.1, status.Event{Type: status.Started, GroupID: "demo-usage"}),
+		ev(Usage, 0.2, status.Event{Type: status.Assigned, Partitions: []int32{0, 1, 2}}),
+		Offsets{At: at(1), HighWatermarks: hw},
+		Committed{At: at(1), Group: "demo-usage", Offsets: hw},
+	)
+	if b.UsageCaughtUp() {
+		t.Fatal("caught up while consumer-usage-2 has not been assigned yet")
+	}
+	b.Apply(ev(Usage, 2, status.Event{Type: status.Revoked, Partitions: []int32{0, 1, 2}}))
+	b.Apply(ev(Usage, 2.1, status.Event{Type: status.Assigned, Partitions: []int32{0, 1}}))
+	b.Apply(Committed{At: at(3), Group: "demo-usage", Offsets: hw})
+	if b.UsageCaughtUp() {
+		t.Fatal("caught up while consumer-usage-2 has not been assigned")
+	}
+	b.Apply(ev(u2, 3.1, status.Event{Type: status.Assigned, Partitions: []int32{2}}))
+	if !b.UsageCaughtUp() {
+		t.Fatal("not caught up once the group settled")
+	}
+	b.Apply(ProcExited{Name: u2, PID: 11, At: at(4), Deliberate: true})
+	if b.UsageCaughtUp() {
+		t.Fatal("caught up while partition 2 belongs to a member that is gone")
+	}
+	b.Apply(ProcRemoved{Name: u2, At: at(4.5)})
+	b.Apply(ev(Usage, 5, status.Event{Type: status.Revoked, Partitions: []int32{0, 1}}))
+	b.Apply(ev(Usage, 5.1, status.Event{Type: status.Assigned, Partitions: []int32{0, 1, 2}}))
+	if !b.UsageCaughtUp() {
+		t.Fatal("not caught up back on one instance owning all")
+	}
+}
