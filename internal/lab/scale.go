@@ -51,10 +51,16 @@ func (l *Lab) Scale(n int) error {
 	}
 	for i := len(have); i > n; i-- {
 		name := board.UsageInstance(i)
-		if l.sup.Running(name) {
+		if pid := l.sup.PID(name); pid != 0 {
 			if err := l.Stop(name); err != nil {
 				return fmt.Errorf("scale: %w", err)
 			}
+			// The row goes once it shows the exit: removed first, the exit
+			// would reach a board that no longer knows the process.
+			l.waitBoard(2*time.Second, func(b *board.Board) bool {
+				e := b.Process(name).LastExit
+				return e != nil && e.PID == pid
+			})
 		}
 		l.emit(board.ProcRemoved{Name: name, At: time.Now()})
 	}
