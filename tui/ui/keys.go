@@ -44,7 +44,7 @@ func DefaultKeyMap() KeyMap {
 		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause producer")),
 		Mode:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "usage naive/guarded")),
 		Reset:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "usage latest/earliest")),
-		CrashPoint: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cycle crash point")),
+		CrashPoint: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "usage crash point")),
 		ResetLab:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset lab (usage 0)")),
 		InjectBad:  key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "inject bad records")),
 		ScaleUp:    key.NewBinding(key.WithKeys("+"), key.WithHelp("+", "one more consumer-usage (max 3)")),
