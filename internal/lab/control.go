@@ -225,6 +225,8 @@ func (l *Lab) SetUsageMode(mode string) (restarted bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	l.switchMu.Lock()
+	defer l.switchMu.Unlock()
 	return l.switchUsage(board.Mode{UsageMode: string(m)})
 }
 
@@ -236,6 +238,8 @@ func (l *Lab) SetUsageReset(reset string) (restarted bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	l.switchMu.Lock()
+	defer l.switchMu.Unlock()
 	return l.switchUsage(board.Mode{UsageReset: string(r)})
 }
 

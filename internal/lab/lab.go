@@ -92,11 +92,12 @@ type Lab struct {
 	embeddedBroker, embeddedStore bool
 
 	// pauseMu, armMu and switchMu make a toggle read the board and act on
-	// it as one step; baselineMu makes a reset-lab one step.
+	// it as one step (switchMu also a mode or reset set by a script);
+	// baselineMu makes a reset-lab one step. A scale holds baselineMu, then
+	// switchMu.
 	pauseMu, armMu, switchMu, baselineMu sync.Mutex
-	// freezeMu makes z a toggle even when pressed twice quickly; scaleMu
-	// makes a scale one step.
-	freezeMu, scaleMu sync.Mutex
+	// freezeMu makes z a toggle even when pressed twice quickly.
+	freezeMu sync.Mutex
 
 	mu        sync.Mutex
 	mirror    *board.Board

@@ -30,8 +30,12 @@ func (l *Lab) Scale(n int) error {
 	if brokers, mongo := l.Addresses(); brokers == "" || mongo == "" {
 		return errors.New("scale: the broker or the store has no address yet")
 	}
-	l.scaleMu.Lock()
-	defer l.scaleMu.Unlock()
+	// One step, and not in the middle of a reset-lab or of a mode or
+	// reset switch (either would miss an instance being added).
+	l.baselineMu.Lock()
+	defer l.baselineMu.Unlock()
+	l.switchMu.Lock()
+	defer l.switchMu.Unlock()
 	have := l.usageInstances()
 	if len(have) < n {
 		// Under earliest the new instances name consumer-usage's group.
