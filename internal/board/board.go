@@ -194,6 +194,12 @@ func (b *Board) Apply(in any) bool {
 		b.healthProbe(v)
 	case LaunchFailed:
 		b.launchFailed(v)
+	case ProcAdded:
+		b.procAdded(v)
+	case ProcRemoved:
+		b.procRemoved(v)
+	case EffectDelaySet:
+		b.effectDelaySet(v)
 	default:
 		return false
 	}

@@ -67,7 +67,7 @@ type HealthView struct {
 }
 
 // probed: the processes whose /healthz the lab polls.
-func probed(name string) bool { return name == Current || name == Usage }
+func probed(name string) bool { return name == Current || IsUsage(name) }
 
 // healthState is what the board keeps of one process's health polls.
 type healthState struct {

@@ -68,7 +68,7 @@ func (b *Board) sampleLag() {
 		return
 	}
 	b.sampledAt = b.now
-	for _, name := range []string{Usage, Current} {
+	for _, name := range append(b.UsageInstances(), Current) {
 		if b.procs[name] == nil {
 			continue
 		}
@@ -105,7 +105,7 @@ func (b *Board) brokerKnownAway() bool {
 	if b.brokerDown() {
 		return true
 	}
-	for _, n := range []string{Producer, Current, Usage} {
+	for _, n := range append([]string{Producer, Current}, b.UsageInstances()...) {
 		if p := b.procs[n]; p != nil && p.state == Retrying && p.detail == "kafka" {
 			return true
 		}
@@ -129,6 +129,9 @@ func (b *Board) committedOffsets(v Committed) {
 }
 
 func (b *Board) lagOf(name string) Lag {
+	if p := b.procs[name]; p != nil && IsUsage(name) && b.Scaled() {
+		return b.ownedLag(p)
+	}
 	switch name {
 	case Usage:
 		return b.usageLag()
@@ -257,6 +260,9 @@ func (b *Board) UsageCaughtUp() bool {
 	// partition at all (a broker just back, before the producer's buffer
 	// lands): that is not caught up.
 	if p == nil || !p.alive() || p.pending != "" || p.revoked || p.state == Retrying {
+		return false
+	}
+	if !b.groupSettled() {
 		return false
 	}
 	l := b.usageLag()

@@ -112,6 +112,19 @@ type proc struct {
 
 	logs     []string
 	logSince int // index in logs where the current incarnation's lines start
+
+	// consumer-usage instances (scale.go): the partitions owned now (nil:
+	// not known yet; empty: none, as after a revoke), the group member id
+	// and generation of the latest rebalance, second effects prevented and
+	// late writes since the incarnation started, the effect delay it
+	// reported (delayKnown) and the one the dashboard asked for (delayCfg).
+	partitions      []int32
+	member          string
+	generation      int32
+	prevented, late int64
+	delay           time.Duration
+	delayKnown      bool
+	delayCfg        time.Duration
 }
 
 func (p *proc) alive() bool { return p.pid != 0 }
@@ -157,6 +170,8 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.frozen, p.health = false, healthState{}
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
+	p.partitions, p.member, p.generation = nil, "", 0
+	p.prevented, p.late, p.delay, p.delayKnown = 0, 0, 0, false
 	p.logSince = len(p.logs)
 	verb := "started"
 	if p.starts > 1 {
@@ -185,6 +200,8 @@ func (b *Board) procExited(v ProcExited) {
 	p.frozen, p.health = false, healthState{}
 	p.caughtUp = false
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
+	// A dead member owns nothing; its partitions wait for the group.
+	p.partitions, p.member, p.generation = nil, "", 0
 	restarting := p.pending == OpRestart
 	// A SIGKILL the user asked for with x is a crash even if the supervisor
 	// counts it as its own doing.
@@ -291,6 +308,9 @@ func (b *Board) procStatus(v ProcStatus) {
 	// Events of a process the board believes dead come from its last
 	// moments (a CrashPoint before the SIGKILL, say): history, no state.
 	settled := p.alive() && p.pending == ""
+	if IsUsage(v.Name) && b.scaleStatus(p, at, e) {
+		return
+	}
 	switch e.Type {
 	case status.Started:
 		p.mode, p.reset, p.groupID = e.Mode, e.Reset, e.GroupID
@@ -333,7 +353,9 @@ func (b *Board) procStatus(v ProcStatus) {
 			b.event(at, v.Name, LevelWarn, fmt.Sprintf("retrying %s %s: %s", e.Endpoint, e.Addr, plainError(e.Endpoint, e.Error)))
 		}
 	case status.Assigned, status.Revoked:
-		b.event(at, v.Name, LevelInfo, fmt.Sprintf("rebalance: %s partitions %s", e.Type, partitionList(e.Partitions)))
+		if e.Member == "" && e.Generation == 0 { // scaleStatus told the others
+			b.event(at, v.Name, LevelInfo, fmt.Sprintf("rebalance: %s partitions %s", e.Type, partitionList(e.Partitions)))
+		}
 		p.revoked = e.Type == status.Revoked
 		if e.Type == status.Assigned && e.First {
 			p.redelivered = e.Redelivered
@@ -351,6 +373,9 @@ func (b *Board) procStatus(v ProcStatus) {
 		p.processed, p.invalid = e.Processed, e.Invalid
 		if v.Name == Producer {
 			p.produced = e.Produced
+		}
+		if IsUsage(v.Name) {
+			p.prevented, p.late = e.Prevented, e.Late
 		}
 		// A role that retried says Connected when it is back; its
 		// progress reports while it retries change nothing.
@@ -620,6 +645,21 @@ type ProcView struct {
 	// BackpressureReason why.
 	Backpressure       time.Duration
 	BackpressureReason string
+
+	// consumer-usage instances: Instance is n of UsageInstance(n) (0 for
+	// the other processes); Partitions the partitions it owns now (nil:
+	// not known, empty: none); Member and Generation of its latest
+	// rebalance; Prevented (second effects refused) and Late (records
+	// written after their partition was revoked) since it started;
+	// EffectDelay how long it holds each write (as it reported it, else as
+	// asked for its next start).
+	Instance    int
+	Partitions  []int32
+	Member      string
+	Generation  int32
+	Prevented   int64
+	Late        int64
+	EffectDelay time.Duration
 }
 
 // CrashPointHit is a crash point a process reported reaching, just before
@@ -711,7 +751,15 @@ func (b *Board) Process(name string) ProcView {
 			v.Key = i + 1
 		}
 	}
-	if name == Usage {
+	if n, ok := UsageInstanceNumber(name); ok {
+		v.Instance = n
+		v.Partitions = partitionsOf(p)
+		v.Member, v.Generation = p.member, p.generation
+		v.Prevented, v.Late = p.prevented, p.late
+		v.EffectDelay = p.delayCfg
+		if p.alive() && p.delayKnown {
+			v.EffectDelay = p.delay
+		}
 		v.Mode, v.Reset = b.mode, b.reset
 		if p.alive() && p.mode != "" {
 			v.Mode = p.mode
@@ -737,7 +785,7 @@ func (b *Board) strategy(p *proc) string {
 		return "publishes telemetry"
 	case Current:
 		return "replay from earliest"
-	case Usage:
+	case Usage, UsageInstance(2), UsageInstance(3):
 		reset := b.reset
 		if p.alive() && p.reset != "" {
 			reset = p.reset

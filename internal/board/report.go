@@ -48,6 +48,21 @@ type ReportProcess struct {
 	// broker, store). LastInvalid is the reason of the latest one.
 	Invalid     *int64 `json:"invalid"`
 	LastInvalid string `json:"last_invalid,omitempty"`
+
+	// Every consumer-usage instance (consumer-usage, consumer-usage-2,
+	// consumer-usage-3) has Partitions (the partitions it owns now; an
+	// empty list when none, or while it is down or between a revoke and
+	// the next assignment), Prevented and Late (since its latest start:
+	// usage records the store refused as second effects, and records
+	// written after their partition was revoked). Member and Generation
+	// are those of its latest rebalance (empty/0 before one),
+	// EffectDelayMs how long it holds each write.
+	Partitions    []int32 `json:"partitions,omitzero"`
+	Prevented     *int64  `json:"prevented,omitempty"`
+	Late          *int64  `json:"late,omitempty"`
+	Member        string  `json:"member,omitempty"`
+	Generation    int32   `json:"generation,omitempty"`
+	EffectDelayMs *int64  `json:"effect_delay_ms,omitempty"`
 }
 
 // ReportSensor is one sensor: what each side says about it.
@@ -122,8 +137,12 @@ func (b *Board) Report() Report {
 			n := pv.Lag.Messages
 			rp.Lag = &n
 		}
-		if pv.Name == Usage {
+		if IsUsage(pv.Name) {
 			rp.Mode, rp.Reset = pv.Mode, pv.Reset
+			rp.Partitions = append([]int32{}, pv.Partitions...)
+			prevented, late, delay := pv.Prevented, pv.Late, pv.EffectDelay.Milliseconds()
+			rp.Prevented, rp.Late, rp.EffectDelayMs = &prevented, &late, &delay
+			rp.Member, rp.Generation = pv.Member, pv.Generation
 		}
 		if pv.LastExit != nil {
 			rp.LastExit = pv.LastExit.Label()
@@ -136,7 +155,7 @@ func (b *Board) Report() Report {
 			n := pv.Produced
 			rp.Produced = &n
 		}
-		if pv.Name == Usage && pv.Redelivered >= 0 {
+		if IsUsage(pv.Name) && pv.Redelivered >= 0 {
 			n := pv.Redelivered
 			rp.Redelivered = &n
 		}
@@ -208,4 +227,4 @@ func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
 // ReadsMessages tells the processes that read the topic's messages, and so
 // count the invalid ones.
-func ReadsMessages(name string) bool { return name == Current || name == Usage }
+func ReadsMessages(name string) bool { return name == Current || IsUsage(name) }

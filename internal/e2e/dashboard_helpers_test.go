@@ -175,6 +175,12 @@ type reportProc struct {
 	// Invalid is null for processes that read no messages.
 	Invalid     *int64 `json:"invalid"`
 	LastInvalid string `json:"last_invalid"`
+	// Every consumer-usage instance: the partitions it owns now (a list,
+	// possibly empty; absent for the other processes), second effects
+	// prevented and late writes.
+	Partitions *[]int32 `json:"partitions"`
+	Prevented  *int64   `json:"prevented"`
+	Late       *int64   `json:"late"`
 }
 
 type reportSens struct {

@@ -225,6 +225,8 @@ func (l *Lab) SetUsageMode(mode string) (restarted bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	l.switchMu.Lock()
+	defer l.switchMu.Unlock()
 	return l.switchUsage(board.Mode{UsageMode: string(m)})
 }
 
@@ -236,20 +238,21 @@ func (l *Lab) SetUsageReset(reset string) (restarted bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	l.switchMu.Lock()
+	defer l.switchMu.Unlock()
 	return l.switchUsage(board.Mode{UsageReset: string(r)})
 }
 
+// switchUsage applies to every consumer-usage instance: each running one
+// restarts with the new arguments, a stopped one keeps them for its start.
 func (l *Lab) switchUsage(m board.Mode) (restarted bool, err error) {
 	m.At = time.Now()
 	l.emit(m)
-	if err := l.sup.SetArgs(board.Usage, l.roleArgs(board.Usage)); err != nil {
-		return false, err
-	}
-	if !l.sup.Running(board.Usage) {
+	restarted, err = l.restartUsageInstances()
+	if err == nil && !restarted {
 		l.Note("consumer-usage is not running: the change applies when it starts (r starts it)")
-		return false, nil
 	}
-	return true, l.Restart(board.Usage)
+	return restarted, err
 }
 
 // ToggleUsageMode switches consumer-usage between naive and guarded, from
@@ -356,9 +359,14 @@ func (l *Lab) ResetLab() error {
 	var total board.UsageRow
 	l.Observe(func(b *board.Board) { total = b.Usage().Total })
 	l.Note("reset lab: stopping consumer-usage, clearing its usage records and checkpoints" + clearing(total))
-	if l.sup.Running(board.Usage) {
-		if err := l.Stop(board.Usage); err != nil {
-			return fmt.Errorf("reset lab: %w", err)
+	// Every instance stops before the drop (a live one would write into
+	// the new baseline), the highest-numbered first.
+	instances := l.usageInstances()
+	for i := len(instances) - 1; i >= 0; i-- {
+		if name := instances[i]; l.sup.Running(name) {
+			if err := l.Stop(name); err != nil {
+				return fmt.Errorf("reset lab: %w", err)
+			}
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -373,11 +381,13 @@ func (l *Lab) ResetLab() error {
 	// A new group with reset latest starts at the end (earliest would
 	// replay the whole topic into the fresh baseline).
 	l.emit(board.Mode{At: time.Now(), UsageReset: string(lesson.Latest)})
-	if err := l.sup.SetArgs(board.Usage, l.roleArgs(board.Usage)); err != nil {
-		return fmt.Errorf("reset lab: %w", err)
-	}
-	if err := l.Start(board.Usage); err != nil {
-		return fmt.Errorf("reset lab: %w", err)
+	for _, name := range instances {
+		if err := l.sup.SetArgs(name, l.roleArgs(name)); err != nil {
+			return fmt.Errorf("reset lab: %w", err)
+		}
+		if err := l.Start(name); err != nil {
+			return fmt.Errorf("reset lab: %w", err)
+		}
 	}
 	l.Note(fmt.Sprintf("new baseline #%d: consumer-usage reads on from the end of the topic in group %s; usage counts from 0",
 		n, l.usageGroup()))

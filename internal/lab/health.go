@@ -60,7 +60,9 @@ func (l *Lab) ToggleFreeze(name string) (frozen bool, err error) {
 // process is not asked: the board already says frozen.
 func (l *Lab) pollHealth(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, name := range []string{board.Current, board.Usage} {
+	var names []string
+	l.Observe(func(b *board.Board) { names = append([]string{board.Current}, b.UsageInstances()...) })
+	for _, name := range names {
 		addr, pid := l.httpAddr(name), l.sup.PID(name)
 		if addr == "" || pid == 0 || l.sup.Frozen(name) {
 			continue

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
-	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"log/slog"
 	"maps"
 	"os"
@@ -93,7 +92,9 @@ type Lab struct {
 	embeddedBroker, embeddedStore bool
 
 	// pauseMu, armMu and switchMu make a toggle read the board and act on
-	// it as one step; baselineMu makes a reset-lab one step.
+	// it as one step (switchMu also a mode or reset set by a script);
+	// baselineMu makes a reset-lab one step. A scale holds baselineMu, then
+	// switchMu.
 	pauseMu, armMu, switchMu, baselineMu sync.Mutex
 	// freezeMu makes z a toggle even when pressed twice quickly.
 	freezeMu sync.Mutex
@@ -459,7 +460,6 @@ func (l *Lab) roleArgs(name string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.mirror.Config()
-	mode, reset := l.mirror.UsageConfig()
 	conn := []string{"--brokers", c.Brokers, "--mongo", c.Mongo, "--topic", l.cfg.Topic}
 	switch name {
 	case board.Producer:
@@ -471,15 +471,11 @@ func (l *Lab) roleArgs(name string) []string {
 		return args
 	case board.Current:
 		return append([]string{"consumer", "current"}, conn...)
-	case board.Usage:
-		args := append(append([]string{"consumer", "usage"}, conn...), "--mode", mode, "--reset", reset)
-		// earliest picks a fresh group of its own (consumer usage --reset).
-		if g := l.usageGroupLocked(); reset != string(lesson.Earliest) && g != "" {
-			args = append(args, "--group", g)
-		}
-		return args
 	case board.Query:
 		return append([]string{"consumer", "query"}, conn...)
+	}
+	if board.IsUsage(name) {
+		return l.usageArgsLocked(name, conn)
 	}
 	return nil
 }

@@ -422,6 +422,9 @@ func TestResetLab(t *testing.T) {
 	if err := db.SaveCheckpoint(ctx, store.Checkpoint{SensorID: "s1", Summary: app.Summary}); err != nil {
 		t.Fatal(err)
 	}
+	tl.sup.onStart = func(name string, pid int) { // the group it runs with, as a real one says
+		tl.sup.status(name, status.Event{Type: status.Started, GroupID: "demo-usage-earliest-0"})
+	}
 	if _, _, err := tl.ToggleUsageReset(); err != nil { // earliest: the reset must bring latest back
 		t.Fatal(err)
 	}
@@ -429,9 +432,21 @@ func TestResetLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := tl.sup.PID(board.Usage)
+	if err := tl.Scale(2); err != nil {
+		t.Fatal(err)
+	}
+	pid2 := tl.sup.PID("consumer-usage-2")
 
 	if err := tl.ResetLab(); err != nil {
 		t.Fatal(err)
+	}
+	// Every instance stopped, then started in the new baseline's group.
+	if now := tl.sup.PID("consumer-usage-2"); now == 0 || now == pid2 {
+		t.Fatalf("consumer-usage-2 pid %d after reset-lab (was %d)", now, pid2)
+	}
+	if args := strings.Join(tl.sup.Args("consumer-usage-2"), " "); !strings.Contains(args, "--group demo-usage-baseline-1") ||
+		!strings.Contains(args, "--instance-id consumer-usage-2") {
+		t.Fatalf("consumer-usage-2's args: %s", args)
 	}
 	if tot, err := db.UsageTotals(ctx); err != nil || len(tot) != 0 {
 		t.Fatalf("usage after reset-lab: %v %v", tot, err)

@@ -170,6 +170,10 @@ func (h *fakeHost) ResetLab() error { h.Note("reset-lab"); return nil }
 
 func (h *fakeHost) Freeze(name string) error { return h.call("freeze "+name, nil) }
 func (h *fakeHost) Thaw(name string) error   { return h.call("thaw "+name, nil) }
+func (h *fakeHost) Scale(n int) error        { return h.call(fmt.Sprintf("scale %d", n), nil) }
+func (h *fakeHost) SetEffectDelay(name string, d time.Duration) error {
+	return h.call("effect-delay "+name+" "+d.String(), nil)
+}
 func (h *fakeHost) InjectBad(n int) (int, error) {
 	return n, h.call(fmt.Sprintf("inject-bad %d", n), nil)
 }

@@ -18,10 +18,13 @@
 //	inject-bad 9                          the producer publishes 9 malformed records, every kind in turn
 //	mode consumer-usage guarded           naive|guarded, from the next start
 //	reset consumer-usage earliest         latest|earliest, from the next start
+//	scale consumer-usage 3                run 1–3 instances of consumer-usage in its group
+//	effect-delay consumer-usage-2 8s      hold each of that instance's usage writes 8s (0..1m; 0 = none)
 //	quit                                  end the dashboard
 //
 // NAME is one of producer, consumer-current, consumer-usage, consumer-query,
-// broker, store.
+// broker, store, or a scaled instance of consumer-usage (consumer-usage-2,
+// consumer-usage-3; the action fails while that instance is not shown).
 package script
 
 import (
@@ -42,7 +45,8 @@ import (
 // The names and values a script may use are the board's process names and
 // the lesson's words.
 var (
-	processes   = board.Canonical
+	processes   = slices.Insert(slices.Clone(board.Canonical), slices.Index(board.Canonical, board.Usage)+1, board.UsageInstanceNames()[1:]...)
+	instances   = board.UsageInstanceNames()
 	crashPoints = lesson.Words(append(slices.Clone(lesson.CrashPoints), lesson.NoCrashPoint))
 	modes       = lesson.Words(lesson.Modes)
 	resets      = lesson.Words(lesson.Resets)
@@ -68,7 +72,12 @@ const (
 	Quit         Kind = "quit"
 	Freeze       Kind = "freeze"
 	Thaw         Kind = "thaw"
+	Scale        Kind = "scale"
+	EffectDelay  Kind = "effect-delay"
 )
+
+// MaxEffectDelay bounds effect-delay (consumer-usage's own limit).
+const MaxEffectDelay = time.Minute
 
 // Action is one parsed line.
 type Action struct {
@@ -77,9 +86,9 @@ type Action struct {
 	Name string
 	// Value is the crash point, mode or reset (crash-at, mode, reset).
 	Value string
-	// Duration of wait and wait-caught-up.
+	// Duration of wait and wait-caught-up; the delay of effect-delay.
 	Duration time.Duration
-	// Count of inject-bad.
+	// Count of inject-bad; the number of instances of scale.
 	Count int
 	// Line is the 1-based line in the source; 0 for actions built in code.
 	Line int
@@ -95,6 +104,10 @@ func (a Action) String() string {
 		return string(a.Kind)
 	case InjectBad:
 		return fmt.Sprintf("%s %d", a.Kind, a.Count)
+	case Scale:
+		return fmt.Sprintf("%s %s %d", a.Kind, a.Name, a.Count)
+	case EffectDelay:
+		return fmt.Sprintf("%s %s %s", a.Kind, a.Name, a.Duration)
 	case CrashAt, Mode, Reset:
 		return string(a.Kind) + " " + a.Name + " " + a.Value
 	default:
@@ -140,9 +153,12 @@ var grammars = map[Kind]grammar{
 	Quit:         {},
 	Freeze:       {names: processes},
 	Thaw:         {names: processes},
+	// scale and effect-delay are parsed by parseScale and parseEffectDelay.
+	Scale:       {names: []string{board.Usage}},
+	EffectDelay: {names: instances},
 }
 
-var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw}
+var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay}
 
 // MaxInjectBad bounds inject-bad (the producer's own limit).
 const MaxInjectBad = 10000
@@ -207,6 +223,8 @@ func parseLine(f []string) (Action, string) {
 	args := f[1:]
 	want := 0
 	switch {
+	case kind == Scale || kind == EffectDelay:
+		return parseInstanceAction(a, g, args)
 	case g.duration:
 		want = 1
 		if len(args) == 0 {
@@ -256,9 +274,46 @@ func parseLine(f []string) (Action, string) {
 	return a, ""
 }
 
+// parseInstanceAction parses "scale consumer-usage N" and
+// "effect-delay NAME D".
+func parseInstanceAction(a Action, g grammar, args []string) (Action, string) {
+	kind := a.Kind
+	if len(args) == 0 {
+		return a, fmt.Sprintf("%s: missing process name (usage: %s)", kind, usage(kind))
+	}
+	if !slices.Contains(g.names, args[0]) {
+		return a, fmt.Sprintf("%s: not possible for %q (only %s)", kind, args[0], join(g.names))
+	}
+	a.Name = args[0]
+	if len(args) < 2 {
+		return a, fmt.Sprintf("%s %s: missing value (usage: %s)", kind, a.Name, usage(kind))
+	}
+	if len(args) > 2 {
+		return a, fmt.Sprintf("%s: unexpected %q (usage: %s)", kind, strings.Join(args[2:], " "), usage(kind))
+	}
+	if kind == Scale {
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 || n > board.MaxUsageInstances {
+			return a, fmt.Sprintf("scale %s: bad instance count %q (want a number from 1 to %d)", a.Name, args[1], board.MaxUsageInstances)
+		}
+		a.Count = n
+		return a, ""
+	}
+	d, err := time.ParseDuration(args[1])
+	if err != nil || d < 0 || d > MaxEffectDelay {
+		return a, fmt.Sprintf("effect-delay %s: bad delay %q (want a duration from 0s to %s, like 8s)", a.Name, args[1], MaxEffectDelay)
+	}
+	a.Duration = d
+	return a, ""
+}
+
 func usage(k Kind) string {
 	g := grammars[k]
 	switch {
+	case k == Scale:
+		return "scale consumer-usage N (N from 1 to 3)"
+	case k == EffectDelay:
+		return "effect-delay " + strings.Join(g.names, "|") + " DURATION (0s to 1m)"
 	case g.duration:
 		return string(k) + " DURATION"
 	case g.count:
@@ -308,6 +363,11 @@ type Target interface {
 	// Freeze SIGSTOPs the process group of name; Thaw SIGCONTs it.
 	Freeze(name string) error
 	Thaw(name string) error
+	// Scale runs n (1–3) instances of consumer-usage in its group.
+	Scale(n int) error
+	// SetEffectDelay makes consumer-usage instance name hold each usage
+	// write for d (0: none), now and at its next starts.
+	SetEffectDelay(name string, d time.Duration) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.
@@ -423,6 +483,10 @@ func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-ch
 		return t.Freeze(a.Name)
 	case Thaw:
 		return t.Thaw(a.Name)
+	case Scale:
+		return t.Scale(a.Count)
+	case EffectDelay:
+		return t.SetEffectDelay(a.Name, a.Duration)
 	}
 	return fmt.Errorf("unknown action kind %q", a.Kind)
 }

@@ -35,6 +35,10 @@ start consumer-query
 inject-bad 9
 freeze consumer-usage
 thaw consumer-usage
+scale consumer-usage 3
+effect-delay consumer-usage-2 8s
+crash consumer-usage-3
+effect-delay consumer-usage 0s
 quit
 `
 	got, err := ParseString(src)
@@ -62,7 +66,11 @@ quit
 		{Kind: InjectBad, Count: 9, Line: 20},
 		{Kind: Freeze, Name: board.Usage, Line: 21},
 		{Kind: Thaw, Name: board.Usage, Line: 22},
-		{Kind: Quit, Line: 23},
+		{Kind: Scale, Name: board.Usage, Count: 3, Line: 23},
+		{Kind: EffectDelay, Name: "consumer-usage-2", Duration: 8 * time.Second, Line: 24},
+		{Kind: Crash, Name: "consumer-usage-3", Line: 25},
+		{Kind: EffectDelay, Name: board.Usage, Line: 26},
+		{Kind: Quit, Line: 27},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
@@ -99,10 +107,23 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, quit, freeze, thaw)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, quit, freeze, thaw, scale, effect-delay)`},
 		{"Crash producer", `unknown action "Crash"`},
-		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
-		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-query, broker, store)`},
+		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store)`},
+		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store)`},
+		{"crash consumer-usage-4", `crash: unknown process "consumer-usage-4"`},
+		{"scale", `scale: missing process name (usage: scale consumer-usage N (N from 1 to 3))`},
+		{"scale consumer-usage", `scale consumer-usage: missing value (usage: scale consumer-usage N (N from 1 to 3))`},
+		{"scale consumer-usage 4", `scale consumer-usage: bad instance count "4" (want a number from 1 to 3)`},
+		{"scale consumer-usage 0", `scale consumer-usage: bad instance count "0"`},
+		{"scale consumer-usage two", `scale consumer-usage: bad instance count "two"`},
+		{"scale consumer-usage-2 2", `scale: not possible for "consumer-usage-2" (only consumer-usage)`},
+		{"scale consumer-usage 2 now", `scale: unexpected "now"`},
+		{"effect-delay producer 8s", `effect-delay: not possible for "producer" (only consumer-usage, consumer-usage-2, consumer-usage-3)`},
+		{"effect-delay consumer-usage", `effect-delay consumer-usage: missing value (usage: effect-delay consumer-usage|consumer-usage-2|consumer-usage-3 DURATION (0s to 1m))`},
+		{"effect-delay consumer-usage 2m", `effect-delay consumer-usage: bad delay "2m" (want a duration from 0s to 1m0s, like 8s)`},
+		{"effect-delay consumer-usage -1s", `effect-delay consumer-usage: bad delay "-1s"`},
+		{"effect-delay consumer-usage 8", `effect-delay consumer-usage: bad delay "8"`},
 		{"stop", `stop: missing process name`},
 		{"start nope", `start: unknown process "nope"`},
 		{"restart", `restart: missing process name`},
@@ -157,7 +178,7 @@ func TestParseReportsEveryBadLine(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	want := "line 2: crash: unknown process \"nobody\" (want producer, consumer-current, consumer-usage, consumer-query, broker, store)\n" +
+	want := "line 2: crash: unknown process \"nobody\" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store)\n" +
 		"line 5: wait: bad duration \"soon\" (want a positive duration like 5s or 1m30s)"
 	if err.Error() != want {
 		t.Fatalf("error\n%s\nwant\n%s", err, want)
@@ -221,6 +242,10 @@ func (f *fakeTarget) Quit()                      { _ = f.record("quit") }
 func (f *fakeTarget) ResetLab() error            { return f.record("reset-lab") }
 func (f *fakeTarget) Freeze(n string) error      { return f.record("freeze " + n) }
 func (f *fakeTarget) Thaw(n string) error        { return f.record("thaw " + n) }
+func (f *fakeTarget) Scale(n int) error          { return f.record(fmt.Sprintf("scale %d", n)) }
+func (f *fakeTarget) SetEffectDelay(n string, d time.Duration) error {
+	return f.record("effect-delay " + n + " " + d.String())
+}
 func (f *fakeTarget) InjectBad(n int) (int, error) {
 	return n, f.record(fmt.Sprintf("inject-bad %d", n))
 }
@@ -306,6 +331,8 @@ wait-caught-up 30s
 reset-lab
 freeze consumer-current
 thaw consumer-current
+scale consumer-usage 2
+effect-delay consumer-usage-2 1.5s
 quit
 start producer`
 	done := make(chan error, 1)
@@ -327,12 +354,13 @@ start producer`
 		"crash consumer-usage", "start consumer-usage", "pause", "resume",
 		"arm consumer-usage after-checkpoint", "mode consumer-usage guarded",
 		"reset consumer-usage earliest", "restart consumer-usage", "stop broker",
-		"wait-caught-up", "reset-lab", "freeze consumer-current", "thaw consumer-current", "quit",
+		"wait-caught-up", "reset-lab", "freeze consumer-current", "thaw consumer-current",
+		"scale 2", "effect-delay consumer-usage-2 1.5s", "quit",
 	}
 	if calls := target.log(); !reflect.DeepEqual(calls, want) {
 		t.Fatalf("calls\n%v\nwant\n%v", calls, want)
 	}
-	if len(logged) != 15 || logged[1] != "wait 5s" || logged[14] != "quit" {
+	if len(logged) != 17 || logged[1] != "wait 5s" || logged[16] != "quit" {
 		t.Fatalf("OnAction saw %v", logged)
 	}
 }

@@ -46,6 +46,9 @@ type Controller interface {
 	// every kind in turn (its POST /inject-bad; 0 = one of each kind), and
 	// returns how many were delivered.
 	InjectBad(n int) (delivered int, err error)
+	// Scale runs n (1–3) instances of consumer-usage in its group; the
+	// ones scaled away are stopped and their rows removed.
+	Scale(n int) error
 	// Tail returns up to n of the latest stderr lines of the named process.
 	Tail(name string, n int) []string
 }
@@ -61,6 +64,8 @@ const (
 	OpResetLab = "reset-lab"
 	// OpInjectBad: InjectBad (Value is how many were delivered).
 	OpInjectBad = "inject-bad"
+	// OpScale: Scale (Value is the number of instances asked for).
+	OpScale = "scale"
 	// OpScenario: ScenarioHost.Start (Value is the name) or Stop (Value "").
 	OpScenario = "scenario"
 )

@@ -357,6 +357,18 @@ func (f *fakeController) ToggleUsageReset() (string, bool, error) {
 	return string(f.reset), true, f.record("reset " + string(f.reset))
 }
 func (f *fakeController) ResetLab() error { return f.record("reset-lab") }
+func (f *fakeController) Scale(n int) error {
+	err := f.record(fmt.Sprintf("scale %d", n))
+	if err == nil {
+		for i := 2; i <= n; i++ {
+			f.emit(board.ProcAdded{Name: board.UsageInstance(i), At: at(70)})
+		}
+		for i := n + 1; i <= board.MaxUsageInstances; i++ {
+			f.emit(board.ProcRemoved{Name: board.UsageInstance(i), At: at(70)})
+		}
+	}
+	return err
+}
 func (f *fakeController) ToggleFreeze(name string) (bool, error) {
 	return true, f.record("freeze " + name)
 }

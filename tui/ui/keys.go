@@ -19,6 +19,7 @@ type KeyMap struct {
 	CrashPoint           key.Binding // c
 	ResetLab             key.Binding // R
 	InjectBad            key.Binding // b
+	ScaleUp, ScaleDown   key.Binding // + and -: consumer-usage instances
 	Logs                 key.Binding // l
 	Scenarios            key.Binding // g (reserved)
 	Help                 key.Binding // ?
@@ -43,9 +44,11 @@ func DefaultKeyMap() KeyMap {
 		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause producer")),
 		Mode:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "usage naive/guarded")),
 		Reset:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "usage latest/earliest")),
-		CrashPoint: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cycle crash point")),
+		CrashPoint: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "usage crash point")),
 		ResetLab:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset lab (usage 0)")),
 		InjectBad:  key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "inject bad records")),
+		ScaleUp:    key.NewBinding(key.WithKeys("+"), key.WithHelp("+", "one more consumer-usage (max 3)")),
+		ScaleDown:  key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "one consumer-usage less")),
 		Logs:       key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs")),
 		Scenarios:  key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "scenarios"), key.WithDisabled()),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -75,11 +78,16 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	up := k.Up
 	up.SetHelp("↑/k", "previous process")
 	return [][]key.Binding{
-		{up, k.Down, k.Next, k.Jump},
+		{up, k.Down, k.Next, k.Jump, k.scale()},
 		{k.Crash, k.Stop, k.Restart, k.Freeze, k.Pause},
 		{k.Mode, k.Reset, k.CrashPoint, k.ResetLab, k.InjectBad, k.Scenarios},
 		{k.Logs, k.scroll(), k.Help, k.Close, k.Quit},
 	}
+}
+
+// scale is + and - as one help entry: consumer-usage instances, 1 to 3.
+func (k KeyMap) scale() key.Binding {
+	return key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+ -", "scale usage"))
 }
 
 // scroll is [ and ] as one help entry.

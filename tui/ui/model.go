@@ -173,11 +173,46 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.board.Apply(in)
 		}
 		m.statusFollowsArm()
+		m.keepSelection()
 		return m, m.refreshLogs()
 	}
 	m.board.Apply(msg)
 	m.statusFollowsArm()
+	m.keepSelection()
 	return m, m.refreshLogs()
+}
+
+// keepSelection moves the selection off a row the board removed (an
+// instance scaled away) to consumer-usage.
+func (m *Model) keepSelection() {
+	if m.selected == "" || m.board.Has(m.selected) {
+		return
+	}
+	m.selected = board.Usage
+	if !m.board.Has(board.Usage) {
+		if names := m.board.Names(); len(names) > 0 {
+			m.selected = names[0]
+		}
+	}
+}
+
+// scale handles + and -: one consumer-usage instance more or less (1–3).
+func (m Model) scale(delta int) (tea.Model, tea.Cmd) {
+	if !m.board.Has(board.Usage) {
+		m.setStatus(board.LevelWarn, "no consumer-usage in this run")
+		return m, nil
+	}
+	have := len(m.board.UsageInstances())
+	n := have + delta
+	if n < 1 || n > board.MaxUsageInstances {
+		m.setStatus(board.LevelWarn, fmt.Sprintf("consumer-usage runs %d instance(s): scale goes from 1 to %d (+ adds, - removes)", have, board.MaxUsageInstances))
+		return m, nil
+	}
+	m.setStatus(board.LevelAction, fmt.Sprintf("scaling consumer-usage to %d instance(s)…", n))
+	ctl := m.ctl
+	return m, func() tea.Msg {
+		return ActionResultMsg{Op: OpScale, Name: board.Usage, Value: fmt.Sprint(n), Err: ctl.Scale(n)}
+	}
 }
 
 // statusFollowsArm: a status line that says a crash point is armed stops
@@ -255,6 +290,10 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, call(OpResetLab, board.Usage, "", m.ctl.ResetLab)
 	case key.Matches(msg, k.InjectBad):
 		return m.injectBad()
+	case key.Matches(msg, k.ScaleUp):
+		return m.scale(+1)
+	case key.Matches(msg, k.ScaleDown):
+		return m.scale(-1)
 	case key.Matches(msg, k.Logs):
 		m.showLogs = !m.showLogs
 		if m.showLogs {
@@ -476,6 +515,8 @@ func (m Model) result(r ActionResultMsg) Model {
 		}
 	case OpResetLab:
 		m.setStatus(board.LevelGood, "new baseline: consumer-usage reads on from the end of the topic, usage counts from 0")
+	case OpScale:
+		m.setStatus(board.LevelGood, "consumer-usage runs "+r.Value+" instance(s) in one group: the events show the rebalance")
 	case OpInjectBad:
 		m.setStatus(board.LevelGood, "producer published "+r.Value+" malformed records: the consumers skip them, consumer-usage forwards them to the DLQ")
 	case OpArm:

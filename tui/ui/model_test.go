@@ -55,6 +55,7 @@ func TestGolden(t *testing.T) {
 		{name: "poison", scene: scenePoison, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpInjectBad, Name: board.Producer, Value: "9"}}},
 		{name: "store_down_backpressure", scene: sceneStoreDown, msgs: []tea.Msg{keyMsg("3")}},
 		{name: "launch_failed", scene: sceneLaunchFailed},
+		{name: "scaled", scene: sceneScaled, msgs: []tea.Msg{keyMsg("3"), keyMsg("down"), ActionResultMsg{Op: OpScale, Name: board.Usage, Value: "3"}}},
 		{name: "largest_values_states_a", scene: sceneStatesA, msgs: []tea.Msg{keyMsg("3")}},
 		{name: "largest_values_states_b", scene: sceneStatesB, msgs: []tea.Msg{keyMsg("2")}},
 		{name: "logs", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), keyMsg("l"), LogTailMsg{Name: board.Usage, Lines: []string{

@@ -56,7 +56,7 @@ func (m Model) screen() screen {
 		lagCol := lag.Panel{Styles: st, Procs: procs}.View(lag.Width, len(procs)+1)
 		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
 		if m.board.Has(board.Usage) {
-			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), inner))
+			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), procs, inner))
 		}
 		if line := processes.InvalidLine(st, procs, inner); line != "" {
 			body = append(body, line)
@@ -251,6 +251,9 @@ func (m Model) statusLine(w int, compact bool) string {
 	if compact && m.board.Has(board.Usage) {
 		pv := m.board.Process(board.Usage)
 		right = fmt.Sprintf("usage %s/%s", pv.Mode, pv.Reset)
+		if n := len(m.board.UsageInstances()); n > 1 {
+			right += fmt.Sprintf(" ×%d", n)
+		}
 		if pv.Armed != "" {
 			right += " crash@" + pv.Armed
 		}

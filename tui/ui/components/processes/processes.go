@@ -54,8 +54,13 @@ func Columns(compact bool) []common.Column {
 func Width(compact bool) int { return common.TableWidth(Columns(compact)) }
 
 // strategy is a process's recovery strategy in at most 14 cells (the
-// usage line under the table spells consumer-usage's out).
-func strategy(pv board.ProcView) string {
+// usage line under the table spells consumer-usage's out). A scaled
+// consumer-usage's instances show instead the partitions each owns and,
+// when not 0, its second effects prevented and its late writes.
+func strategy(pv board.ProcView, scaled bool) string {
+	if pv.Instance > 0 && (scaled || pv.Prevented > 0 || pv.Late > 0) {
+		return InstanceCell(pv)
+	}
 	switch pv.Name {
 	case board.Producer:
 		return "publishes"
@@ -69,10 +74,41 @@ func strategy(pv board.ProcView) string {
 	return pv.Strategy
 }
 
+// InstanceCell is a consumer-usage instance: "p[0 2] prev 3 late 1"
+// (partitions owned, second effects prevented, late writes; the table cuts
+// it at 14 cells, the report has the figures), "p[]" while it owns none,
+// "p[?]" before its first assignment, "—" while it is down.
+func InstanceCell(pv board.ProcView) string {
+	s := "—"
+	switch {
+	case pv.Partitions != nil:
+		parts := make([]string, len(pv.Partitions))
+		for i, n := range pv.Partitions {
+			parts[i] = fmt.Sprint(n)
+		}
+		s = "p[" + strings.Join(parts, " ") + "]"
+	case pv.Alive:
+		s = "p[?]"
+	}
+	if pv.Prevented > 0 {
+		s += fmt.Sprintf(" prev %d", pv.Prevented)
+	}
+	if pv.Late > 0 {
+		s += fmt.Sprintf(" late %d", pv.Late)
+	}
+	return s
+}
+
 // View renders the header line and one line per process.
 func (p Panel) View(width, height int) string {
 	cols := Columns(p.Compact)
 	st := p.Styles
+	instances := 0
+	for _, pv := range p.Procs {
+		if pv.Instance > 0 {
+			instances++
+		}
+	}
 	rows := make([][]common.Cell, len(p.Procs))
 	for i, pv := range p.Procs {
 		mark := " "
@@ -95,7 +131,7 @@ func (p Panel) View(width, height int) string {
 		head := []common.Cell{
 			common.Plain(mark + " " + key),
 			common.Styled(pv.Name, lipgloss.NewStyle().Bold(true)),
-			common.Plain(strategy(pv)),
+			common.Plain(strategy(pv, instances > 1)),
 			common.Styled(pv.StateLabel, st.Level(pv.Level)),
 			common.Styled(pv.Health.Label, st.Level(pv.Health.Level)),
 		}
@@ -120,7 +156,7 @@ func (p Panel) View(width, height int) string {
 // UsageLine is the one-line summary of how consumer-usage runs and what is
 // armed on it, with the keys that change it, and what its lag means when
 // it is not a plain number.
-func UsageLine(st *theme.Styles, pv board.ProcView, width int) string {
+func UsageLine(st *theme.Styles, pv board.ProcView, procs []board.ProcView, width int) string {
 	armed := st.Muted.Render("none")
 	if pv.Armed != "" {
 		armed = st.Bad.Render(pv.Armed + " (armed)")
@@ -134,6 +170,9 @@ func UsageLine(st *theme.Styles, pv board.ProcView, width int) string {
 		armed, st.Muted.Render("(c)"))
 	// Then what its lag means when it is not a plain number, else its group.
 	var extras []string
+	if g := GroupLine(procs); g != "" {
+		s += st.Muted.Render(" · ") + g
+	}
 	if note := lag.Note(pv); note != "" {
 		extras = []string{st.Warn.UnsetBold().Render(" · " + note), st.Warn.UnsetBold().Render(" · lag " + lag.ShortNote(pv))}
 	} else if pv.GroupID != "" {
@@ -146,6 +185,35 @@ func UsageLine(st *theme.Styles, pv board.ProcView, width int) string {
 		}
 	}
 	return common.Fit(" "+s, width)
+}
+
+// GroupLine says how many instances a scaled consumer-usage runs and the
+// effect delays set: "3 instances (+/-) · effect delay 8s on -2"; "" with
+// one instance and no delay.
+func GroupLine(procs []board.ProcView) string {
+	var n int
+	var delays []string
+	for _, pv := range procs {
+		if pv.Instance == 0 {
+			continue
+		}
+		n++
+		if pv.EffectDelay > 0 {
+			who := strings.TrimPrefix(pv.Name, board.Usage)
+			if who == "" {
+				who = "-1"
+			}
+			delays = append(delays, pv.EffectDelay.String()+" on "+who)
+		}
+	}
+	var parts []string
+	if n > 1 {
+		parts = append(parts, fmt.Sprintf("%d instances (+/-)", n))
+	}
+	if len(delays) > 0 {
+		parts = append(parts, "effect delay "+strings.Join(delays, ", "))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // InvalidLine is the one-line account of poison: how many invalid

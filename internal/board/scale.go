@@ -1,0 +1,320 @@
+package board
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
+)
+
+// A scaled consumer-usage runs up to MaxUsageInstances processes in one
+// group: consumer-usage, consumer-usage-2, consumer-usage-3. Each is a row
+// of its own, added and removed with ProcAdded and ProcRemoved; the first
+// is always there (it is one of the Canonical processes).
+
+// MaxUsageInstances bounds scaling: the topic has 3 partitions, so a
+// fourth member would own none.
+const MaxUsageInstances = 3
+
+// UsageInstance names consumer-usage's nth instance (1: consumer-usage).
+func UsageInstance(n int) string {
+	if n <= 1 {
+		return Usage
+	}
+	return fmt.Sprintf("%s-%d", Usage, n)
+}
+
+// UsageInstanceNumber is the n of UsageInstance(n) for a name, and whether
+// the name is a consumer-usage instance at all.
+func UsageInstanceNumber(name string) (int, bool) {
+	if name == Usage {
+		return 1, true
+	}
+	rest, ok := strings.CutPrefix(name, Usage+"-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 2 || n > MaxUsageInstances || UsageInstance(n) != name {
+		return 0, false
+	}
+	return n, true
+}
+
+// IsUsage reports whether name is an instance of consumer-usage.
+func IsUsage(name string) bool {
+	_, ok := UsageInstanceNumber(name)
+	return ok
+}
+
+// UsageInstanceNames lists every name an instance may have, in order.
+func UsageInstanceNames() []string {
+	names := make([]string, MaxUsageInstances)
+	for i := range names {
+		names[i] = UsageInstance(i + 1)
+	}
+	return names
+}
+
+// ProcAdded: the dashboard defined another process (a consumer-usage
+// instance when scaling up). Its row appears after its siblings.
+type ProcAdded struct {
+	Name string
+	At   time.Time
+}
+
+// ProcRemoved: the dashboard removed a process it had added (scaled down,
+// after stopping it). Its row goes; the timeline keeps its history.
+type ProcRemoved struct {
+	Name string
+	At   time.Time
+}
+
+// EffectDelaySet: consumer-usage instance Name holds every usage write for
+// Delay from now on (and from its next start).
+type EffectDelaySet struct {
+	Name  string
+	At    time.Time
+	Delay time.Duration
+}
+
+func (b *Board) procAdded(v ProcAdded) {
+	if v.Name == "" || b.procs[v.Name] != nil {
+		return
+	}
+	b.procs[v.Name] = &proc{name: v.Name, state: Stopped, redelivered: -1}
+	// A consumer-usage instance goes after the instances numbered below
+	// it (consumer-usage-2 right after consumer-usage); anything else last.
+	at := len(b.order)
+	if k, ok := UsageInstanceNumber(v.Name); ok {
+		for i, n := range b.order {
+			if j, ok := UsageInstanceNumber(n); ok && j < k {
+				at = i + 1
+			}
+		}
+	}
+	b.order = slices.Insert(b.order, at, v.Name)
+	b.event(v.At, v.Name, LevelAction, "added to the dashboard")
+}
+
+func (b *Board) procRemoved(v ProcRemoved) {
+	if b.procs[v.Name] == nil || slices.Contains(Canonical, v.Name) {
+		return
+	}
+	delete(b.procs, v.Name)
+	delete(b.lagHist, v.Name)
+	b.order = slices.DeleteFunc(b.order, func(n string) bool { return n == v.Name })
+	b.event(v.At, v.Name, LevelAction, "removed from the dashboard")
+}
+
+func (b *Board) effectDelaySet(v EffectDelaySet) {
+	p := b.procs[v.Name]
+	if p == nil {
+		return
+	}
+	p.delayCfg = v.Delay
+	at := v.At
+	if at.IsZero() {
+		at = b.now
+	}
+	b.event(at, v.Name, LevelAction, "effect delay "+delayWords(v.Delay)+" (from now on and at its next starts)")
+}
+
+// UsageInstances lists the consumer-usage instances the board shows, in
+// order (consumer-usage first).
+func (b *Board) UsageInstances() []string {
+	var out []string
+	for _, n := range b.order {
+		if IsUsage(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Scaled reports whether more than one consumer-usage instance is shown.
+func (b *Board) Scaled() bool { return len(b.UsageInstances()) > 1 }
+
+// EffectDelay is how instance name is to hold its writes from its next
+// start (what the dashboard asked for; 0: none).
+func (b *Board) EffectDelay(name string) time.Duration {
+	if p := b.procs[name]; p != nil {
+		return p.delayCfg
+	}
+	return 0
+}
+
+// scaleStatus takes the rebalance and effect events of a consumer-usage
+// instance; it reports whether it handled e.
+func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
+	name := p.name
+	switch e.Type {
+	case status.Assigned, status.Revoked:
+		// The partitions are tracked whatever the consumer says of its
+		// membership; a consumer that says nothing of it (no member, no
+		// generation) gets the generic timeline line.
+		described := e.Member != "" || e.Generation != 0
+		if e.Member != "" {
+			p.member = e.Member
+		}
+		if described {
+			p.generation = e.Generation
+		}
+		if e.Type == status.Revoked {
+			p.partitions, p.revoked = []int32{}, true
+			if !described {
+				return false
+			}
+			text := fmt.Sprintf("revoked %s gen %d", partitionList(e.Partitions), e.Generation)
+			if e.InFlight > 0 {
+				text += fmt.Sprintf(", %s in flight (written after the revoke)", plural(e.InFlight, "message"))
+			}
+			b.event(at, name, LevelInfo, text)
+			return true
+		}
+		p.partitions = slices.Sorted(slices.Values(e.Partitions))
+		if p.partitions == nil {
+			p.partitions = []int32{}
+		}
+		if described {
+			text := fmt.Sprintf("assigned %s member %s gen %d", partitionList(e.Partitions), ShortMember(e.Member), e.Generation)
+			if e.Millis > 0 {
+				text += fmt.Sprintf(" (rebalance %.2f s)", float64(e.Millis)/1000)
+			}
+			b.event(at, name, LevelInfo, text)
+		}
+		return false // the generic handling (redelivery, state) follows
+	case status.EffectHeld:
+		b.event(at, name, LevelWarn, fmt.Sprintf("write %s held %s (in flight)", where(e), delayWords(time.Duration(e.Millis)*time.Millisecond)))
+	case status.LateWrite:
+		p.late += e.Count
+		text := fmt.Sprintf("late write %s (%s", at1(e), plural(e.Count, "message"))
+		if e.Prevented > 0 {
+			text += fmt.Sprintf(", %d refused as a second effect", e.Prevented)
+		}
+		b.event(at, name, LevelBad, text+")")
+	case status.EffectRefused:
+		p.prevented += e.Count
+		b.event(at, name, LevelGood, fmt.Sprintf("refused %s at %s", plural(e.Count, "second effect"), at1(e)))
+	case status.EffectDelay:
+		p.delay, p.delayKnown = time.Duration(e.Millis)*time.Millisecond, true
+		b.event(at, name, LevelInfo, "holds every usage write "+delayWords(p.delay))
+	default:
+		return false
+	}
+	return true
+}
+
+// where is "p1@42", or "p1@42 (3 messages)" for a batch.
+func where(e status.Event) string {
+	if e.Count > 1 {
+		return fmt.Sprintf("%s (%d messages)", at1(e), e.Count)
+	}
+	return at1(e)
+}
+
+func at1(e status.Event) string { return fmt.Sprintf("p%d@%d", e.Partition, e.Offset) }
+
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func delayWords(d time.Duration) string {
+	if d <= 0 {
+		return "off"
+	}
+	return d.String()
+}
+
+// ShortMember shortens a group member id for the screen: librdkafka's are
+// "<client id>-<uuid>", long and alike but for the end. The report keeps
+// them whole.
+func ShortMember(m string) string {
+	const head, tail = 4, 4
+	r := []rune(m)
+	if len(r) <= head+tail+1 {
+		return m
+	}
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// ownedLag is a consumer-usage instance's lag over the partitions it owns
+// now, from the group's committed offsets: used once the group is scaled,
+// where the group's total belongs to no single row.
+func (b *Board) ownedLag(p *proc) Lag {
+	l := Lag{Applies: true, Stale: b.hwmErr != nil || b.commitErr != nil}
+	switch {
+	case !p.alive():
+		l.Down = true
+		return l
+	case len(p.partitions) == 0 || b.hwm == nil || b.hwmBeforeQuiet() || !b.commitSeen ||
+		(p.groupID != "" && b.commitGroup != "" && p.groupID != b.commitGroup):
+		l.NoData = true
+		return l
+	}
+	for _, part := range p.partitions {
+		hwm, ok := b.hwm[part]
+		c, cok := b.committed[part]
+		if !ok || !cok || c < 0 {
+			if hwm > 0 || !ok {
+				l.Unknown = append(l.Unknown, part)
+			}
+			continue
+		}
+		l.Messages += max(0, hwm-c)
+	}
+	return l
+}
+
+// GroupLag is the lag of consumer-usage's whole group (every partition),
+// whichever instance owns what.
+func (b *Board) GroupLag() Lag { return b.usageLag() }
+
+// partitionsOf is a copy of the partitions an instance owns (nil when not
+// known, empty when it owns none).
+func partitionsOf(p *proc) []int32 {
+	if p.partitions == nil {
+		return nil
+	}
+	return slices.Clone(p.partitions)
+}
+
+// groupSettled: the live consumer-usage instances between them own every
+// partition of the topic, each exactly once, and none is between a revoke
+// and its next assignment. A group mid-rebalance, or with partitions of a
+// member that is gone not yet handed to another, is not caught up even
+// where its commits reach the watermarks. Before an instance said what it
+// owns (partitions unknown) on an unscaled board, it holds.
+func (b *Board) groupSettled() bool {
+	names := b.UsageInstances()
+	if len(names) <= 1 {
+		if p := b.procs[Usage]; p == nil || p.partitions == nil {
+			return true
+		}
+	}
+	owners := map[int32]int{}
+	for _, n := range names {
+		p := b.procs[n]
+		if !p.alive() {
+			continue
+		}
+		if p.pending != "" || p.revoked || p.partitions == nil || p.state == Retrying {
+			return false
+		}
+		for _, part := range p.partitions {
+			owners[part]++
+		}
+	}
+	for part := range b.hwm {
+		if owners[part] != 1 {
+			return false
+		}
+	}
+	return len(b.hwm) > 0
+}
