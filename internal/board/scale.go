@@ -190,12 +190,20 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 	case status.EffectHeld:
 		b.event(at, name, LevelWarn, fmt.Sprintf("write %s held %s (in flight)", where(e), delayWords(time.Duration(e.Millis)*time.Millisecond)))
 	case status.LateWrite:
+		// Its refused records come in no EffectRefused of their own.
 		p.late += e.Count
+		p.prevented += e.Prevented
 		text := fmt.Sprintf("late write %s (%s", at1(e), plural(e.Count, "message"))
 		if e.Prevented > 0 {
 			text += fmt.Sprintf(", %d refused as a second effect", e.Prevented)
 		}
-		b.event(at, name, LevelBad, text+")")
+		// Guarded: a late record is one effect either way (refused, or
+		// the only one); naive: the new owner's replay counts it again.
+		level := LevelWarn
+		if p.mode == "naive" {
+			level, text = LevelBad, text+"; counted again by the replay"
+		}
+		b.event(at, name, level, text+")")
 	case status.EffectRefused:
 		p.prevented += e.Count
 		b.event(at, name, LevelGood, fmt.Sprintf("refused %s at %s", plural(e.Count, "second effect"), at1(e)))

@@ -97,7 +97,7 @@ func TestRebalanceRowsEventsAndReport(t *testing.T) {
 			t.Errorf("no %s event %q", want.proc, want.text)
 		}
 	}
-	if v := b.Process(u2); v.Late != 1 || v.Prevented != 0 || v.EffectDelay != 8*time.Second {
+	if v := b.Process(u2); v.Late != 1 || v.Prevented != 1 || v.EffectDelay != 8*time.Second {
 		t.Fatalf("consumer-usage-2 late %d prevented %d delay %v", v.Late, v.Prevented, v.EffectDelay)
 	}
 	b.Apply(ev(Usage, 6, status.Event{Type: status.Progress, Prevented: 3, Late: 0}))
@@ -119,7 +119,7 @@ func TestRebalanceRowsEventsAndReport(t *testing.T) {
 	for _, p := range r.Processes {
 		got[p["name"].(string)] = p
 	}
-	if p := got[u2]; p["partitions"] == nil || p["late"] != 1.0 || p["prevented"] != 0.0 ||
+	if p := got[u2]; p["partitions"] == nil || p["late"] != 1.0 || p["prevented"] != 1.0 ||
 		p["member"] != "rdkafka-99999999-4b5a-6978-8a9b-00000000abcd" || p["generation"] != 7.0 || p["effect_delay_ms"] != 8000.0 {
 		t.Fatalf("consumer-usage-2 in the report: %v", p)
 	}
