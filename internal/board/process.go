@@ -3,6 +3,7 @@ package board
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,6 +126,13 @@ type proc struct {
 	delay           time.Duration
 	delayKnown      bool
 	delayCfg        time.Duration
+	// The rebalance lesson's facts (scale.go): writes held now (latest per
+	// partition since the delay last changed), the latest late write, the
+	// latest assignment and revoke.
+	held       []Write
+	lates      []Write
+	lastAssign *Rebalance
+	lastRevoke *Rebalance
 }
 
 func (p *proc) alive() bool { return p.pid != 0 }
@@ -172,6 +180,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
 	p.partitions, p.member, p.generation = nil, "", 0
 	p.prevented, p.late, p.delay, p.delayKnown = 0, 0, 0, false
+	p.held, p.lates, p.lastAssign, p.lastRevoke = nil, nil, nil, nil
 	p.logSince = len(p.logs)
 	verb := "started"
 	if p.starts > 1 {
@@ -660,6 +669,37 @@ type ProcView struct {
 	Prevented   int64
 	Late        int64
 	EffectDelay time.Duration
+	// Held: its writes held by the effect delay (the latest per partition
+	// since the delay last changed); Late writes its latest late write per
+	// partition; LastAssign and LastRevoke its latest rebalance, as it
+	// reported them (all since it started).
+	Held       []Write
+	LateWrites []Write
+	LastAssign *Rebalance
+	LastRevoke *Rebalance
+}
+
+// Write is a usage write of a consumer-usage instance, as its events told:
+// Count messages from Partition/Offset, Refused of them refused by the
+// store as second effects.
+type Write struct {
+	At        time.Time
+	Partition int32
+	Offset    int64
+	Count     int64
+	Refused   int64
+}
+
+// Rebalance is a consumer-usage instance's assignment or revoke: the
+// partitions, the generation, where each assigned partition starts (assign),
+// the messages in flight (revoke), and how long it owned nothing (assign).
+type Rebalance struct {
+	At         time.Time
+	Partitions []int32
+	Generation int32
+	Start      map[int32]int64
+	InFlight   int64
+	Took       time.Duration
 }
 
 // CrashPointHit is a crash point a process reported reaching, just before
@@ -756,6 +796,7 @@ func (b *Board) Process(name string) ProcView {
 		v.Partitions = partitionsOf(p)
 		v.Member, v.Generation = p.member, p.generation
 		v.Prevented, v.Late = p.prevented, p.late
+		v.Held, v.LateWrites, v.LastAssign, v.LastRevoke = slices.Clone(p.held), slices.Clone(p.lates), p.lastAssign, p.lastRevoke
 		v.EffectDelay = p.delayCfg
 		if p.alive() && p.delayKnown {
 			v.EffectDelay = p.delay

@@ -163,6 +163,17 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 		if described {
 			p.generation = e.Generation
 		}
+		r := &Rebalance{At: at, Partitions: slices.Clone(e.Partitions), Generation: e.Generation,
+			InFlight: e.InFlight, Took: time.Duration(e.Millis) * time.Millisecond}
+		if e.Type == status.Assigned {
+			r.Start = map[int32]int64{}
+			for _, pos := range e.Positions {
+				r.Start[pos.Partition] = pos.Offset
+			}
+			p.lastAssign = r
+		} else {
+			p.lastRevoke = r
+		}
 		if e.Type == status.Revoked {
 			p.partitions, p.revoked = []int32{}, true
 			if !described {
@@ -188,11 +199,17 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 		}
 		return false // the generic handling (redelivery, state) follows
 	case status.EffectHeld:
+		w := Write{At: at, Partition: e.Partition, Offset: e.Offset, Count: e.Count}
+		p.held = slices.DeleteFunc(p.held, func(h Write) bool { return h.Partition == w.Partition })
+		p.held = append(p.held, w)
 		b.event(at, name, LevelWarn, fmt.Sprintf("write %s held %s (in flight)", where(e), delayWords(time.Duration(e.Millis)*time.Millisecond)))
 	case status.LateWrite:
 		// Its refused records come in no EffectRefused of their own.
 		p.late += e.Count
 		p.prevented += e.Prevented
+		w := Write{At: at, Partition: e.Partition, Offset: e.Offset, Count: e.Count, Refused: e.Prevented}
+		p.lates = slices.DeleteFunc(p.lates, func(l Write) bool { return l.Partition == w.Partition })
+		p.lates = append(p.lates, w)
 		text := fmt.Sprintf("late write %s (%s", at1(e), plural(e.Count, "message"))
 		if e.Prevented > 0 {
 			text += fmt.Sprintf(", %d refused as a second effect", e.Prevented)
@@ -209,6 +226,7 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 		b.event(at, name, LevelGood, fmt.Sprintf("refused %s at %s", plural(e.Count, "second effect"), at1(e)))
 	case status.EffectDelay:
 		p.delay, p.delayKnown = time.Duration(e.Millis)*time.Millisecond, true
+		p.held = nil
 		b.event(at, name, LevelInfo, "holds every usage write "+delayWords(p.delay))
 	default:
 		return false

@@ -324,4 +324,5 @@ var catalog = []Scenario{
 			answersAtOnce("before", "back"),
 		},
 	},
+	rebalanceInFlight,
 }

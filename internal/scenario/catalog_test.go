@@ -33,7 +33,7 @@ func TestCatalogNames(t *testing.T) {
 // text present, every script line valid, every key one the dashboard has,
 // every check reading marks that some step takes.
 func TestCatalogWellFormed(t *testing.T) {
-	keys := map[string]bool{"x": true, "r": true, "c": true, "m": true, "e": true, "p": true}
+	keys := map[string]bool{"x": true, "r": true, "c": true, "m": true, "e": true, "p": true, "+": true}
 	for _, sc := range Catalog() {
 		t.Run(sc.Name, func(t *testing.T) {
 			if sc.Title == "" || sc.Summary == "" || sc.Article == "" || len(sc.Steps) == 0 || len(sc.Checks) == 0 {

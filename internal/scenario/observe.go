@@ -50,6 +50,17 @@ func Capture(b *board.Board) Observation {
 // Proc returns one process row (zero value when not supervised).
 func (o Observation) Proc(name string) board.ProcView { return o.Procs[name] }
 
+// usageInstances counts the consumer-usage instances on the board.
+func (o Observation) usageInstances() int {
+	n := 0
+	for name := range o.Procs {
+		if board.IsUsage(name) {
+			n++
+		}
+	}
+	return n
+}
+
 // HWMSum is the number of messages in the topic (offsets start at 0 and a
 // topic without transactions has no gaps).
 func (o Observation) HWMSum() int64 { return sum(o.HWM) }

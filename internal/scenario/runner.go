@@ -223,6 +223,13 @@ func (x *run) step(ctx context.Context, i int) error {
 		}
 	}
 	x.prog.Waiting = ""
+	if s.Tell != nil {
+		o, err := x.observe()
+		if err != nil {
+			return err
+		}
+		x.r.Host.Note(fmt.Sprintf("scenario %s: %s", x.sc.Name, s.Tell(o)))
+	}
 	if s.Mark != "" {
 		o, err := x.observe()
 		if err != nil {
@@ -296,6 +303,8 @@ func (x *run) doKey(p Press, base Observation) error {
 			return h.Resume()
 		}
 		return h.Pause()
+	case "+":
+		return h.Scale(base.usageInstances() + 1)
 	}
 	return fmt.Errorf("no headless action for key %q", p.Key)
 }
@@ -318,6 +327,9 @@ func pressDone(p Press, base, now Observation) bool {
 		return now.UsageReset == p.Value && is.Starts > was.Starts && is.Alive
 	case "p":
 		return now.Proc(board.Producer).Paused != base.Proc(board.Producer).Paused
+	case "+":
+		n := now.usageInstances()
+		return n > base.usageInstances() && now.Proc(board.UsageInstance(n)).Alive
 	}
 	return false
 }

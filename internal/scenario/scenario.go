@@ -72,6 +72,9 @@ type Step struct {
 	// Then: script actions performed once Until holds (a quiet moment to
 	// measure in: see measure).
 	Then string
+	// Tell, when set, names what happened in the step, with its offsets,
+	// read from the board when it ends: a line on the timeline.
+	Tell func(Observation) string
 	// Mark names the snapshot taken when the step ends ("" = none).
 	Mark string
 }
@@ -89,7 +92,7 @@ const DefaultTimeout = 90 * time.Second
 // Press is a key the presenter presses on the dashboard. Its effect (not the
 // key itself) ends the step, so typing "3x" or using the arrows works too.
 type Press struct {
-	// Key is one of the dashboard's keys: x, r, c, m, e, p.
+	// Key is one of the dashboard's keys: x, r, c, m, e, p, +.
 	Key string
 	// Process is the process the key acts on (selected for the presenter).
 	Process string
@@ -219,6 +222,7 @@ func (p Press) KeyHint() string {
 		"m": "to switch " + p.Process + " to " + p.Value + " (it restarts)",
 		"e": "to switch " + p.Process + " to " + p.Value + " (it restarts)",
 		"p": "to pause or resume the producer",
+		"+": "to start one more " + p.Process + " instance in its group",
 	}[p.Key]
 	return strings.TrimSpace("press " + p.Key + " " + what)
 }
