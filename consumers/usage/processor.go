@@ -405,6 +405,7 @@ func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, e
 	var recOf []int                      // the index in rs of each record
 	before := map[string]store.Summary{} // each sensor's summary before its first record of the batch
 	applied, replayed, lastApplied := 0, 0, -1
+	write := store.WriteID() // this batch's records, across its retries
 	for i, r := range rs {
 		m, prev, known, ok, res, err := p.decode(ctx, r, checkpoint)
 		out[i] = res
@@ -431,7 +432,7 @@ func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, e
 						before[m.SensorID] = sum
 					}
 					rec := store.UsageRecord{Usage: u, Partition: r.Partition, Offset: r.Offset, Reading: &m,
-						Effect: store.EffectID(p.cfg.Topic, r.Partition, r.Offset)}
+						Effect: store.EffectID(p.cfg.Topic, r.Partition, r.Offset), Write: write}
 					recs, recOf = append(recs, rec), append(recOf, i)
 					sum = sum.Fold(rec) // for the Recorded rule of its next records
 				}

@@ -12,7 +12,7 @@ import (
 
 // The names are a contract (--scenario NAME, workshop notes, README).
 func TestCatalogNames(t *testing.T) {
-	want := []string{"replay", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless"}
+	want := []string{"replay", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %q, want %q", got, want)
 	}

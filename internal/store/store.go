@@ -298,6 +298,13 @@ type UsageRecord struct {
 	// (EffectID), in naive mode the one write (WriteID), as the seed's
 	// insert_one does with a fresh ObjectID.
 	Effect string `bson:"effect"`
+	// Write identifies the write that made the record (guarded: one per
+	// batch, kept across its retries): finding its own record at a seq is
+	// not a second effect. FerretDB v1 applies documents of an ordered
+	// insert that come after a duplicate key (measured: a batch whose first
+	// record was another writer's still inserted one of its later ones),
+	// so the records after the error can be the write's own.
+	Write string `bson:"write,omitempty"`
 	// Reading is the message the delta ends at (nil in records of older
 	// versions): the next delta's base if the checkpoint is behind it.
 	Reading   *telemetry.Message `bson:"reading,omitempty"`
@@ -324,7 +331,7 @@ var ErrNoIdentity = errors.New("store: usage record without an effect identity")
 
 // Appended is what AppendUsage did: Summary folds every record of the
 // sensor through the appended one; New is false when the effect was
-// already recorded (a retry whose first answer was lost, or a replay).
+// already recorded by another write (a replay, another owner).
 type Appended struct {
 	Summary Summary
 	New     bool
@@ -360,7 +367,9 @@ func (s *Store) AppendUsage(ctx context.Context, sum Summary, rec UsageRecord) (
 		}
 		sum = sum.Fold(there)
 		if there.Effect == rec.Effect {
-			return Appended{Summary: sum, New: false}, nil
+			// New only if this write made it (an earlier attempt whose answer
+			// was lost, or an ordered insert applied past its error).
+			return Appended{Summary: sum, New: rec.Write != "" && there.Write == rec.Write}, nil
 		}
 	}
 }

@@ -276,3 +276,40 @@ func TestBatchAppend(t *testing.T) {
 	sum, recorded := coverages(t, st)
 	sameCoverage(t, "after the resume", sum, recorded)
 }
+
+// A record found at its seq with the same effect is the write's own when it
+// carries the write's identity (an ordered insert that FerretDB applied past
+// a duplicate key, a retry whose answer was lost), a second effect when it
+// does not.
+func TestOwnRecordIsNotASecondEffect(t *testing.T) {
+	st, _ := connect(t)
+	ctx := context.Background()
+	rec := func(id string, off int64, write string) store.UsageRecord {
+		return store.UsageRecord{Usage: telemetry.Usage{SensorID: id, DeltaHours: 0.25, DeltaKm: 1},
+			Offset: off, Effect: store.EffectID("t", 0, off), Write: write}
+	}
+	// Another write recorded c@1 first.
+	if _, err := st.AppendUsage(ctx, store.Summary{}, rec("c", 1, "other")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := st.AppendUsageBatch(ctx, map[string]store.Summary{}, []store.UsageRecord{rec("c", 1, "mine"), rec("d", 2, "mine"), rec("d", 3, "mine")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.New[0] || !b.New[1] || !b.New[2] {
+		t.Fatalf("new %v, want [false true true]: c@1 is the other write's, d's are this one's", b.New)
+	}
+	// The same write again (its answer lost): its own records, not refused.
+	again, err := st.AppendUsageBatch(ctx, map[string]store.Summary{}, []store.UsageRecord{rec("d", 2, "mine"), rec("d", 3, "mine")})
+	if err != nil || !again.New[0] || !again.New[1] {
+		t.Fatalf("retry: new %v (%v), want both its own", again.New, err)
+	}
+	// Another write of the same effects: refused.
+	other, err := st.AppendUsageBatch(ctx, map[string]store.Summary{}, []store.UsageRecord{rec("d", 2, "third"), rec("d", 3, "third")})
+	if err != nil || other.New[0] || other.New[1] {
+		t.Fatalf("another write: new %v (%v), want both refused", other.New, err)
+	}
+	if tot, err := st.UsageTotals(ctx); err != nil || tot["c"].Records != 1 || tot["d"].Records != 2 {
+		t.Fatalf("totals %+v %v, want one record per effect", tot, err)
+	}
+}
