@@ -88,6 +88,10 @@ func Usage(brokers, groupID string, reset lesson.Reset, instanceID string) *kafk
 		c["group.instance.id"] = instanceID
 	}
 	c["session.timeout.ms"] = 6000
+	// A member learns of a rebalance at its next heartbeat: at the default
+	// 3 s, an instance joining a scaled consumer-usage waited about 3 s for
+	// its partitions (scripts/bench-rebalance.sh, both brokers).
+	c["heartbeat.interval.ms"] = 1000
 	// Both modes store an offset only after its message was handled:
 	// Close() would otherwise store and commit prefetched, unprocessed
 	// offsets (FIELD-NOTES), and a graceful stop must commit exactly what
