@@ -683,14 +683,18 @@ func (k *kafkaLoop) await(f *inFlight) batchResult {
 	return *f.result
 }
 
-// settle waits for the batch in flight, if any, without polling: an
+// settle waits for the batch in flight, if any, without polling (an
 // assignment reloads the processor's checkpoints, which the batch's
-// goroutine is still using.
-func (k *kafkaLoop) settle() {
-	if f := k.flight; f != nil && f.result == nil {
-		r := <-f.done
-		f.result = &r
+// goroutine is still using) and returns how long it waited.
+func (k *kafkaLoop) settle() time.Duration {
+	f := k.flight
+	if f == nil || f.result != nil {
+		return 0
 	}
+	began := time.Now()
+	r := <-f.done
+	f.result = &r
+	return time.Since(began)
 }
 
 // gap reports whether m comes after offsets this consumer never saw on its
@@ -761,16 +765,20 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 	switch e := ev.(type) {
 	case kafka.AssignedPartitions:
 		k.brokerBack()
-		// A batch still in flight uses the processor: let it finish
-		// before the checkpoints are reloaded. Its writes to partitions
-		// revoked meanwhile complete late.
-		k.settle()
-		parts := partitionIDs(e.Partitions)
-		member, generation := groupMember(c)
+		// The rebalance as this member saw it: from its revoke to this
+		// assignment, before any wait of its own below.
 		var took time.Duration
 		if !k.revokedAt.IsZero() {
 			took, k.revokedAt = time.Since(k.revokedAt), time.Time{}
 		}
+		// A batch still in flight uses the processor: let it finish
+		// before the checkpoints are reloaded. Its writes to partitions
+		// revoked meanwhile complete late.
+		if waited := k.settle(); waited > 0 {
+			k.log.Info("assignment waited for the batch in flight", "waited", waited.Round(time.Millisecond))
+		}
+		parts := partitionIDs(e.Partitions)
+		member, generation := groupMember(c)
 		k.log.Info("partitions assigned", "partitions", parts, "member", member, "generation", generation,
 			"rebalance", took.Round(time.Millisecond))
 		if k.guarded() {
