@@ -104,6 +104,10 @@ type Board struct {
 
 	events  []Event
 	nextSeq uint64
+	// rebalanceFrom: the first revoke of the group's latest rebalance
+	// (generation rebalanceGen), for how long partitions were between owners.
+	rebalanceFrom time.Time
+	rebalanceGen  int32
 }
 
 type hwmSample struct {

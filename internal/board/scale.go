@@ -179,6 +179,10 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 			if !described {
 				return false
 			}
+			if b.rebalanceFrom.IsZero() || e.Generation > b.rebalanceGen {
+				// The first revoke of a rebalance starts it.
+				b.rebalanceFrom, b.rebalanceGen = at, e.Generation
+			}
 			text := fmt.Sprintf("revoked %s gen %d", partitionList(e.Partitions), e.Generation)
 			if e.InFlight > 0 {
 				text += fmt.Sprintf(", %s in flight (written after the revoke)", plural(e.InFlight, "message"))
@@ -192,8 +196,9 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 		}
 		if described {
 			text := fmt.Sprintf("assigned %s member %s gen %d", partitionList(e.Partitions), ShortMember(e.Member), e.Generation)
-			if e.Millis > 0 {
-				text += fmt.Sprintf(" (rebalance %.2f s)", float64(e.Millis)/1000)
+			if !b.rebalanceFrom.IsZero() && e.Generation > b.rebalanceGen {
+				// How long the group's partitions were between owners.
+				text += fmt.Sprintf(", %.2f s after the revoke", at.Sub(b.rebalanceFrom).Seconds())
 			}
 			b.event(at, name, LevelInfo, text)
 		}
@@ -258,16 +263,17 @@ func delayWords(d time.Duration) string {
 	return d.String()
 }
 
-// ShortMember shortens a group member id for the screen: librdkafka's are
-// "<client id>-<uuid>", long and alike but for the end. The report keeps
+// ShortMember shortens a group member id for the screen: its end (static
+// members' ids start with their instance id, already the row's name;
+// dynamic ones with the client id, the same for all). The report keeps
 // them whole.
 func ShortMember(m string) string {
-	const head, tail = 4, 4
+	const tail = 8
 	r := []rune(m)
-	if len(r) <= head+tail+1 {
+	if len(r) <= tail+1 {
 		return m
 	}
-	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+	return "…" + string(r[len(r)-tail:])
 }
 
 // ownedLag is a consumer-usage instance's lag over the partitions it owns
