@@ -208,6 +208,7 @@ type reportSens struct {
 		Hours float64 `json:"hours"`
 		Km    float64 `json:"km"`
 	} `json:"drift"`
+	Verdict string `json:"verdict"`
 }
 
 func (d *dashboard) readReport() dashReport {

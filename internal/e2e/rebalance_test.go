@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -227,4 +229,59 @@ func postEffectDelay(t *testing.T, baseURL string, d time.Duration) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST /effect-delay: %s", resp.Status)
 	}
+}
+
+var lateWriteRe = regexp.MustCompile(`consumer-usage +late write p2@(\d+) \(1 message`)
+
+// TestRebalanceNaiveOnScreen: the same timeline in naive mode, on the
+// headless dashboard. One sensor (partition 2), consumer-usage holds each
+// write 8 s, a second instance joins and takes partition 2. The report must
+// show the damage: consumer-usage's late write, the sensor over-counted by
+// exactly that message's delta (computed from the topic read back), on the
+// screen's own numbers.
+func TestRebalanceNaiveOnScreen(t *testing.T) {
+	d := newDashboard(t)
+	d.startHeadless(`
+wait-caught-up 60s
+effect-delay consumer-usage 8s
+scale consumer-usage 2
+wait-caught-up 90s
+pause producer
+wait-caught-up 60s
+quit
+`, "--usage-mode", "naive", "--sensors", "1", "--interval", "100ms", "--seed", "44")
+	if code := d.waitExit(4 * time.Minute); code != 0 {
+		t.Fatalf("dashboard exited %d", code)
+	}
+	r := d.readReport()
+	a, b := r.proc(t, "consumer-usage"), r.proc(t, "consumer-usage-2")
+	if a.Late == nil || *a.Late != 1 || b.Partitions == nil || !slices.Equal(*b.Partitions, []int32{2}) {
+		t.Fatalf("consumer-usage late %v, consumer-usage-2 partitions %v: want 1 late write and p2 moved", a.Late, fmtParts(b.Partitions))
+	}
+	m := lateWriteRe.FindStringSubmatch(d.stderr())
+	if m == nil {
+		t.Fatalf("no late write of partition 2 in the events")
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	rt := d.readRunTruth()
+	var at *Record
+	for i, rec := range rt.Topic.Records {
+		if rec.Partition == 2 && rec.Offset == n {
+			at = &rt.Topic.Records[i]
+		}
+	}
+	if at == nil {
+		t.Fatalf("p2@%d is not in the topic", n)
+	}
+	want := deltaOf(t, rt.Topic, *at)
+	if len(r.Sensors) != 1 || r.Sensors[0].Drift == nil {
+		t.Fatalf("report sensors %+v: want one with a drift", r.Sensors)
+	}
+	s := r.Sensors[0]
+	if store.Cents(s.Drift.Hours) != want.HoursCents || store.Cents(s.Drift.Km) != want.KmCents || s.Verdict != "over-counted" {
+		t.Fatalf("on screen: drift %.2f h / %.2f km (%s), want p2@%d's delta again: %.2f h / %.2f km, over-counted",
+			s.Drift.Hours, s.Drift.Km, s.Verdict, n, float64(want.HoursCents)/100, float64(want.KmCents)/100)
+	}
+	t.Logf("naive on screen: consumer-usage's late write p2@%d; drift %+.2f h / %+.2f km, over-counted: that message's delta twice",
+		n, s.Drift.Hours, s.Drift.Km)
 }
