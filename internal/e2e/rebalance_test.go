@@ -16,8 +16,8 @@ import (
 )
 
 // rebalanceDelay is the effect delay of the old owner: longer than the new
-// owner takes to start, join, be assigned and replay (about 2 s here).
-const rebalanceDelay = 10 * time.Second
+// owner takes to start, join, be assigned and replay (about 1.2 s here).
+const rebalanceDelay = 6 * time.Second
 
 // TestRebalanceInFlight stages the seed's failure timeline (004) on real
 // processes: consumer-usage A owns every partition and holds a usage write
