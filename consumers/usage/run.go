@@ -318,6 +318,8 @@ func (k *kafkaLoop) pollOnce(tick *time.Ticker) error {
 		if err := k.kafkaError(e); err != nil {
 			return err
 		}
+	case kafka.OffsetsCommitted:
+		k.committedEvent(e)
 	}
 	select {
 	case <-tick.C:
@@ -677,6 +679,8 @@ func (k *kafkaLoop) await(f *inFlight) batchResult {
 			if err := k.kafkaError(e); err != nil && k.fatal == nil {
 				k.fatal = err
 			}
+		case kafka.OffsetsCommitted:
+			k.committedEvent(e)
 		}
 	}
 	k.flight = nil
@@ -1005,11 +1009,26 @@ func (k *kafkaLoop) commitStored(why string) {
 	switch {
 	case err == nil, errors.As(err, &kerr) && kerr.Code() == kafka.ErrNoOffset:
 	case errors.As(err, &kerr) && lostOwnership(kerr.Code()):
-		k.log.Warn("commit rejected: this member no longer owns the partitions; the next owner replays from the last accepted commit",
-			"when", why, "error", err)
-		k.em.Emit(status.Event{Type: status.Error, Error: "commit rejected (" + why + "): " + err.Error()})
+		k.commitRejected(why, err)
 	default:
 		k.log.Warn("commit stored offsets", "when", why, "error", err)
+	}
+}
+
+// commitRejected reports a commit the group refused for lost ownership.
+func (k *kafkaLoop) commitRejected(why string, err error) {
+	k.log.Warn("commit rejected: this member no longer owns the partitions; the next owner replays from the last accepted commit",
+		"when", why, "error", err)
+	k.em.Emit(status.Event{Type: status.CommitRejected, Reason: why, Error: err.Error()})
+}
+
+// committedEvent takes librdkafka's report of a commit (the auto commits
+// every second): one refused for lost ownership is reported, never taken
+// as progress (nothing here reads progress from commits).
+func (k *kafkaLoop) committedEvent(e kafka.OffsetsCommitted) {
+	var kerr kafka.Error
+	if e.Error != nil && errors.As(e.Error, &kerr) && lostOwnership(kerr.Code()) {
+		k.commitRejected("auto", e.Error)
 	}
 }
 

@@ -229,6 +229,9 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 	case status.EffectRefused:
 		p.prevented += e.Count
 		b.event(at, name, LevelGood, fmt.Sprintf("refused %s at %s", plural(e.Count, "second effect"), at1(e)))
+	case status.CommitRejected:
+		b.event(at, name, LevelWarn, fmt.Sprintf("commit refused (%s): %s; not progress: the next owner replays from the last accepted commit",
+			e.Reason, e.Error))
 	case status.EffectDelay:
 		p.delay, p.delayKnown = time.Duration(e.Millis)*time.Millisecond, true
 		p.held = nil

@@ -269,3 +269,17 @@ func TestCaughtUpWaitsForTheGroupToSettle(t *testing.T) {
 		t.Fatal("not caught up back on one instance owning all")
 	}
 }
+
+// A commit refused for lost ownership is a warning on the timeline, not a
+// failure of the process (it keeps running).
+func TestCommitRejectedIsNotAFailure(t *testing.T) {
+	b := newBoard(rebalanceInputs()...)
+	before := b.Process(Usage).State
+	b.Apply(ev(Usage, 4, status.Event{Type: status.CommitRejected, Reason: "revoke", Error: "Broker: Specified group generation id is not valid"}))
+	if v := b.Process(Usage); v.State != before || v.State == Failed {
+		t.Fatalf("state %s after a refused commit, want %s", v.State, before)
+	}
+	if !hasEvent(b, Usage, "commit refused (revoke): Broker: Specified group generation id is not valid; not progress") {
+		t.Fatalf("no event: %v", b.Events())
+	}
+}

@@ -58,6 +58,12 @@ const (
 	EffectRefused Type = "effect_refused"
 	// EffectDelay: consumer-usage's effect delay changed. Fields: Millis.
 	EffectDelay Type = "effect_delay"
+	// CommitRejected: the group refused an offset commit because this
+	// member no longer owns the partitions (illegal generation, unknown
+	// member, rebalance in progress, fenced). Not progress, not a failure
+	// of the process: the next owner replays from the last accepted commit.
+	// Fields: Reason (when: revoke, shutdown, auto), Error.
+	CommitRejected Type = "commit_rejected"
 	// Progress: periodic position report. Fields: Positions (per partition
 	// next offset to read and the high watermark as last known), Processed,
 	// Invalid, Produced (producer), Sensors; consumer-usage's also
