@@ -102,7 +102,7 @@ quit
 		return max(0, time.Since(back))
 	}
 	tp := awaitAfter("producer publishing again", regexp.MustCompile(`producer connected to kafka`), brokerBack)
-	tu := awaitAfter("consumer-usage assigned again", regexp.MustCompile(`consumer-usage rebalance: assigned`), brokerBack)
+	tu := awaitAfter("consumer-usage assigned again", regexp.MustCompile(`consumer-usage (rebalance: )?assigned`), brokerBack)
 	t.Logf("after the broker's return: producer publishing within %s, consumer-usage assigned within %s",
 		tp.Round(100*time.Millisecond), tu.Round(100*time.Millisecond))
 

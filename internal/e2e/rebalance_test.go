@@ -244,6 +244,7 @@ func TestRebalanceNaiveOnScreen(t *testing.T) {
 	d.startHeadless(`
 wait-caught-up 60s
 effect-delay consumer-usage 8s
+wait-held consumer-usage 30s
 scale consumer-usage 2
 wait-caught-up 90s
 pause producer
@@ -256,7 +257,7 @@ quit
 	r := d.readReport()
 	a, b := r.proc(t, "consumer-usage"), r.proc(t, "consumer-usage-2")
 	if a.Late == nil || *a.Late != 1 || b.Partitions == nil || !slices.Equal(*b.Partitions, []int32{2}) {
-		t.Fatalf("consumer-usage late %v, consumer-usage-2 partitions %v: want 1 late write and p2 moved", a.Late, fmtParts(b.Partitions))
+		t.Fatalf("consumer-usage late %s, consumer-usage-2 partitions %v: want 1 late write and p2 moved", fmtInt(a.Late), fmtParts(b.Partitions))
 	}
 	m := lateWriteRe.FindStringSubmatch(d.stderr())
 	if m == nil {
@@ -284,4 +285,11 @@ quit
 	}
 	t.Logf("naive on screen: consumer-usage's late write p2@%d; drift %+.2f h / %+.2f km, over-counted: that message's delta twice",
 		n, s.Drift.Hours, s.Drift.Km)
+}
+
+func fmtInt(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*p, 10)
 }

@@ -132,6 +132,23 @@ func (l *Lab) SetEffectDelay(name string, d time.Duration) error {
 	return nil
 }
 
+// WaitHeld returns once consumer-usage instance name holds a usage write
+// under its effect delay (as its events told the board, since the delay
+// last changed), or ctx's error.
+func (l *Lab) WaitHeld(ctx context.Context, name string) error {
+	if !board.IsUsage(name) {
+		return fmt.Errorf("only consumer-usage instances hold writes, not %s", name)
+	}
+	for {
+		if l.waitBoard(time.Second, func(b *board.Board) bool { return len(b.Process(name).Held) > 0 }) {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
 // maxEffectDelay is consumer-usage's bound on --effect-delay.
 const maxEffectDelay = time.Minute
 

@@ -20,6 +20,9 @@
 //	reset consumer-usage earliest         latest|earliest, from the next start
 //	scale consumer-usage 3                run 1–3 instances of consumer-usage in its group
 //	effect-delay consumer-usage-2 8s      hold each of that instance's usage writes 8s (0..1m; 0 = none)
+//	scale consumer-usage 2                1 to 3 instances of consumer-usage in one group
+//	effect-delay consumer-usage 8s        hold each usage write of that instance 8s (0s: none)
+//	wait-held consumer-usage 30s          wait until that instance holds a usage write; fail after 30s
 //	quit                                  end the dashboard
 //
 // NAME is one of producer, consumer-current, consumer-usage, consumer-query,
@@ -74,6 +77,7 @@ const (
 	Thaw         Kind = "thaw"
 	Scale        Kind = "scale"
 	EffectDelay  Kind = "effect-delay"
+	WaitHeld     Kind = "wait-held"
 )
 
 // MaxEffectDelay bounds effect-delay (consumer-usage's own limit).
@@ -106,7 +110,7 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s %d", a.Kind, a.Count)
 	case Scale:
 		return fmt.Sprintf("%s %s %d", a.Kind, a.Name, a.Count)
-	case EffectDelay:
+	case EffectDelay, WaitHeld:
 		return fmt.Sprintf("%s %s %s", a.Kind, a.Name, a.Duration)
 	case CrashAt, Mode, Reset:
 		return string(a.Kind) + " " + a.Name + " " + a.Value
@@ -153,12 +157,13 @@ var grammars = map[Kind]grammar{
 	Quit:         {},
 	Freeze:       {names: processes},
 	Thaw:         {names: processes},
-	// scale and effect-delay are parsed by parseScale and parseEffectDelay.
+	// scale, effect-delay and wait-held are parsed by parseInstanceAction.
 	Scale:       {names: []string{board.Usage}},
 	EffectDelay: {names: instances},
+	WaitHeld:    {names: instances},
 }
 
-var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay}
+var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay, WaitHeld}
 
 // MaxInjectBad bounds inject-bad (the producer's own limit).
 const MaxInjectBad = 10000
@@ -223,7 +228,7 @@ func parseLine(f []string) (Action, string) {
 	args := f[1:]
 	want := 0
 	switch {
-	case kind == Scale || kind == EffectDelay:
+	case kind == Scale || kind == EffectDelay || kind == WaitHeld:
 		return parseInstanceAction(a, g, args)
 	case g.duration:
 		want = 1
@@ -300,6 +305,13 @@ func parseInstanceAction(a Action, g grammar, args []string) (Action, string) {
 		return a, ""
 	}
 	d, err := time.ParseDuration(args[1])
+	if kind == WaitHeld {
+		if err != nil || d <= 0 {
+			return a, fmt.Sprintf("wait-held %s: bad timeout %q (want a positive duration like 30s)", a.Name, args[1])
+		}
+		a.Duration = d
+		return a, ""
+	}
 	if err != nil || d < 0 || d > MaxEffectDelay {
 		return a, fmt.Sprintf("effect-delay %s: bad delay %q (want a duration from 0s to %s, like 8s)", a.Name, args[1], MaxEffectDelay)
 	}
@@ -314,6 +326,8 @@ func usage(k Kind) string {
 		return "scale consumer-usage N (N from 1 to 3)"
 	case k == EffectDelay:
 		return "effect-delay " + strings.Join(g.names, "|") + " DURATION (0s to 1m)"
+	case k == WaitHeld:
+		return "wait-held " + strings.Join(g.names, "|") + " TIMEOUT"
 	case g.duration:
 		return string(k) + " DURATION"
 	case g.count:
@@ -368,6 +382,9 @@ type Target interface {
 	// SetEffectDelay makes consumer-usage instance name hold each usage
 	// write for d (0: none), now and at its next starts.
 	SetEffectDelay(name string, d time.Duration) error
+	// WaitHeld returns once consumer-usage instance name holds a usage
+	// write (in flight under its effect delay), or ctx's error.
+	WaitHeld(ctx context.Context, name string) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.
@@ -487,6 +504,13 @@ func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-ch
 		return t.Scale(a.Count)
 	case EffectDelay:
 		return t.SetEffectDelay(a.Name, a.Duration)
+	case WaitHeld:
+		ctx, cancel := context.WithTimeout(ctx, a.Duration)
+		defer cancel()
+		if err := t.WaitHeld(ctx, a.Name); err != nil {
+			return fmt.Errorf("%s holds no usage write after %v: %w", a.Name, a.Duration, err)
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown action kind %q", a.Kind)
 }

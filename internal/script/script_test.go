@@ -39,6 +39,7 @@ scale consumer-usage 3
 effect-delay consumer-usage-2 8s
 crash consumer-usage-3
 effect-delay consumer-usage 0s
+wait-held consumer-usage-2 30s
 quit
 `
 	got, err := ParseString(src)
@@ -70,7 +71,8 @@ quit
 		{Kind: EffectDelay, Name: "consumer-usage-2", Duration: 8 * time.Second, Line: 24},
 		{Kind: Crash, Name: "consumer-usage-3", Line: 25},
 		{Kind: EffectDelay, Name: board.Usage, Line: 26},
-		{Kind: Quit, Line: 27},
+		{Kind: WaitHeld, Name: "consumer-usage-2", Duration: 30 * time.Second, Line: 27},
+		{Kind: Quit, Line: 28},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
@@ -107,7 +109,7 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, quit, freeze, thaw, scale, effect-delay)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, quit, freeze, thaw, scale, effect-delay, wait-held)`},
 		{"Crash producer", `unknown action "Crash"`},
 		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store)`},
 		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store)`},
@@ -124,6 +126,9 @@ func TestParseErrors(t *testing.T) {
 		{"effect-delay consumer-usage 2m", `effect-delay consumer-usage: bad delay "2m" (want a duration from 0s to 1m0s, like 8s)`},
 		{"effect-delay consumer-usage -1s", `effect-delay consumer-usage: bad delay "-1s"`},
 		{"effect-delay consumer-usage 8", `effect-delay consumer-usage: bad delay "8"`},
+		{"wait-held consumer-usage 0s", `wait-held consumer-usage: bad timeout "0s" (want a positive duration like 30s)`},
+		{"wait-held producer 5s", `wait-held: not possible for "producer"`},
+		{"wait-held consumer-usage", `wait-held consumer-usage: missing value (usage: wait-held consumer-usage|consumer-usage-2|consumer-usage-3 TIMEOUT)`},
 		{"stop", `stop: missing process name`},
 		{"start nope", `start: unknown process "nope"`},
 		{"restart", `restart: missing process name`},
@@ -245,6 +250,9 @@ func (f *fakeTarget) Thaw(n string) error        { return f.record("thaw " + n) 
 func (f *fakeTarget) Scale(n int) error          { return f.record(fmt.Sprintf("scale %d", n)) }
 func (f *fakeTarget) SetEffectDelay(n string, d time.Duration) error {
 	return f.record("effect-delay " + n + " " + d.String())
+}
+func (f *fakeTarget) WaitHeld(ctx context.Context, n string) error {
+	return f.record("wait-held " + n)
 }
 func (f *fakeTarget) InjectBad(n int) (int, error) {
 	return n, f.record(fmt.Sprintf("inject-bad %d", n))
