@@ -187,7 +187,7 @@ func NewProcessor(cfg ProcessorConfig) *Processor {
 // consumer made durable, not from a stale memory of this one.
 func (p *Processor) Load(ctx context.Context) error {
 	var cps map[string]store.Checkpoint
-	err := p.retry(ctx, "load checkpoints", func(ctx context.Context) error {
+	err := p.retryWithin(ctx, "load checkpoints", loadTimeout(p.cfg.OpTimeout), func(ctx context.Context) error {
 		var err error
 		cps, err = p.cfg.Store.ResumeCheckpoints(ctx)
 		return err
@@ -658,13 +658,26 @@ func (p *Processor) trouble(reason string) {
 	}
 }
 
+// loadTimeout bounds one Load attempt. A load is many store calls (the
+// checkpoints, then one lookup per sensor for records past its checkpoint),
+// and on FerretDB v1 a lookup by _id reads the whole usage collection
+// (10 lookups: 0.27 s at 5,000 records, 0.9 s at 20,000, idle machine): a
+// load bounded like one call was cut off at 10 s on a loaded machine and
+// retried from the start, for ever (a CI run).
+func loadTimeout(op time.Duration) time.Duration { return max(op, 2*time.Minute) }
+
 // retry runs op until it succeeds or ctx ends. A store that fails never
 // makes the consumer move past a record: it waits, reporting Retrying.
 func (p *Processor) retry(ctx context.Context, what string, op func(context.Context) error) error {
+	return p.retryWithin(ctx, what, p.cfg.OpTimeout, op)
+}
+
+// retryWithin is retry with each attempt bounded by timeout.
+func (p *Processor) retryWithin(ctx context.Context, what string, timeout time.Duration, op func(context.Context) error) error {
 	delay := p.cfg.MinBackoff
 	failed := false
 	for {
-		opCtx, cancel := context.WithTimeout(ctx, p.cfg.OpTimeout)
+		opCtx, cancel := context.WithTimeout(ctx, timeout)
 		// Once a call failed the store is unreachable: a retry waiting for
 		// it is not "slow" on top of that.
 		slow := time.AfterFunc(p.cfg.SlowAfter, func() {

@@ -119,10 +119,11 @@ func campaignScript(steps []campaignStep) string {
 			}
 			// It fires at the next message reaching the point: within
 			// milliseconds once messages flow, but a consumer-usage just
-			// restarted after quick kills took more than 2.5 s to reach
-			// the broker once in CI (2026-12-01; cause not found), so the
-			// bound is 5 s. The start below fails if it did not fire.
-			fmt.Fprintf(&b, "crash-at consumer-usage %s\nwait 5s\n", s.kind)
+			// restarted first loads its checkpoints, which on the embedded
+			// store costs a read of every usage record per sensor (seconds
+			// on a loaded machine), so the script waits for the crash
+			// itself; it fails if none comes within 60 s.
+			fmt.Fprintf(&b, "crash-at consumer-usage %s\nwait-down consumer-usage 60s\n", s.kind)
 		}
 		if s.dead > 0 {
 			fmt.Fprintf(&b, "wait %s\n", s.dead)

@@ -149,6 +149,19 @@ func (l *Lab) WaitHeld(ctx context.Context, name string) error {
 	}
 }
 
+// WaitDown returns once name is not running as the board sees it (its
+// exit reached the board), or ctx's error.
+func (l *Lab) WaitDown(ctx context.Context, name string) error {
+	for {
+		if l.waitBoard(time.Second, func(b *board.Board) bool { return b.Has(name) && !b.Process(name).Alive }) {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
 // maxEffectDelay is consumer-usage's bound on --effect-delay.
 const maxEffectDelay = time.Minute
 

@@ -174,6 +174,9 @@ func (h *fakeHost) Scale(n int) error        { return h.call(fmt.Sprintf("scale 
 func (h *fakeHost) SetEffectDelay(name string, d time.Duration) error {
 	return h.call("effect-delay "+name+" "+d.String(), nil)
 }
+func (h *fakeHost) WaitDown(ctx context.Context, n string) error {
+	return h.call("wait-down "+n, nil)
+}
 func (h *fakeHost) WaitHeld(ctx context.Context, name string) error {
 	return h.call("wait-held "+name, nil)
 }

@@ -23,6 +23,7 @@
 //	scale consumer-usage 2                1 to 3 instances of consumer-usage in one group
 //	effect-delay consumer-usage 8s        hold each usage write of that instance 8s (0s: none)
 //	wait-held consumer-usage 30s          wait until that instance holds a usage write; fail after 30s
+//	wait-down consumer-usage 60s          wait until the process is down (an armed crash point fired); fail after 60s
 //	quit                                  end the dashboard
 //
 // NAME is one of producer, consumer-current, consumer-usage, consumer-query,
@@ -78,6 +79,7 @@ const (
 	Scale        Kind = "scale"
 	EffectDelay  Kind = "effect-delay"
 	WaitHeld     Kind = "wait-held"
+	WaitDown     Kind = "wait-down"
 )
 
 // MaxEffectDelay bounds effect-delay (consumer-usage's own limit).
@@ -110,7 +112,7 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s %d", a.Kind, a.Count)
 	case Scale:
 		return fmt.Sprintf("%s %s %d", a.Kind, a.Name, a.Count)
-	case EffectDelay, WaitHeld:
+	case EffectDelay, WaitHeld, WaitDown:
 		return fmt.Sprintf("%s %s %s", a.Kind, a.Name, a.Duration)
 	case CrashAt, Mode, Reset:
 		return string(a.Kind) + " " + a.Name + " " + a.Value
@@ -161,9 +163,10 @@ var grammars = map[Kind]grammar{
 	Scale:       {names: []string{board.Usage}},
 	EffectDelay: {names: instances},
 	WaitHeld:    {names: instances},
+	WaitDown:    {names: processes},
 }
 
-var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay, WaitHeld}
+var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay, WaitHeld, WaitDown}
 
 // MaxInjectBad bounds inject-bad (the producer's own limit).
 const MaxInjectBad = 10000
@@ -228,7 +231,7 @@ func parseLine(f []string) (Action, string) {
 	args := f[1:]
 	want := 0
 	switch {
-	case kind == Scale || kind == EffectDelay || kind == WaitHeld:
+	case kind == Scale || kind == EffectDelay || kind == WaitHeld || kind == WaitDown:
 		return parseInstanceAction(a, g, args)
 	case g.duration:
 		want = 1
@@ -305,9 +308,9 @@ func parseInstanceAction(a Action, g grammar, args []string) (Action, string) {
 		return a, ""
 	}
 	d, err := time.ParseDuration(args[1])
-	if kind == WaitHeld {
+	if kind == WaitHeld || kind == WaitDown {
 		if err != nil || d <= 0 {
-			return a, fmt.Sprintf("wait-held %s: bad timeout %q (want a positive duration like 30s)", a.Name, args[1])
+			return a, fmt.Sprintf("%s %s: bad timeout %q (want a positive duration like 30s)", kind, a.Name, args[1])
 		}
 		a.Duration = d
 		return a, ""
@@ -328,6 +331,8 @@ func usage(k Kind) string {
 		return "effect-delay " + strings.Join(g.names, "|") + " DURATION (0s to 1m)"
 	case k == WaitHeld:
 		return "wait-held " + strings.Join(g.names, "|") + " TIMEOUT"
+	case k == WaitDown:
+		return "wait-down NAME TIMEOUT"
 	case g.duration:
 		return string(k) + " DURATION"
 	case g.count:
@@ -385,6 +390,9 @@ type Target interface {
 	// WaitHeld returns once consumer-usage instance name holds a usage
 	// write (in flight under its effect delay), or ctx's error.
 	WaitHeld(ctx context.Context, name string) error
+	// WaitDown returns once name is not running (it exited, crashed or
+	// was stopped), or ctx's error.
+	WaitDown(ctx context.Context, name string) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.
@@ -509,6 +517,13 @@ func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-ch
 		defer cancel()
 		if err := t.WaitHeld(ctx, a.Name); err != nil {
 			return fmt.Errorf("%s holds no usage write after %v: %w", a.Name, a.Duration, err)
+		}
+		return nil
+	case WaitDown:
+		ctx, cancel := context.WithTimeout(ctx, a.Duration)
+		defer cancel()
+		if err := t.WaitDown(ctx, a.Name); err != nil {
+			return fmt.Errorf("%s still running after %v: %w", a.Name, a.Duration, err)
 		}
 		return nil
 	}

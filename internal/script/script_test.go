@@ -109,7 +109,7 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, quit, freeze, thaw, scale, effect-delay, wait-held)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down)`},
 		{"Crash producer", `unknown action "Crash"`},
 		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store)`},
 		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store)`},
@@ -250,6 +250,9 @@ func (f *fakeTarget) Thaw(n string) error        { return f.record("thaw " + n) 
 func (f *fakeTarget) Scale(n int) error          { return f.record(fmt.Sprintf("scale %d", n)) }
 func (f *fakeTarget) SetEffectDelay(n string, d time.Duration) error {
 	return f.record("effect-delay " + n + " " + d.String())
+}
+func (f *fakeTarget) WaitDown(ctx context.Context, n string) error {
+	return f.record("wait-down " + n)
 }
 func (f *fakeTarget) WaitHeld(ctx context.Context, n string) error {
 	return f.record("wait-held " + n)
