@@ -201,7 +201,7 @@ func GroupLine(procs []board.ProcView) string {
 		if pv.EffectDelay > 0 {
 			who := strings.TrimPrefix(pv.Name, board.Usage)
 			if who == "" {
-				who = "-1"
+				who = board.Usage
 			}
 			delays = append(delays, pv.EffectDelay.String()+" on "+who)
 		}
