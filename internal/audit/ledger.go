@@ -9,6 +9,7 @@
 package audit
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -50,8 +51,11 @@ type series struct {
 	last      Located // last valid message; meaningful when len(entries) > 0
 	invalid   int64
 	backwards int64 // invalid because an odometer went back (subset of invalid)
-	lastError string
-	errorAt   int64 // offset of the last invalid record
+	// disordered counts valid messages whose timestamp is not after the
+	// previous valid one's: a duplicate or a reordering of the key.
+	disordered int64
+	lastError  string
+	errorAt    int64 // offset of the last invalid record
 }
 
 // partProgress is how far the ledger has read one partition.
@@ -146,6 +150,9 @@ func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 	var prev entry
 	if n := len(s.entries); n > 0 {
 		prev = s.entries[n-1]
+		if msg.Timestamp <= s.last.Message.Timestamp {
+			s.disordered++
+		}
 		if u, record := telemetry.Delta(s.last.Message, msg); record {
 			prev.hoursCents += store.Cents(u.DeltaHours)
 			prev.kmCents += store.Cents(u.DeltaKm)
@@ -218,8 +225,14 @@ type SensorTruth struct {
 	LastError          string
 	LastErrorPartition int32
 	LastErrorAt        int64
-	// Partitions is how many partitions carried the sensor (1 normally).
-	Partitions int
+	// Partitions is how many partitions carried the sensor (1 normally),
+	// PartitionIDs which ones (sorted).
+	Partitions   int
+	PartitionIDs []int32
+	// Disordered counts valid records whose timestamp is not after the
+	// previous valid record of the sensor in its partition: a duplicate or
+	// a reordering (0 when the key's order held).
+	Disordered int64
 }
 
 // PartitionProgress is how far the reader has got in one partition.
@@ -331,6 +344,8 @@ func (l *Ledger) Snapshot() Truth {
 			bySensor[k.sensor] = st
 		}
 		st.Partitions++
+		st.PartitionIDs = append(st.PartitionIDs, k.partition)
+		st.Disordered += s.disordered
 		valid := int64(len(s.entries))
 		st.Valid += valid
 		st.Invalid += s.invalid
@@ -346,6 +361,7 @@ func (l *Ledger) Snapshot() Truth {
 	}
 	t.Sensors = make([]SensorTruth, 0, len(bySensor))
 	for _, st := range bySensor {
+		slices.Sort(st.PartitionIDs)
 		t.Sensors = append(t.Sensors, *st)
 	}
 	sort.Slice(t.Sensors, func(i, j int) bool { return t.Sensors[i].SensorID < t.Sensors[j].SensorID })

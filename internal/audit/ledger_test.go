@@ -316,3 +316,26 @@ func TestLedgerHundredThousand(t *testing.T) {
 		t.Fatalf("ingesting 100k records took %v", took)
 	}
 }
+
+// TestLedgerKeyOrder: a key's records in order count no disorder; a
+// duplicate (same timestamp again) and a record older than the previous
+// one each count one, and a key read from two partitions says so.
+func TestLedgerKeyOrder(t *testing.T) {
+	l := NewLedger()
+	l.Add(0, 0, []byte("s1"), encode(t, "s1", 1000, 1, 1))
+	l.Add(0, 1, []byte("s1"), encode(t, "s1", 2000, 2, 2))
+	l.Add(1, 0, []byte("s2"), encode(t, "s2", 1000, 1, 1))
+	l.Add(1, 1, []byte("s2"), encode(t, "s2", 1000, 1, 1)) // a duplicate
+	l.Add(1, 2, []byte("s2"), encode(t, "s2", 3000, 3, 3))
+	l.Add(1, 3, []byte("s2"), encode(t, "s2", 2500, 3, 3)) // older than the previous
+	l.Add(2, 0, []byte("s1"), encode(t, "s1", 3000, 3, 3)) // s1 on a second partition
+	tr := l.Snapshot()
+	s1, _ := tr.Sensor("s1")
+	s2, _ := tr.Sensor("s2")
+	if s1.Disordered != 0 || s2.Disordered != 2 {
+		t.Errorf("disordered s1 %d, s2 %d; want 0 and 2", s1.Disordered, s2.Disordered)
+	}
+	if fmt.Sprint(s1.PartitionIDs) != "[0 2]" || fmt.Sprint(s2.PartitionIDs) != "[1]" {
+		t.Errorf("partitions s1 %v, s2 %v; want [0 2] and [1]", s1.PartitionIDs, s2.PartitionIDs)
+	}
+}

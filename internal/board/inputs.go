@@ -137,6 +137,14 @@ type UsageSnapshot struct {
 type Truth struct {
 	SensorID string
 	Last     *SensorState
+	// Partitions are the partitions the audit read the sensor's records
+	// from (one, when the key decides the partition); Disordered counts its
+	// records not later than the previous one of the key (duplicates or
+	// reorderings: 0 when the key's order held); Valid counts its valid
+	// records.
+	Partitions []int32
+	Disordered int64
+	Valid      int64
 }
 
 // TruthSnapshot: the audit's state after reading the topic up to AuditOffset

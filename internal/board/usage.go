@@ -48,12 +48,24 @@ func (b *Board) truthSnapshot(v TruthSnapshot) {
 			last := *t.Last
 			t.Last = &last
 		}
+		t.Partitions = slices.Clone(t.Partitions)
 		b.truth[t.SensorID] = t
 	}
 	b.truthAt = v.At
 	b.truthSeen = true
 	b.auditCount = v.AuditOffset
 	b.auditThrough = maps.Clone(v.AuditThrough)
+}
+
+// AuditKeys is what the audit last read about every sensor's key in the
+// topic: where its records are and whether their order held.
+func (b *Board) AuditKeys() map[string]Truth {
+	out := make(map[string]Truth, len(b.truth))
+	for id, t := range b.truth {
+		t.Partitions = slices.Clone(t.Partitions)
+		out[id] = t
+	}
+	return out
 }
 
 // Verdict classifies a drift.

@@ -783,7 +783,7 @@ func (l *Lab) pollTruth(ctx context.Context) {
 		snap.Err = errors.New(truth.Err)
 	}
 	for _, st := range truth.Sensors {
-		t := board.Truth{SensorID: st.SensorID}
+		t := board.Truth{SensorID: st.SensorID, Partitions: st.PartitionIDs, Disordered: st.Disordered, Valid: st.Valid}
 		if st.HasLast {
 			m := st.Last.Message
 			t.Last = &board.SensorState{SensorID: st.SensorID, Timestamp: m.Timestamp, HoursTot: m.Odometry.HoursTot,
