@@ -26,6 +26,8 @@ type Observation struct {
 	UsageCaughtUp bool
 	// How consumer-usage is (re)started from now on.
 	UsageMode, UsageReset string
+	// Keys: per sensor, what the audit read of its key in the topic.
+	Keys map[string]board.Truth
 }
 
 // Capture reads an Observation from a board.
@@ -44,6 +46,7 @@ func Capture(b *board.Board) Observation {
 	o.HWM, _ = b.HighWatermarks()
 	o.Committed, o.CommitGroup, o.CommitsCurrent = b.Committed()
 	o.UsageMode, o.UsageReset = b.UsageConfig()
+	o.Keys = b.AuditKeys()
 	return o
 }
 
