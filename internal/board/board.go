@@ -64,6 +64,10 @@ type Board struct {
 
 	mode, reset string // how consumer-usage is (re)started from now on
 
+	// clusterAddrs: each cluster broker's address (--cluster N); Brokers
+	// is all of them.
+	clusterAddrs map[string]string
+
 	hwm    map[int32]int64
 	hwmAt  time.Time
 	hwmErr error
