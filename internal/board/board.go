@@ -132,6 +132,9 @@ func New(processes []string, cfg Config) *Board {
 		reset:   orDefault(cfg.UsageReset, "latest"),
 	}
 	rank := func(n string) int {
+		if IsKafkaNode(n) { // a cluster's nodes where the broker is
+			n = Broker
+		}
 		for i, c := range Canonical {
 			if c == n {
 				return i

@@ -16,11 +16,16 @@ import (
 //     SessionTimeout (default 9 s) and moves the leadership of its
 //     partitions to an in-sync follower, taking it out of every ISR;
 //   - ReplicaLagMax (default 30 s): a follower that is alive but does not
-//     keep up leaves the ISR after this long (a frozen broker, z).
+//     keep up leaves the ISR after this long (a frozen broker, z);
+//   - LeaderImbalanceCheck (default 300 s): how often the controller gives
+//     each partition back to its preferred leader, so a restarted broker
+//     (r) leads its share again within seconds and the leaders of a cluster
+//     whose brokers came up one after the other are spread.
 const (
-	HeartbeatInterval = time.Second
-	SessionTimeout    = 5 * time.Second
-	ReplicaLagMax     = 10 * time.Second
+	HeartbeatInterval    = time.Second
+	SessionTimeout       = 5 * time.Second
+	ReplicaLagMax        = 10 * time.Second
+	LeaderImbalanceCheck = 10 * time.Second
 )
 
 // Heaps: a small JVM per node; four of them fit a laptop next to the
@@ -49,6 +54,7 @@ func (p Plan) ServerProperties(n Node, dataDir string) string {
 		w("listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT")
 		w("log.dirs", dataDir)
 		w("broker.session.timeout.ms", SessionTimeout.Milliseconds())
+		w("leader.imbalance.check.interval.seconds", int(LeaderImbalanceCheck.Seconds()))
 		return b.String()
 	}
 	rf, isr := p.Brokers, p.MinInsync()
