@@ -77,7 +77,12 @@ func WarmUp(ctx context.Context, bootstrap string, timeout time.Duration) (strin
 		return "", err
 	}
 	secs := fmt.Sprint(int(timeout.Seconds()))
-	return runScript(ctx, timeout+30*time.Second, script, "warmup", bootstrap, secs)
+	out, err := runScript(ctx, timeout+30*time.Second, script, "warmup", bootstrap, secs)
+	if err != nil {
+		// An older checkout's script has no warmup command (exit 2, usage).
+		return "", fmt.Errorf("%s warmup: %w", script, err)
+	}
+	return out, nil
 }
 
 // runScript runs the script and returns the last line of its stdout; on
