@@ -95,7 +95,12 @@ func (b *Board) pollFailed(at time.Time, name, what string, err error) {
 	}
 	if !b.brokerAwayNoted {
 		b.brokerAwayNoted = true
-		b.event(at, "", LevelWarn, "broker unreachable: lag, committed offsets and the audit wait until it is back")
+		text := "broker unreachable: lag, committed offsets and the audit wait until it is back"
+		if len(b.clusterBrokers()) > 0 && !b.brokerDown() {
+			// One broker of a cluster: a failover, not an outage.
+			text = "a broker of the cluster is unreachable: lag, committed offsets and the audit wait for its partitions' new leaders"
+		}
+		b.event(at, "", LevelWarn, text)
 	}
 }
 
