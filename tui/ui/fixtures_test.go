@@ -91,10 +91,8 @@ func sceneStartup() *scene {
 }
 
 // running: everything up for a while, consumers caught up, usage exact.
-func sceneRunning() *scene { return runningOn(sceneStartup()) }
-
-// runningOn plays sceneRunning's inputs on a started scene.
-func runningOn(s *scene) *scene {
+func sceneRunning() *scene {
+	s := sceneStartup()
 	s.status(board.Usage, 1.2, status.Event{Type: status.Started, Mode: "naive", Reset: "latest", GroupID: "demo-usage"})
 	s.status(board.Usage, 1.5, status.Event{Type: status.Connected, Endpoint: "kafka", Addr: "127.0.0.1:39092"})
 	s.status(board.Current, 1.2, status.Event{Type: status.Started, GroupID: "demo-current-1a2b3c4d"})
