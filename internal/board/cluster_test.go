@@ -68,7 +68,6 @@ func TestClusterBrokerDown(t *testing.T) {
 func TestClusterPollFailureIsAFailover(t *testing.T) {
 	b := clusterBoard()
 	b.Apply(ProcExited{Name: "broker-2", PID: 106, At: at(2), Signal: "SIGKILL"})
-	b.Apply(ev(Producer, 2.1, status.Event{Type: status.Retrying, Endpoint: "kafka", Error: "1/3 brokers are down"}))
 	b.Apply(Offsets{At: at(2.2), Err: errors.New("Local: Timed out")})
 	if !hasEvent(b, "", "a broker of the cluster is unreachable") {
 		t.Fatalf("events: %s", lastEvent(b))

@@ -104,11 +104,16 @@ func (b *Board) pollFailed(at time.Time, name, what string, err error) {
 	}
 }
 
-// brokerKnownAway: the supervised broker is not up, or a client of it
-// reports it unreachable.
+// brokerKnownAway: the supervised broker (or one of a cluster's) is not
+// up, or a client of it reports it unreachable.
 func (b *Board) brokerKnownAway() bool {
 	if b.brokerDown() {
 		return true
+	}
+	for _, p := range b.clusterBrokers() {
+		if p.down() { // its partitions are changing leader
+			return true
+		}
 	}
 	for _, n := range append([]string{Producer, Current}, b.UsageInstances()...) {
 		if p := b.procs[n]; p != nil && p.state == Retrying && p.detail == "kafka" {
