@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -102,7 +103,7 @@ func RunNode(ctx context.Context, cfg NodeConfig, em *status.Emitter, log *slog.
 	// parent-death signal covers a wrapper killed on its own.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	began := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startLocked(cmd); err != nil {
 		pr.Close()
 		pw.Close()
 		return fmt.Errorf("cluster: start the JVM: %w", err)
@@ -175,6 +176,20 @@ func RunNode(ctx context.Context, cfg NodeConfig, em *status.Emitter, log *slog.
 			return fmt.Errorf("the JVM exited on its own (%s); see the lines above", cmd.ProcessState.String())
 		}
 	}
+}
+
+// startLocked starts cmd from a goroutine locked to its OS thread for the
+// rest of the process's life: a parent-death signal fires when the THREAD
+// that forked the child exits, and the Go runtime may retire an ordinary
+// goroutine's thread (see internal/supervisor's spawner).
+func startLocked(cmd *exec.Cmd) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread outlives the JVM
+		errc <- cmd.Start()
+		select {}
+	}()
+	return <-errc
 }
 
 // JavaBin is $JAVA_HOME/bin/java, else java on PATH.
