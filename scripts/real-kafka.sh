@@ -8,6 +8,11 @@
 #   scripts/real-kafka.sh stop DIR           stop the broker of DIR (idempotent)
 #   scripts/real-kafka.sh classpath          resolve the jars; print the path of
 #                                            the classpath file (for Kafka tools)
+#   scripts/real-kafka.sh warmup BOOTSTRAP [TIMEOUT]
+#                                            run the warm-up (below) against any
+#                                            running broker or cluster; prints its
+#                                            summary (used by the dashboard's
+#                                            --cluster N)
 #
 # PORT defaults to 19092; the controller listens on PORT+1. Everything the script
 # says goes to stderr; stdout carries only the result.
@@ -59,6 +64,9 @@ usage: real-kafka.sh start DIR [PORT]   start a single-node KRaft broker kept in
                                        prints 127.0.0.1:PORT on the last stdout line
        real-kafka.sh stop DIR           stop it (SIGTERM, then SIGKILL after a while)
        real-kafka.sh classpath          resolve the jars and print the classpath file
+       real-kafka.sh warmup BOOTSTRAP [TIMEOUT]
+                                        warm up the group coordinators of a running
+                                        broker or cluster (TIMEOUT default 90 s)
 EOF
 	exit 2
 }
@@ -455,6 +463,22 @@ stop_broker() {
 	log "stopped"
 }
 
+cmd_warmup() {
+	(($# >= 1 && $# <= 2)) || usage
+	local bootstrap=$1 timeout=${2:-90} cpfile classes
+	[[ "$timeout" =~ ^[0-9]+$ ]] || die "TIMEOUT must be a number of seconds"
+	cpfile=$(classpath_file)
+	classes=$(warmup_classes "$cpfile") ||
+		die "no javac: a JDK (not only a JRE) is needed to compile the warm-up"
+	local out
+	if ! out=$("$(java_bin)" -Xmx128m -XX:TieredStopAtLevel=1 \
+		-cp "$(<"$cpfile"):$classes" Warmup "$bootstrap" "$timeout" 2>&1); then
+		printf '%s\n' "$out" | tail -n 20 >&2
+		die "the warm-up against $bootstrap failed"
+	fi
+	grep -m1 "^warm:" <<<"$out" || echo "warm-up done"
+}
+
 cmd_classpath() {
 	(($# == 0)) || usage
 	classpath_file
@@ -467,6 +491,7 @@ case "$cmd" in
 start) cmd_start "$@" ;;
 stop) cmd_stop "$@" ;;
 classpath) cmd_classpath "$@" ;;
+warmup) cmd_warmup "$@" ;;
 -h | --help | help) usage ;;
 *) usage ;;
 esac

@@ -48,6 +48,7 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.Brokers, "brokers", os.Getenv("KAFKA_BROKER"), "Kafka bootstrap servers; empty starts the embedded broker (env KAFKA_BROKER)")
+	fs.IntVar(&f.Cluster, "cluster", 0, "start a real Apache Kafka cluster of `N` brokers (1-5) and a KRaft controller instead of the embedded broker (needs Java 17+ and Maven; see README)")
 	fs.StringVar(&f.Mongo, "mongo", os.Getenv("MONGO_URI"), "MongoDB URI; empty starts the embedded store (env MONGO_URI)")
 	fs.StringVar(&f.Topic, "topic", telemetry.DefaultTopic, "topic name")
 	fs.StringVar(&f.RunDir, "data-dir", "", "run directory for embedded data and logs (default: a fresh one under the temp dir)")
@@ -90,6 +91,15 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	}
 	if f.StoreLatency > 0 && f.Mongo != "" {
 		return f, cli.Usagef("--store-latency needs the embedded store: it cannot be combined with --mongo / MONGO_URI")
+	}
+	if f.Cluster < 0 || f.Cluster > 5 {
+		return f, cli.Usagef("--cluster must be between 1 and 5 brokers (0: off), got %d", f.Cluster)
+	}
+	if f.Cluster > 0 && f.Brokers != "" {
+		return f, cli.Usagef("--cluster starts its own brokers: it cannot be combined with --brokers / KAFKA_BROKER")
+	}
+	if f.preload > 0 && f.Cluster > 0 {
+		return f, cli.Usagef("--preload needs the embedded broker: it cannot be combined with --cluster")
 	}
 	if f.preload > 0 && f.Brokers != "" {
 		return f, cli.Usagef("--preload needs the embedded broker: it cannot be combined with --brokers / KAFKA_BROKER")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,27 @@ func TestStoreLatencyFlag(t *testing.T) {
 		{"--store-latency", "-1s"},
 		{"--store-latency", "2m"},
 		{"--store-latency", "1s", "--mongo", "mongodb://127.0.0.1:27017/krl"},
+	} {
+		if _, err := parseDashboardFlags(args, io.Discard); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}
+
+func TestClusterFlag(t *testing.T) {
+	t.Setenv("KAFKA_BROKER", "")
+	f, err := parseDashboardFlags([]string{"--cluster", "3"}, io.Discard)
+	if err != nil || f.Cluster != 3 {
+		t.Fatalf("--cluster 3: %v %d", err, f.Cluster)
+	}
+	if names := f.Processes(); !strings.Contains(strings.Join(names, " "), "controller broker-1 broker-2 broker-3") || slices.Contains(names, "broker") {
+		t.Fatalf("--cluster 3 supervises %v", names)
+	}
+	for _, args := range [][]string{
+		{"--cluster", "-1"},
+		{"--cluster", "6"},
+		{"--cluster", "3", "--brokers", "127.0.0.1:9092"},
+		{"--cluster", "3", "--preload", "100"},
 	} {
 		if _, err := parseDashboardFlags(args, io.Discard); err == nil {
 			t.Errorf("%q accepted", args)

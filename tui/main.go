@@ -21,6 +21,7 @@ usage:
   tui [flags]                     the dashboard (tui -h for its keys and flags)
   tui broker   [flags]            embedded Kafka-protocol broker (kfake)
   tui store    [flags]            embedded MongoDB-wire store (FerretDB, SQLite)
+  tui kafka-node [flags]          one Apache Kafka node of --cluster N (a JVM)
   tui producer [flags]            telemetry simulator
   tui consumer current [flags]    consumer-current: replay from earliest, state in memory
   tui consumer usage [flags]      consumer-usage: checkpoint in the store + latest
@@ -41,6 +42,8 @@ func dispatch(args []string, stderr io.Writer) int {
 		return brokerMain(args[1:])
 	case "store":
 		return storeMain(args[1:])
+	case "kafka-node":
+		return kafkaNodeMain(args[1:])
 	case "producer":
 		return producer.Main(args[1:])
 	case "consumer":

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/cluster"
 	"github.com/kafka-recovery-lab/krl/internal/embedded"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
@@ -50,4 +51,24 @@ func storeMain(args []string) int {
 	defer stop()
 	em := status.New("store")
 	return cli.ExitReporting(em, os.Stderr, embedded.RunStore(ctx, cfg, em, cli.Logger("store")))
+}
+
+// kafkaNodeMain runs one node of --cluster N's Apache Kafka cluster (a JVM
+// in this process's group; see cluster.RunNode).
+func kafkaNodeMain(args []string) int {
+	fs := flag.NewFlagSet("kafka-node", flag.ContinueOnError)
+	var cfg cluster.NodeConfig
+	fs.StringVar(&cfg.Dir, "dir", "", "the cluster's directory (RUNDIR/cluster, holds cluster.json)")
+	fs.StringVar(&cfg.Name, "name", "", "the node: controller or broker-N")
+	fs.StringVar(&cfg.ClasspathFile, "classpath-file", os.Getenv("KRL_KAFKA_CLASSPATH"), "file holding Apache Kafka's classpath (scripts/real-kafka.sh classpath)")
+	if err := cli.Parse(fs, args); err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	if cfg.Dir == "" || cfg.Name == "" || cfg.ClasspathFile == "" {
+		return cli.Exit(os.Stderr, cli.Usagef("kafka-node needs --dir, --name and --classpath-file"))
+	}
+	ctx, stop := cli.SignalContext()
+	defer stop()
+	em := status.New(cfg.Name)
+	return cli.ExitReporting(em, os.Stderr, cluster.RunNode(ctx, cfg, em, cli.Logger(cfg.Name)))
 }

@@ -64,6 +64,10 @@ type Board struct {
 
 	mode, reset string // how consumer-usage is (re)started from now on
 
+	// clusterAddrs: each cluster broker's address (--cluster N); Brokers
+	// is all of them.
+	clusterAddrs map[string]string
+
 	hwm    map[int32]int64
 	hwmAt  time.Time
 	hwmErr error
@@ -128,6 +132,9 @@ func New(processes []string, cfg Config) *Board {
 		reset:   orDefault(cfg.UsageReset, "latest"),
 	}
 	rank := func(n string) int {
+		if IsKafkaNode(n) { // a cluster's nodes where the broker is
+			n = Broker
+		}
 		for i, c := range Canonical {
 			if c == n {
 				return i

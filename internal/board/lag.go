@@ -95,15 +95,25 @@ func (b *Board) pollFailed(at time.Time, name, what string, err error) {
 	}
 	if !b.brokerAwayNoted {
 		b.brokerAwayNoted = true
-		b.event(at, "", LevelWarn, "broker unreachable: lag, committed offsets and the audit wait until it is back")
+		text := "broker unreachable: lag, committed offsets and the audit wait until it is back"
+		if len(b.clusterBrokers()) > 0 && !b.brokerDown() {
+			// One broker of a cluster: a failover, not an outage.
+			text = "a broker of the cluster is unreachable: lag, committed offsets and the audit wait for its partitions' new leaders"
+		}
+		b.event(at, "", LevelWarn, text)
 	}
 }
 
-// brokerKnownAway: the supervised broker is not up, or a client of it
-// reports it unreachable.
+// brokerKnownAway: the supervised broker (or one of a cluster's) is not
+// up, or a client of it reports it unreachable.
 func (b *Board) brokerKnownAway() bool {
 	if b.brokerDown() {
 		return true
+	}
+	for _, p := range b.clusterBrokers() {
+		if p.down() { // its partitions are changing leader
+			return true
+		}
 	}
 	for _, n := range append([]string{Producer, Current}, b.UsageInstances()...) {
 		if p := b.procs[n]; p != nil && p.state == Retrying && p.detail == "kafka" {

@@ -342,10 +342,14 @@ func (b *Board) procStatus(v ProcStatus) {
 			p.httpAddr = e.Addr
 		case e.Endpoint == "kafka" && v.Name == Broker:
 			b.cfg.Brokers = e.Addr
+		case e.Endpoint == "kafka":
+			if _, ok := ClusterBrokerNumber(v.Name); ok {
+				b.clusterListening(v.Name, e.Addr)
+			}
 		case e.Endpoint == "mongo" && v.Name == Store:
 			b.cfg.Mongo = "mongodb://" + e.Addr
 		}
-		if settled && (v.Name == Broker || v.Name == Store || v.Name == Query) && p.state != Retrying {
+		if settled && (IsKafkaNode(v.Name) || v.Name == Store || v.Name == Query) && p.state != Retrying {
 			p.state = Running
 		}
 		b.event(at, v.Name, LevelInfo, fmt.Sprintf("listening (%s) on %s", e.Endpoint, e.Addr))
@@ -839,7 +843,7 @@ func (b *Board) strategy(p *proc) string {
 	case Store:
 		return "embedded FerretDB"
 	}
-	return ""
+	return clusterStrategy(p.name)
 }
 
 func (b *Board) stateLabel(p *proc) (string, Level) {

@@ -100,10 +100,20 @@ type SensorsView struct {
 	Rows        []SensorRow
 }
 
-// brokerDown: the supervised broker ran and is not up now.
+// brokerDown: the supervised broker ran and is not up now; in a cluster,
+// every broker ran and none is up (one broker down of three is a failover,
+// not an outage).
 func (b *Board) brokerDown() bool {
-	br := b.procs[Broker]
-	return br != nil && br.starts > 0 && (!br.alive() || br.state == Crashing || br.state == Stopping || br.state == Restarting)
+	if br := b.procs[Broker]; br != nil {
+		return br.down()
+	}
+	brokers := b.clusterBrokers()
+	for _, br := range brokers {
+		if !br.down() {
+			return false
+		}
+	}
+	return len(brokers) > 0
 }
 
 // Sensors returns the sensors panel state.
@@ -123,6 +133,8 @@ func (b *Board) Sensors() SensorsView {
 		if br := b.procs[Broker]; br != nil && !br.alive() {
 			label, _ := b.stateLabel(br)
 			v.Status, v.Reason = Disconnected, "the broker is "+label
+		} else if b.brokerDown() && br == nil {
+			v.Status, v.Reason = Disconnected, "every broker of the cluster is down"
 		}
 	case b.sensorsErr != nil && !b.sensorsErAt.Before(b.sensorsAt):
 		v.Status, v.Reason = Failing, "GET /state failed: "+b.sensorsErr.Error()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/audit"
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/cluster"
 	"github.com/kafka-recovery-lab/krl/internal/observe"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
@@ -37,6 +38,9 @@ type Config struct {
 	Brokers string
 	Mongo   string
 	Topic   string
+	// Cluster > 0 starts a real Apache Kafka cluster of that many brokers
+	// (processes controller, broker-1..N) instead of the embedded broker.
+	Cluster int
 	// Producer settings.
 	Sensors  int
 	Interval time.Duration
@@ -134,7 +138,10 @@ type Lab struct {
 // Processes lists the names this configuration supervises, in key order.
 func (c Config) Processes() []string {
 	names := []string{board.Producer, board.Current, board.Usage, board.Query}
-	if c.Brokers == "" {
+	switch {
+	case c.Cluster > 0:
+		names = append(names, cluster.Names(c.Cluster)...)
+	case c.Brokers == "":
 		names = append(names, board.Broker)
 	}
 	if c.Mongo == "" {
@@ -158,7 +165,7 @@ func New(cfg Config) (*Lab, error) {
 		cfg:            cfg,
 		log:            cfg.Log,
 		out:            make(chan any, 4096),
-		embeddedBroker: cfg.Brokers == "",
+		embeddedBroker: cfg.Brokers == "" && cfg.Cluster == 0,
 		embeddedStore:  cfg.Mongo == "",
 		changed:        make(chan struct{}),
 		httpAddrs:      map[string]httpEndpoint{},
@@ -269,6 +276,11 @@ func (l *Lab) Launch(ctx context.Context) error {
 		return err
 	}
 
+	if l.cfg.Cluster > 0 {
+		if err := l.startCluster(ctx); err != nil {
+			return infraFailed("no cluster", err)
+		}
+	}
 	if l.embeddedBroker {
 		// The board learns the address from the broker's Listening event.
 		if _, err := l.startInfra(ctx, board.Broker, []string{"broker",
@@ -353,7 +365,8 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	// An external broker may not have the topic yet; consumers subscribed
 	// to a missing topic would only wait for it.
 	tctx, tcancel := context.WithTimeout(ctx, checkTimeout)
-	created, err := l.offsets.EnsureTopic(tctx, l.cfg.Topic, 3)
+	rf, topicConfig := l.replication()
+	created, err := l.offsets.EnsureTopicReplicated(tctx, l.cfg.Topic, 3, rf, topicConfig)
 	tcancel()
 	if errors.Is(err, context.DeadlineExceeded) {
 		return &launchError{"Kafka down", fmt.Errorf("Kafka at %s did not answer within %s (is it running? check --brokers / KAFKA_BROKER)", brokers, checkTimeout)}
@@ -362,11 +375,15 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 		return &launchError{"Kafka error", fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, brokers, err)}
 	}
 	if created {
-		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created topic %s with 3 partitions", l.cfg.Topic)})
+		text := fmt.Sprintf("created topic %s with 3 partitions", l.cfg.Topic)
+		if rf > 1 {
+			text += fmt.Sprintf(", replication factor %d, min.insync.replicas=%s", rf, topicConfig["min.insync.replicas"])
+		}
+		l.emit(board.Action{At: time.Now(), Text: text})
 	}
 	dlq := kafkacfg.DeadLetterTopic(l.cfg.Topic)
 	tctx, tcancel = context.WithTimeout(ctx, checkTimeout)
-	created, err = l.offsets.EnsureTopic(tctx, dlq, kafkacfg.DeadLetterPartitions)
+	created, err = l.offsets.EnsureTopicReplicated(tctx, dlq, kafkacfg.DeadLetterPartitions, rf, topicConfig)
 	tcancel()
 	if err != nil {
 		return &launchError{"Kafka error", fmt.Errorf("dead-letter topic %s on %s: %w", dlq, brokers, err)}

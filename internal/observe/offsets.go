@@ -300,6 +300,13 @@ func IsTimeout(err error) bool {
 // the dashboard works against a fresh external broker (the embedded one
 // creates it itself). An existing topic is left as it is.
 func (o *Offsets) EnsureTopic(ctx context.Context, topic string, partitions int) (created bool, err error) {
+	return o.EnsureTopicReplicated(ctx, topic, partitions, 1, nil)
+}
+
+// EnsureTopicReplicated is EnsureTopic with a replication factor and topic
+// configs (e.g. min.insync.replicas) for a topic it creates; an existing
+// topic is left as it is.
+func (o *Offsets) EnsureTopicReplicated(ctx context.Context, topic string, partitions, replication int, config map[string]string) (created bool, err error) {
 	release, err := o.use()
 	if err != nil {
 		return false, err
@@ -307,7 +314,7 @@ func (o *Offsets) EnsureTopic(ctx context.Context, topic string, partitions int)
 	defer release()
 	ctx, cancel, left := bounded(ctx)
 	defer cancel()
-	res, err := o.admin.CreateTopics(ctx, []kafka.TopicSpecification{{Topic: topic, NumPartitions: partitions, ReplicationFactor: 1}},
+	res, err := o.admin.CreateTopics(ctx, []kafka.TopicSpecification{{Topic: topic, NumPartitions: partitions, ReplicationFactor: replication, Config: config}},
 		kafka.SetAdminOperationTimeout(left))
 	if err != nil {
 		return false, fmt.Errorf("observe: create topic %s: %w", topic, err)

@@ -28,7 +28,8 @@
 //
 // NAME is one of producer, consumer-current, consumer-usage, consumer-query,
 // broker, store, or a scaled instance of consumer-usage (consumer-usage-2,
-// consumer-usage-3; the action fails while that instance is not shown).
+// consumer-usage-3; the action fails while that instance is not shown), or
+// with --cluster N controller and broker-1..broker-N.
 package script
 
 import (
@@ -49,7 +50,7 @@ import (
 // The names and values a script may use are the board's process names and
 // the lesson's words.
 var (
-	processes   = slices.Insert(slices.Clone(board.Canonical), slices.Index(board.Canonical, board.Usage)+1, board.UsageInstanceNames()[1:]...)
+	processes   = append(slices.Insert(slices.Clone(board.Canonical), slices.Index(board.Canonical, board.Usage)+1, board.UsageInstanceNames()[1:]...), board.ClusterNames()...)
 	instances   = board.UsageInstanceNames()
 	crashPoints = lesson.Words(append(slices.Clone(lesson.CrashPoints), lesson.NoCrashPoint))
 	modes       = lesson.Words(lesson.Modes)

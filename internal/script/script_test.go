@@ -111,8 +111,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down)`},
 		{"Crash producer", `unknown action "Crash"`},
-		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store)`},
-		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store)`},
+		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
+		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
 		{"crash consumer-usage-4", `crash: unknown process "consumer-usage-4"`},
 		{"scale", `scale: missing process name (usage: scale consumer-usage N (N from 1 to 3))`},
 		{"scale consumer-usage", `scale consumer-usage: missing value (usage: scale consumer-usage N (N from 1 to 3))`},
@@ -183,7 +183,7 @@ func TestParseReportsEveryBadLine(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	want := "line 2: crash: unknown process \"nobody\" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store)\n" +
+	want := "line 2: crash: unknown process \"nobody\" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)\n" +
 		"line 5: wait: bad duration \"soon\" (want a positive duration like 5s or 1m30s)"
 	if err.Error() != want {
 		t.Fatalf("error\n%s\nwant\n%s", err, want)

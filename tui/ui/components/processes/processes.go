@@ -70,6 +70,11 @@ func strategy(pv board.ProcView, scaled bool) string {
 		return "ckpt+" + pv.Reset
 	case board.Store:
 		return "emb. FerretDB"
+	case board.Controller:
+		return "KRaft ctrl"
+	}
+	if n, ok := board.ClusterBrokerNumber(pv.Name); ok {
+		return fmt.Sprintf("Kafka node %d", n)
 	}
 	return pv.Strategy
 }

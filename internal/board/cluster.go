@@ -1,0 +1,71 @@
+package board
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/kafka-recovery-lab/krl/internal/cluster"
+)
+
+// Controller is the KRaft controller of --cluster N (its brokers are
+// ClusterBroker(1..N)).
+const Controller = cluster.Controller
+
+// ClusterBroker is broker n's process name in --cluster N ("broker-2").
+func ClusterBroker(n int) string { return cluster.BrokerName(n) }
+
+// ClusterBrokerNumber is n of ClusterBroker(n).
+func ClusterBrokerNumber(name string) (int, bool) { return cluster.BrokerNumber(name) }
+
+// IsKafkaNode: the process is a Kafka broker the board supervises (the
+// embedded one, or a node of a cluster) or a cluster's controller.
+func IsKafkaNode(name string) bool {
+	_, ok := ClusterBrokerNumber(name)
+	return ok || name == Broker || name == Controller
+}
+
+// clusterBrokers are the supervised cluster brokers, in node order.
+func (b *Board) clusterBrokers() []*proc {
+	var out []*proc
+	for _, n := range b.order {
+		if _, ok := ClusterBrokerNumber(n); ok {
+			out = append(out, b.procs[n])
+		}
+	}
+	return out
+}
+
+// clusterListening notes a cluster broker's address and makes the
+// bootstrap servers every known broker address, in node order.
+func (b *Board) clusterListening(name, addr string) {
+	if b.clusterAddrs == nil {
+		b.clusterAddrs = map[string]string{}
+	}
+	b.clusterAddrs[name] = addr
+	var addrs []string
+	for _, p := range b.clusterBrokers() {
+		if a := b.clusterAddrs[p.name]; a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	b.cfg.Brokers = strings.Join(addrs, ",")
+}
+
+// down: the process ran and is not up now.
+func (p *proc) down() bool {
+	return p.starts > 0 && (!p.alive() || p.state == Crashing || p.state == Stopping || p.state == Restarting)
+}
+
+// clusterStrategy is a cluster node's role in words.
+func clusterStrategy(name string) string {
+	if name == Controller {
+		return "KRaft controller"
+	}
+	if n, ok := ClusterBrokerNumber(name); ok {
+		return "Apache Kafka node " + strconv.Itoa(n)
+	}
+	return ""
+}
+
+// ClusterNames are every process name a cluster can have (the largest).
+func ClusterNames() []string { return cluster.Names(cluster.MaxBrokers) }
