@@ -3,6 +3,7 @@
 package kafkacfg
 
 import (
+	"hash/crc32"
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
@@ -49,7 +50,28 @@ func Producer(brokers string) *kafka.ConfigMap {
 	c["acks"] = "all"
 	c["linger.ms"] = 5
 	c["message.timeout.ms"] = int(ProducerMessageTimeout / time.Millisecond)
+	// Pinned, not left to the default (the same today), because the
+	// partitions panel computes where each sensor's key lands with
+	// PartitionFor, which must be this partitioner.
+	c["partitioner"] = Partitioner
 	return &c
+}
+
+// Partitioner is the producer's partitioner: librdkafka's
+// consistent_random, CRC-32 (IEEE, as zlib) of the key modulo the
+// partition count (rd_kafka_msg_partitioner_consistent_random; only a
+// keyless record is placed at random, and every record here has a key).
+const Partitioner = "consistent_random"
+
+// PartitionFor is the partition Partitioner puts key in, on a topic of
+// partitions partitions (librdkafka: rd_crc32(key, len) % partition_cnt,
+// unsigned). A non-positive count or an empty key gives -1: librdkafka
+// would pick a partition at random.
+func PartitionFor(key string, partitions int) int32 {
+	if partitions <= 0 || key == "" {
+		return -1
+	}
+	return int32(crc32.ChecksumIEEE([]byte(key)) % uint32(partitions))
 }
 
 // Current is consumer-current's config: a fresh group, earliest, no commits.
