@@ -168,3 +168,27 @@ func TestProducerBlocked(t *testing.T) {
 		t.Errorf("unblocked event: %v", b.Events())
 	}
 }
+
+func TestProducerBlockedCause(t *testing.T) {
+	b := clusterBoard()
+	b.Apply(ProcStarted{Name: Producer, PID: 7, At: at(0)})
+	b.Apply(ev(Producer, 0.5, status.Event{Type: status.Connected, Endpoint: "kafka"}))
+	// The producer's own error, no metadata saying why.
+	b.Apply(ev(Producer, 3, status.Event{Type: status.Blocked, Count: 5, Millis: 2500, Error: "NOT_ENOUGH_REPLICAS (Broker: Not enough in-sync replicas)"}))
+	if got := b.Process(Producer).BlockedCause; got != "NOT_ENOUGH_REPLICAS (Broker: Not enough in-sync replicas)" {
+		t.Errorf("cause without metadata: %q", got)
+	}
+	// The metadata agrees and has the figures.
+	b.Apply(Partitions{At: at(4), MinISR: 2, Rows: []PartitionMeta{meta(0, 1, r123, []int32{1})}})
+	if got := b.Process(Producer).BlockedCause; got != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
+		t.Errorf("cause with metadata: %q", got)
+	}
+	// Another error wins over the metadata.
+	b.Apply(ev(Producer, 8, status.Event{Type: status.Blocked, Count: 9, Millis: 7500, Error: "LEADER_NOT_AVAILABLE (Broker: Leader not available)"}))
+	if got := b.Process(Producer).BlockedCause; got != "LEADER_NOT_AVAILABLE (Broker: Leader not available)" {
+		t.Errorf("other error: %q", got)
+	}
+	if pv := b.Process(Producer); pv.Buffered != 9 || countEvents(b, "blocked: ") != 1 {
+		t.Errorf("a repeated Blocked updates the count without a second event: %d %v", pv.Buffered, b.Events())
+	}
+}

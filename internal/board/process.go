@@ -467,6 +467,10 @@ func (b *Board) procStatus(v ProcStatus) {
 		}
 	case status.Unblocked:
 		p.blockedSince, p.buffered, p.blockedErr = time.Time{}, 0, ""
+		if e.Error != "" {
+			b.event(at, v.Name, LevelBad, fmt.Sprintf("no longer blocked after %.1f s: %s", float64(e.Millis)/1000, e.Error))
+			break
+		}
 		b.event(at, v.Name, LevelGood, fmt.Sprintf("unblocked after %.1f s: acknowledgements resume, the %d buffered records land", float64(e.Millis)/1000, e.Count))
 	case status.Backpressure:
 		if !p.alive() {
@@ -853,10 +857,18 @@ func (b *Board) Process(name string) ProcView {
 	return v
 }
 
-// blockedCause: why the producer is blocked, as far as the board knows.
+// blockedCause: why the producer is blocked, as far as the board knows:
+// the broker's answer the producer reported (librdkafka's log of the
+// produce error it retries), with the figures of the latest metadata when
+// it is NOT_ENOUGH_REPLICAS and the metadata shows it too; the metadata's
+// alone when the producer reported none.
 func (b *Board) blockedCause(p *proc) string {
-	if c := b.NotEnoughReplicas(); c != "" {
-		return c
+	meta := b.NotEnoughReplicas()
+	switch {
+	case p.blockedErr == "":
+		return meta
+	case meta != "" && strings.HasPrefix(p.blockedErr, "NOT_ENOUGH_REPLICAS "):
+		return meta
 	}
 	return p.blockedErr
 }

@@ -69,3 +69,16 @@ func TestPartitionForMatchesProducer(t *testing.T) {
 		}
 	}
 }
+
+func TestProduceError(t *testing.T) {
+	line := "127.0.0.1:38869/0: sensor-data [1]: MessageSet with 2 message(s) (MsgId 3, BaseSeq 2) encountered error: Broker: Not enough in-sync replicas (actions Retry,MsgNotPersisted)"
+	if got, ok := kafkacfg.ProduceError(line); !ok || got != "NOT_ENOUGH_REPLICAS (Broker: Not enough in-sync replicas)" {
+		t.Errorf("ProduceError = %q, %v", got, ok)
+	}
+	if got, ok := kafkacfg.ProduceError("sensor-data [1]: MessageSet with 1 message(s) encountered error: Local: Something new (actions Retry)"); !ok || got != "Local: Something new" {
+		t.Errorf("unknown error: %q, %v", got, ok)
+	}
+	if _, ok := kafkacfg.ProduceError("Produce MessageSet with 1 message(s) (180 bytes, ApiVersion 7, MsgVersion 2, MsgId 0, BaseSeq -1, PID{Invalid}, uncompressed)"); ok {
+		t.Error("a plain produce line read as an error")
+	}
+}
