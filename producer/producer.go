@@ -198,7 +198,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: cfg.Brokers})
 	fleet := NewFleet(cfg.Seed, cfg.Sensors, last)
 
-	pub, err := newPublisher(cfg, em, log)
+	pub, err := newPublisher(cfg, em, log, true)
 	if err != nil {
 		return err
 	}
@@ -358,12 +358,17 @@ type publisher struct {
 
 	down      atomic.Bool
 	lastRetry atomic.Int64 // unix nanos of the last Retrying event
-	// lastErr: the latest produce error librdkafka retried (nil: none).
+	// lastErr: the latest produce error librdkafka retried (nil: none),
+	// read from its logs when errLogs.
+	errLogs bool
 	lastErr atomic.Pointer[produceErr]
 }
 
-func newPublisher(cfg Config, em *status.Emitter, log *slog.Logger) (*publisher, error) {
-	pub := &publisher{cfg: cfg, em: em, log: log, fatal: make(chan error, 1)}
+// newPublisher starts a publisher; errLogs: read the produce errors
+// librdkafka retries (kafkacfg.ProduceErrorLogs) for the Blocked event,
+// which a bulk preload does without.
+func newPublisher(cfg Config, em *status.Emitter, log *slog.Logger, errLogs bool) (*publisher, error) {
+	pub := &publisher{cfg: cfg, em: em, log: log, fatal: make(chan error, 1), errLogs: errLogs}
 	if err := pub.start(); err != nil {
 		return nil, err
 	}
@@ -371,7 +376,11 @@ func newPublisher(cfg Config, em *status.Emitter, log *slog.Logger) (*publisher,
 }
 
 func (pub *publisher) start() error {
-	p, err := kafka.NewProducer(kafkacfg.ProduceErrorLogs(kafkacfg.Producer(pub.cfg.Brokers)))
+	cfg := kafkacfg.Producer(pub.cfg.Brokers)
+	if pub.errLogs {
+		cfg = kafkacfg.ProduceErrorLogs(cfg)
+	}
+	p, err := kafka.NewProducer(cfg)
 	if err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}
@@ -380,7 +389,9 @@ func (pub *publisher) start() error {
 	pub.mu.Unlock()
 	pub.wg.Add(1)
 	go pub.reports(p)
-	go pub.logs(p.Logs())
+	if pub.errLogs {
+		go pub.logs(p.Logs())
+	}
 	return nil
 }
 
