@@ -63,7 +63,7 @@ func (b *Board) partitions(v Partitions) {
 			text := fmt.Sprintf("partition %d ISR %s → %s", r.Partition, nodeList(prev.ISR), nodeList(r.ISR))
 			if v.MinISR > 0 && len(r.ISR) < v.MinISR {
 				level = LevelBad
-				text += fmt.Sprintf(": below min.insync.replicas %d, acks=all writes are refused (NOT_ENOUGH_REPLICAS)", v.MinISR)
+				text += fmt.Sprintf(" < min.insync.replicas %d: writes refused (NOT_ENOUGH_REPLICAS)", v.MinISR)
 			}
 			b.event(v.At, "", level, text)
 		}

@@ -56,7 +56,7 @@ func TestPartitionsFailoverEvents(t *testing.T) {
 	// A second broker goes: ISR 1 < min 2.
 	b.Apply(Partitions{At: at(20), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
 		meta(0, 1, r123, []int32{1}), meta(1, 1, r123, []int32{1}), meta(2, 1, r123, []int32{1})}})
-	if !hasEvent(b, "", "partition 0 ISR [1 3] → [1]: below min.insync.replicas 2") {
+	if !hasEvent(b, "", "partition 0 ISR [1 3] → [1] < min.insync.replicas 2: writes refused (NOT_ENOUGH_REPLICAS)") {
 		t.Errorf("no below-min event: %v", b.Events())
 	}
 	// broker-3 was not seen exiting: an untimed change.
@@ -148,7 +148,7 @@ func TestProducerBlocked(t *testing.T) {
 		pv.BlockedCause != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
 		t.Errorf("blocked producer: %q %v %d %q", pv.StateLabel, pv.Level, pv.Buffered, pv.BlockedCause)
 	}
-	if !hasEvent(b, Producer, "blocked: 40 records buffered, none acknowledged for 2.1 s: NOT_ENOUGH_REPLICAS") {
+	if !hasEvent(b, Producer, "blocked: 40 buffered, no ack for 2.1 s: NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)") {
 		t.Errorf("blocked event: %v", b.Events())
 	}
 	var rp ReportProcess

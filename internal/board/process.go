@@ -459,11 +459,12 @@ func (b *Board) procStatus(v ProcStatus) {
 		p.blockedSince = at.Add(-time.Duration(e.Millis) * time.Millisecond)
 		p.buffered, p.blockedErr = e.Count, e.Error
 		if first {
-			text := fmt.Sprintf("blocked: %d records buffered, none acknowledged for %.1f s", e.Count, float64(e.Millis)/1000)
+			// Short enough for one line of the events panel at 120 columns.
+			text := fmt.Sprintf("blocked: %d buffered, no ack for %.1f s", e.Count, float64(e.Millis)/1000)
 			if cause := b.blockedCause(p); cause != "" {
 				text += ": " + cause
 			}
-			b.event(at, v.Name, LevelBad, text+"; librdkafka retries them, nothing is lost")
+			b.event(at, v.Name, LevelBad, text)
 		}
 	case status.Unblocked:
 		p.blockedSince, p.buffered, p.blockedErr = time.Time{}, 0, ""
