@@ -135,12 +135,14 @@ type PartitionRow struct {
 	PartitionMeta
 	// HighWatermark: -1 unknown.
 	HighWatermark int64
-	// Committed: Group's committed offset; -1 none or unknown. Lag:
+	// Committed: Group's committed offset; -1 none or unknown
+	// (CommittedUnknown: the latest read failed, or none was made). Lag:
 	// HighWatermark - Committed, -1 unknown.
-	Committed, Lag  int64
-	Leaderless      bool
-	UnderReplicated bool // ISR smaller than the replicas
-	BelowMinISR     bool // ISR smaller than min.insync.replicas: acks=all refused
+	Committed, Lag   int64
+	CommittedUnknown bool
+	Leaderless       bool
+	UnderReplicated  bool // ISR smaller than the replicas
+	BelowMinISR      bool // ISR smaller than min.insync.replicas: acks=all refused
 	// Misplaced: sensors consumer-current last read from another
 	// partition than the partitioner puts their key in (should stay empty).
 	Misplaced []string
@@ -183,6 +185,7 @@ func (b *Board) Partitions() PartitionsView {
 		if c, ok := committed[r.Partition]; ok && current {
 			row.Committed = c
 		}
+		row.CommittedUnknown = !current
 		if row.HighWatermark >= 0 && row.Committed >= 0 {
 			row.Lag = max(row.HighWatermark-row.Committed, 0)
 		}

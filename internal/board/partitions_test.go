@@ -130,6 +130,13 @@ func TestPartitionsEmbeddedAndMisplaced(t *testing.T) {
 	if v := b.Partitions(); !v.Stale || len(v.Rows) != 3 || countEvents(b, "reading the topic's partitions failed") != 1 {
 		t.Errorf("after failures: stale=%v rows=%d events=%v", v.Stale, len(v.Rows), b.Events())
 	}
+	if v := b.Partitions(); v.Rows[0].CommittedUnknown {
+		t.Error("commits were read")
+	}
+	b.Apply(Committed{At: at(4), Group: "demo-usage", Err: errors.New("timed out")})
+	if v := b.Partitions(); !v.Rows[0].CommittedUnknown || v.Rows[0].Lag != -1 {
+		t.Errorf("a failed commit read: %+v", v.Rows[0])
+	}
 	if b := newBoard(); len(b.Report().Partitions) != 0 || b.Report().Partitions == nil {
 		t.Error("a fresh board's report needs an empty partitions list")
 	}

@@ -464,7 +464,12 @@ func (b *Board) procStatus(v ProcStatus) {
 			if cause := b.blockedCause(p); cause != "" {
 				text += ": " + cause
 			}
-			b.event(at, v.Name, LevelBad, text)
+			// While it retries an unreachable broker, that is the news.
+			level := LevelBad
+			if p.state == Retrying {
+				level = LevelWarn
+			}
+			b.event(at, v.Name, level, text)
 		}
 	case status.Unblocked:
 		p.blockedSince, p.buffered, p.blockedErr = time.Time{}, 0, ""

@@ -134,6 +134,8 @@ func hwText(row board.PartitionRow) string {
 
 func committedText(row board.PartitionRow) string {
 	switch {
+	case row.CommittedUnknown:
+		return "—"
 	case row.Committed < 0:
 		return "no commit"
 	case row.Lag >= 0:
