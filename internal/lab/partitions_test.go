@@ -2,11 +2,14 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/embedded/embeddedtest"
@@ -101,5 +104,56 @@ func TestPartitionsAgreeWithTheTopic(t *testing.T) {
 	}
 	if os.Getenv("KAFKA_BROKER") == "" && !v.SingleNode {
 		t.Errorf("the embedded broker is one node: %+v", v)
+	}
+}
+
+// TestPartitionsFailoverFromRealMetadata: a leader moved on a three-node
+// kfake cluster reaches the board through the lab's poll as a timed
+// leader change, from the exit of the old leader's process.
+func TestPartitionsFailoverFromRealMetadata(t *testing.T) {
+	const topic = "sensor-data"
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addr := c.ListenAddrs()[0]
+	l, err := New(Config{RunDir: t.TempDir(), Brokers: addr, Mongo: "mongodb://127.0.0.1:2", Topic: topic, Sensors: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.mirror = board.New([]string{board.Producer, "broker-0", "broker-1", "broker-2"}, board.Config{Topic: topic})
+	if l.offsets, err = observe.NewOffsets(addr, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer l.closeClients()
+	ctx := context.Background()
+	l.pollPartitions(ctx)
+	var from int32
+	l.Observe(func(b *board.Board) { from = b.Partitions().Rows[1].Leader })
+	to := (from + 1) % 3
+	old := board.BrokerNode(from)
+	l.emit(board.ProcStarted{Name: old, PID: 1, At: time.Now().Add(-time.Minute)})
+	l.emit(board.ProcExited{Name: old, PID: 1, At: time.Now(), Signal: "SIGKILL"})
+	if err := c.MoveTopicPartition(topic, 1, to); err != nil {
+		t.Fatal(err)
+	}
+	l.pollPartitions(ctx)
+	var events []string
+	l.Observe(func(b *board.Board) {
+		for _, e := range b.Events() {
+			events = append(events, e.Text)
+		}
+	})
+	want := fmt.Sprintf("partition 1 leader %d → %d in ", from, to)
+	found := false
+	for _, e := range events {
+		if strings.HasPrefix(e, want) && strings.Contains(e, "after "+old+" exited") {
+			found = true
+			t.Log(e)
+		}
+	}
+	if !found {
+		t.Errorf("no %q… event in %q", want, events)
 	}
 }
