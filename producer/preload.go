@@ -40,7 +40,7 @@ func Preload(ctx context.Context, cfg Config, perSensor int, em *status.Emitter,
 		return ctx.Err()
 	}
 	fleet := NewFleet(cfg.Seed, cfg.Sensors, last)
-	pub, err := newPublisher(cfg, em, log)
+	pub, err := newPublisher(cfg, em, log, false)
 	if err != nil {
 		return err
 	}

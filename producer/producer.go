@@ -74,6 +74,13 @@ const (
 	stopFlushTimeout = 4 * time.Second // under cli.StopBound
 	downFlushTimeout = time.Second
 	doneFlushTimeout = 30 * time.Second
+	// BlockedAfter: records buffered and none acknowledged for longer than
+	// this make the producer report itself Blocked (a healthy acks=all
+	// write is acknowledged within milliseconds; linger.ms is 5).
+	BlockedAfter = 2 * time.Second
+	// blockedRepeat: while blocked, the Blocked event is repeated this
+	// often with the growing buffered count.
+	blockedRepeat = 5 * time.Second
 )
 
 // Main runs the producer role: flags, signals, exit code.
@@ -191,7 +198,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: cfg.Brokers})
 	fleet := NewFleet(cfg.Seed, cfg.Sensors, last)
 
-	pub, err := newPublisher(cfg, em, log)
+	pub, err := newPublisher(cfg, em, log, true)
 	if err != nil {
 		return err
 	}
@@ -226,6 +233,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 
 	sent := make([]int, cfg.Sensors)
 	paused := false
+	stall := &stallWatch{pub: pub}
 	for {
 		select {
 		case <-ctx.Done():
@@ -298,6 +306,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 
 		case <-report.C:
 			pub.checkBack()
+			stall.check(time.Now(), paused)
 			progress()
 
 		case err := <-pub.fatal:
@@ -349,10 +358,17 @@ type publisher struct {
 
 	down      atomic.Bool
 	lastRetry atomic.Int64 // unix nanos of the last Retrying event
+	// lastErr: the latest produce error librdkafka retried (nil: none),
+	// read from its logs when errLogs.
+	errLogs bool
+	lastErr atomic.Pointer[produceErr]
 }
 
-func newPublisher(cfg Config, em *status.Emitter, log *slog.Logger) (*publisher, error) {
-	pub := &publisher{cfg: cfg, em: em, log: log, fatal: make(chan error, 1)}
+// newPublisher starts a publisher; errLogs: read the produce errors
+// librdkafka retries (kafkacfg.ProduceErrorLogs) for the Blocked event,
+// which a bulk preload does without.
+func newPublisher(cfg Config, em *status.Emitter, log *slog.Logger, errLogs bool) (*publisher, error) {
+	pub := &publisher{cfg: cfg, em: em, log: log, fatal: make(chan error, 1), errLogs: errLogs}
 	if err := pub.start(); err != nil {
 		return nil, err
 	}
@@ -360,7 +376,11 @@ func newPublisher(cfg Config, em *status.Emitter, log *slog.Logger) (*publisher,
 }
 
 func (pub *publisher) start() error {
-	p, err := kafka.NewProducer(kafkacfg.Producer(pub.cfg.Brokers))
+	cfg := kafkacfg.Producer(pub.cfg.Brokers)
+	if pub.errLogs {
+		cfg = kafkacfg.ProduceErrorLogs(cfg)
+	}
+	p, err := kafka.NewProducer(cfg)
 	if err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}
@@ -369,7 +389,40 @@ func (pub *publisher) start() error {
 	pub.mu.Unlock()
 	pub.wg.Add(1)
 	go pub.reports(p)
+	if pub.errLogs {
+		go pub.logs(p.Logs())
+	}
 	return nil
+}
+
+// produceErr is a produce error librdkafka retried, and when it was seen.
+type produceErr struct {
+	text string
+	at   time.Time
+}
+
+// logs reads librdkafka's log lines until the producer is closed: the
+// produce errors it retries silently are kept for the Blocked event (see
+// kafkacfg.ProduceErrorLogs), its other debug lines dropped, the rest
+// logged on stderr as before.
+func (pub *publisher) logs(ch chan kafka.LogEvent) {
+	for e := range ch {
+		if text, ok := kafkacfg.ProduceError(e.Message); ok {
+			pub.lastErr.Store(&produceErr{text: text, at: time.Now()})
+			continue
+		}
+		if e.Level >= 7 {
+			continue
+		}
+		level := slog.LevelInfo
+		switch {
+		case e.Level <= 3:
+			level = slog.LevelError
+		case e.Level == 4:
+			level = slog.LevelWarn
+		}
+		pub.log.Log(context.Background(), level, "librdkafka: "+e.Message, "tag", e.Tag)
+	}
 }
 
 // recoverFrom replaces the producer after a fatal error: an idempotent
@@ -524,4 +577,62 @@ func (pub *publisher) unreachable(err error) {
 		pub.lastRetry.Store(now)
 		pub.em.Emit(status.Event{Type: status.Retrying, Endpoint: "kafka", Addr: pub.cfg.Brokers, Error: kerr.Error()})
 	}
+}
+
+// stallWatch tells when the producer is blocked: records buffered
+// (enqueued, no delivery report yet) and no acknowledgement for more than
+// BlockedAfter. librdkafka retries such records by itself until
+// message.timeout.ms, reporting nothing: an acks=all write refused with
+// NOT_ENOUGH_REPLICAS (ISR below min.insync.replicas) is retried silently,
+// so without this the producer looked healthy while nothing landed. It is
+// checked at every progress tick (1 s), so it shows 2-3 s after the last
+// acknowledgement. Only the Run loop uses it.
+type stallWatch struct {
+	pub *publisher
+	// delivered at the last check, and when it last moved (or when
+	// nothing was buffered).
+	delivered int64
+	moved     time.Time
+	// blocked: since when a Blocked event says so (zero: not blocked);
+	// said: when it was last written.
+	blocked, said time.Time
+	// count: records buffered as the latest Blocked event said.
+	count int64
+}
+
+func (w *stallWatch) check(now time.Time, paused bool) {
+	delivered := w.pub.delivered.Load()
+	buffered := w.pub.enqueued.Load() - w.pub.reported.Load()
+	acked := delivered != w.delivered
+	if w.moved.IsZero() || acked || buffered <= 0 {
+		w.delivered, w.moved = delivered, now
+		if !w.blocked.IsZero() {
+			ev := status.Event{Type: status.Unblocked, Count: w.count, Millis: now.Sub(w.blocked).Milliseconds()}
+			if !acked {
+				// Nothing acknowledged, nothing buffered: they failed.
+				ev.Error = "the buffered records failed (see the delivery errors)"
+			}
+			w.pub.log.Info("unblocked", "blocked_for", now.Sub(w.blocked), "acked", acked)
+			w.pub.em.Emit(ev)
+			w.blocked = time.Time{}
+		}
+		return
+	}
+	stalled := now.Sub(w.moved)
+	if paused || stalled <= BlockedAfter {
+		return
+	}
+	if w.blocked.IsZero() {
+		w.blocked = w.moved
+	} else if now.Sub(w.said) < blockedRepeat {
+		return
+	}
+	w.said, w.count = now, buffered
+	ev := status.Event{Type: status.Blocked, Count: buffered, Millis: stalled.Milliseconds()}
+	// The broker's answer, if librdkafka logged one since the last ack.
+	if e := w.pub.lastErr.Load(); e != nil && !e.at.Before(w.moved.Add(-progressEvery)) {
+		ev.Error = e.text
+	}
+	w.pub.log.Warn("blocked: records buffered, none acknowledged", "buffered", buffered, "for", stalled, "error", ev.Error)
+	w.pub.em.Emit(ev)
 }

@@ -327,7 +327,7 @@ func TestRecoveryFromAFatalErrorReportsConnected(t *testing.T) {
 	brokers := startBroker(t)
 	sink := &events{}
 	cfg := Config{Brokers: brokers, Topic: testTopic, Sensors: 1, Interval: time.Second}
-	pub, err := newPublisher(cfg, status.NewTo(Role, sink), testLog(t))
+	pub, err := newPublisher(cfg, status.NewTo(Role, sink), testLog(t), true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,6 +106,8 @@ type Board struct {
 	auditCount   int64
 	auditThrough map[int32]int64
 
+	parts partsState
+
 	events  []Event
 	nextSeq uint64
 	// rebalanceFrom: the first revoke of the group's latest rebalance
@@ -185,6 +187,8 @@ func (b *Board) Apply(in any) bool {
 		b.offsets(v)
 	case Committed:
 		b.committedOffsets(v)
+	case Partitions:
+		b.partitions(v)
 	case SensorsSnapshot:
 		b.sensorsSnapshot(v)
 	case UsageSnapshot:

@@ -219,3 +219,28 @@ type LaunchFailed struct {
 	Cause string
 	Err   error
 }
+
+// PartitionMeta is one partition's placement as the cluster's metadata
+// says, and the sensors the producer's partitioner puts there.
+type PartitionMeta struct {
+	Partition int32
+	// Leader is the leader's node id; -1: the partition has no leader.
+	Leader   int32
+	Replicas []int32
+	ISR      []int32
+	// Sensors: the sensor ids whose key lands in this partition
+	// (kafkacfg.PartitionFor, the producer's own partitioner), in order.
+	Sensors []string
+}
+
+// Partitions: one read of the topic's metadata (the lab's poll, about
+// every 500 ms: leader changes are timed to that resolution). At is when
+// it was asked for.
+type Partitions struct {
+	At    time.Time
+	Topic string
+	Rows  []PartitionMeta
+	// MinISR is the topic's min.insync.replicas; 0 when unknown.
+	MinISR int
+	Err    error
+}

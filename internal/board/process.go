@@ -110,6 +110,12 @@ type proc struct {
 	// down or slow) at this time; zero when it is not in backpressure.
 	backpressureSince  time.Time
 	backpressureReason string
+	// blockedSince: the producer's records stopped being acknowledged
+	// (its Blocked event; zero when they are); buffered how many it holds,
+	// blockedErr the produce error it reported, if any.
+	blockedSince time.Time
+	buffered     int64
+	blockedErr   string
 
 	logs     []string
 	logSince int // index in logs where the current incarnation's lines start
@@ -178,6 +184,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.frozen, p.health = false, healthState{}
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
+	p.blockedSince, p.buffered, p.blockedErr = time.Time{}, 0, ""
 	p.partitions, p.member, p.generation = nil, "", 0
 	p.prevented, p.late, p.delay, p.delayKnown = 0, 0, 0, false
 	p.held, p.lates, p.lastAssign, p.lastRevoke = nil, nil, nil, nil
@@ -209,6 +216,7 @@ func (b *Board) procExited(v ProcExited) {
 	p.frozen, p.health = false, healthState{}
 	p.caughtUp = false
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
+	p.blockedSince, p.buffered, p.blockedErr = time.Time{}, 0, ""
 	// A dead member owns nothing; its partitions wait for the group.
 	p.partitions, p.member, p.generation = nil, "", 0
 	restarting := p.pending == OpRestart
@@ -450,6 +458,30 @@ func (b *Board) procStatus(v ProcStatus) {
 			p.state = Retrying
 		}
 		b.event(at, v.Name, LevelWarn, fmt.Sprintf("%s: %s", e.Error, e.Reason))
+	case status.Blocked:
+		first := p.blockedSince.IsZero()
+		p.blockedSince = at.Add(-time.Duration(e.Millis) * time.Millisecond)
+		p.buffered, p.blockedErr = e.Count, e.Error
+		if first {
+			// Short enough for one line of the events panel at 120 columns.
+			text := fmt.Sprintf("blocked: %d buffered, no ack for %.1f s", e.Count, float64(e.Millis)/1000)
+			if cause := b.blockedCause(p); cause != "" {
+				text += ": " + cause
+			}
+			// While it retries an unreachable broker, that is the news.
+			level := LevelBad
+			if p.state == Retrying {
+				level = LevelWarn
+			}
+			b.event(at, v.Name, level, text)
+		}
+	case status.Unblocked:
+		p.blockedSince, p.buffered, p.blockedErr = time.Time{}, 0, ""
+		if e.Error != "" {
+			b.event(at, v.Name, LevelBad, fmt.Sprintf("no longer blocked after %.1f s: %s", float64(e.Millis)/1000, e.Error))
+			break
+		}
+		b.event(at, v.Name, LevelGood, fmt.Sprintf("unblocked after %.1f s: acknowledgements resume, the %d buffered records land", float64(e.Millis)/1000, e.Count))
 	case status.Backpressure:
 		if !p.alive() {
 			break
@@ -658,6 +690,13 @@ type ProcView struct {
 	// BackpressureReason why.
 	Backpressure       time.Duration
 	BackpressureReason string
+	// Blocked (producer): how long its records have not been acknowledged
+	// (0: they are), Buffered how many it holds, BlockedCause why when
+	// known: the metadata's "NOT_ENOUGH_REPLICAS (isr 1 <
+	// min.insync.replicas 2)", else the error the producer reported.
+	Blocked      time.Duration
+	Buffered     int64
+	BlockedCause string
 
 	// consumer-usage instances: Instance is n of UsageInstance(n) (0 for
 	// the other processes); Partitions the partitions it owns now (nil:
@@ -820,8 +859,28 @@ func (b *Board) Process(name string) ProcView {
 		v.Backpressure = max(b.now.Sub(p.backpressureSince), time.Millisecond)
 		v.BackpressureReason = p.backpressureReason
 	}
+	if p.alive() && !p.blockedSince.IsZero() {
+		v.Blocked = max(b.now.Sub(p.blockedSince), time.Millisecond)
+		v.Buffered, v.BlockedCause = p.buffered, b.blockedCause(p)
+	}
 	v.StateLabel, v.Level = b.stateLabel(p)
 	return v
+}
+
+// blockedCause: why the producer is blocked, as far as the board knows:
+// the broker's answer the producer reported (librdkafka's log of the
+// produce error it retries), with the figures of the latest metadata when
+// it is NOT_ENOUGH_REPLICAS and the metadata shows it too; the metadata's
+// alone when the producer reported none.
+func (b *Board) blockedCause(p *proc) string {
+	meta := b.NotEnoughReplicas()
+	switch {
+	case p.blockedErr == "":
+		return meta
+	case meta != "" && strings.HasPrefix(p.blockedErr, "NOT_ENOUGH_REPLICAS "):
+		return meta
+	}
+	return p.blockedErr
 }
 
 func (b *Board) strategy(p *proc) string {
@@ -854,6 +913,10 @@ func (b *Board) stateLabel(p *proc) (string, Level) {
 		(p.state == Running || p.state == Retrying) {
 		// At most 18 cells: "backpressure 59m59s".
 		return "backpressure " + shortDuration(b.now.Sub(bp)), LevelWarn
+	}
+	if p.alive() && !p.blockedSince.IsZero() && p.pending == "" && p.state == Running {
+		// At most 18 cells: "blocked, 99999 buf".
+		return fmt.Sprintf("blocked, %d buf", p.buffered), LevelBad
 	}
 	switch p.state {
 	case Running:

@@ -13,6 +13,30 @@ type Report struct {
 	Mongo     string          `json:"mongo"`
 	Processes []ReportProcess `json:"processes"`
 	Sensors   []ReportSensor  `json:"sensors"`
+	// Partitions: the topic's partitions as the latest successful metadata
+	// read said (empty before the first).
+	Partitions []ReportPartition `json:"partitions"`
+}
+
+// ReportPartition is one partition of the topic.
+type ReportPartition struct {
+	Partition int32   `json:"partition"`
+	Leader    int32   `json:"leader"` // node id; -1: no leader
+	Replicas  []int32 `json:"replicas"`
+	ISR       []int32 `json:"isr"`
+	// HighWatermark: null when not read yet.
+	HighWatermark *int64 `json:"high_watermark"`
+	// Committed: per consumer group, its committed offset (a group without
+	// a commit here is absent).
+	Committed map[string]int64 `json:"committed"`
+	// Sensors: the sensor ids whose key the producer's partitioner puts
+	// here; SensorsMisplaced those of them consumer-current last read from
+	// another partition (empty when the partitioner is right).
+	Sensors          []string `json:"sensors"`
+	SensorsMisplaced []string `json:"sensors_misplaced"`
+	// MinISR: the topic's min.insync.replicas (0 unknown); an ISR smaller
+	// makes acks=all writes fail with NOT_ENOUGH_REPLICAS.
+	MinISR int `json:"min_insync_replicas"`
 }
 
 // ReportProcess is one supervised process.
@@ -63,6 +87,10 @@ type ReportProcess struct {
 	Member        string  `json:"member,omitempty"`
 	Generation    int32   `json:"generation,omitempty"`
 	EffectDelayMs *int64  `json:"effect_delay_ms,omitempty"`
+	// Buffered and BlockedCause (producer): records enqueued and not
+	// acknowledged while it is blocked (absent when it is not), and why.
+	Buffered     *int64 `json:"buffered,omitempty"`
+	BlockedCause string `json:"blocked_cause,omitempty"`
 }
 
 // ReportSensor is one sensor: what each side says about it.
@@ -127,7 +155,22 @@ type ReportDrift struct {
 // is null unless both usage and an expected window exist. Take it while the
 // children still run (before stopping them on quit).
 func (b *Board) Report() Report {
-	r := Report{Brokers: b.cfg.Brokers, Mongo: b.cfg.Mongo, Processes: []ReportProcess{}, Sensors: []ReportSensor{}}
+	r := Report{Brokers: b.cfg.Brokers, Mongo: b.cfg.Mongo, Processes: []ReportProcess{}, Sensors: []ReportSensor{}, Partitions: []ReportPartition{}}
+	pv := b.Partitions()
+	for _, row := range pv.Rows {
+		rp := ReportPartition{Partition: row.Partition, Leader: row.Leader,
+			Replicas: append([]int32{}, row.Replicas...), ISR: append([]int32{}, row.ISR...),
+			Committed: map[string]int64{}, Sensors: append([]string{}, row.Sensors...),
+			SensorsMisplaced: append([]string{}, row.Misplaced...), MinISR: pv.MinISR}
+		if row.HighWatermark >= 0 {
+			hw := row.HighWatermark
+			rp.HighWatermark = &hw
+		}
+		if row.Committed >= 0 && pv.Group != "" {
+			rp.Committed[pv.Group] = row.Committed
+		}
+		r.Partitions = append(r.Partitions, rp)
+	}
 	for _, pv := range b.Processes() {
 		rp := ReportProcess{
 			Name: pv.Name, State: string(pv.State), PID: pv.PID,
@@ -154,6 +197,10 @@ func (b *Board) Report() Report {
 		if pv.Name == Producer && pv.Alive {
 			n := pv.Produced
 			rp.Produced = &n
+		}
+		if pv.Blocked > 0 {
+			n := pv.Buffered
+			rp.Buffered, rp.BlockedCause = &n, pv.BlockedCause
 		}
 		if IsUsage(pv.Name) && pv.Redelivered >= 0 {
 			n := pv.Redelivered

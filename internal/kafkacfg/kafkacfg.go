@@ -3,6 +3,8 @@
 package kafkacfg
 
 import (
+	"hash/crc32"
+	"strings"
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
@@ -49,7 +51,73 @@ func Producer(brokers string) *kafka.ConfigMap {
 	c["acks"] = "all"
 	c["linger.ms"] = 5
 	c["message.timeout.ms"] = int(ProducerMessageTimeout / time.Millisecond)
+	// Pinned, not left to the default (the same today), because the
+	// partitions panel computes where each sensor's key lands with
+	// PartitionFor, which must be this partitioner.
+	c["partitioner"] = Partitioner
 	return &c
+}
+
+// ProduceErrorLogs makes a producer log, on its Logs() channel (the caller
+// must drain it), the produce errors librdkafka retries without a word: an
+// acks=all write refused with NOT_ENOUGH_REPLICAS is retried until
+// message.timeout.ms with no event and no delivery report. Only the "msg"
+// debug context logs them ("MSGSET ... MessageSet with 2 message(s) (MsgId
+// 3, BaseSeq 2) encountered error: Broker: Not enough in-sync replicas
+// (actions Retry,MsgNotPersisted)", level 7); ProduceError reads them.
+// That context also logs a line or two per produce request, which the
+// reader drops: at the telemetry's rate (tens of records a second) that is
+// nothing, but it is not for a bulk loader.
+func ProduceErrorLogs(c *kafka.ConfigMap) *kafka.ConfigMap {
+	(*c)["debug"] = "msg"
+	return LogsToChannel(c)
+}
+
+// ProduceError returns the broker error of a ProduceErrorLogs line that
+// reports one, named as Kafka names it where known: "NOT_ENOUGH_REPLICAS
+// (Broker: Not enough in-sync replicas)".
+func ProduceError(line string) (string, bool) {
+	const marker = " encountered error: "
+	i := strings.Index(line, marker)
+	if i < 0 {
+		return "", false
+	}
+	text := line[i+len(marker):]
+	if j := strings.LastIndex(text, " (actions "); j >= 0 {
+		text = text[:j]
+	}
+	for code, name := range kafkaNames {
+		if code.String() == text {
+			return name + " (" + text + ")", true
+		}
+	}
+	return text, true
+}
+
+// kafkaNames: Kafka's names of the produce errors a failover shows.
+var kafkaNames = map[kafka.ErrorCode]string{
+	kafka.ErrNotEnoughReplicas:            "NOT_ENOUGH_REPLICAS",
+	kafka.ErrNotEnoughReplicasAfterAppend: "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+	kafka.ErrNotLeaderForPartition:        "NOT_LEADER_OR_FOLLOWER",
+	kafka.ErrLeaderNotAvailable:           "LEADER_NOT_AVAILABLE",
+	kafka.ErrRequestTimedOut:              "REQUEST_TIMED_OUT",
+}
+
+// Partitioner is the producer's partitioner: librdkafka's
+// consistent_random, CRC-32 (IEEE, as zlib) of the key modulo the
+// partition count (rd_kafka_msg_partitioner_consistent_random; only a
+// keyless record is placed at random, and every record here has a key).
+const Partitioner = "consistent_random"
+
+// PartitionFor is the partition Partitioner puts key in, on a topic of
+// partitions partitions (librdkafka: rd_crc32(key, len) % partition_cnt,
+// unsigned). A non-positive count or an empty key gives -1: librdkafka
+// would pick a partition at random.
+func PartitionFor(key string, partitions int) int32 {
+	if partitions <= 0 || key == "" {
+		return -1
+	}
+	return int32(crc32.ChecksumIEEE([]byte(key)) % uint32(partitions))
 }
 
 // Current is consumer-current's config: a fresh group, earliest, no commits.

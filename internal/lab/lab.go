@@ -25,6 +25,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/supervisor"
+	"github.com/kafka-recovery-lab/krl/producer"
 )
 
 // Config is what the dashboard's flags decide.
@@ -428,6 +429,8 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	l.pollers.Add(1)
 	go func() { defer l.pollers.Done(); _ = l.auditor.Run(runCtx) }()
 	l.poll(runCtx, 500*time.Millisecond, l.pollOffsets)
+	// Leaders and ISRs: a failover is timed to this period.
+	l.poll(runCtx, 500*time.Millisecond, l.pollPartitions)
 	// The audit's latest messages are taken just before consumer-current's
 	// state, so the state is compared with the audit as of the same moment
 	// (at most a message that arrived in between makes it "ahead").
@@ -685,6 +688,45 @@ func (l *Lab) pollOffsets(ctx context.Context) {
 	if group != "" {
 		l.emit(board.Committed{At: committedAsked, Group: group, Offsets: committed, Err: commitErr})
 	}
+}
+
+// pollPartitions reads the topic's placement (leader, replicas, ISR,
+// min.insync.replicas) and puts on each partition the sensors whose key
+// the producer's partitioner sends there. Stamped with when it was asked.
+func (l *Lab) pollPartitions(ctx context.Context) {
+	asked := time.Now()
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	lay, err := l.offsets.Layout(pctx, l.cfg.Topic)
+	cancel()
+	if ctx.Err() != nil {
+		return
+	}
+	if err == nil && lay.MinISRErr != nil {
+		l.log.Warn("min.insync.replicas unknown", "topic", l.cfg.Topic, "err", lay.MinISRErr)
+	}
+	l.emit(partitionsInput(asked, l.cfg.Topic, l.cfg.Sensors, lay, err))
+}
+
+// partitionsInput turns a layout read into the board's input, placing
+// sensors 1..sensors with kafkacfg.PartitionFor.
+func partitionsInput(asked time.Time, topic string, sensors int, lay observe.Layout, err error) board.Partitions {
+	in := board.Partitions{At: asked, Topic: topic, MinISR: lay.MinISR, Err: err}
+	if err != nil {
+		return in
+	}
+	index := map[int32]int{}
+	for _, p := range lay.Partitions {
+		index[p.Partition] = len(in.Rows)
+		in.Rows = append(in.Rows, board.PartitionMeta{Partition: p.Partition, Leader: p.Leader,
+			Replicas: p.Replicas, ISR: p.ISR})
+	}
+	for i := range sensors {
+		id := producer.SensorID(i, sensors)
+		if j, ok := index[kafkacfg.PartitionFor(id, len(lay.Partitions))]; ok {
+			in.Rows[j].Sensors = append(in.Rows[j].Sensors, id)
+		}
+	}
+	return in
 }
 
 func (l *Lab) pollState(ctx context.Context) {

@@ -222,3 +222,37 @@ func TestOffsetsAfterClose(t *testing.T) {
 		t.Fatal("no error after Close")
 	}
 }
+
+// TestLayoutAgainstBroker reads the topic's placement from the broker
+// (the embedded kfake, or KAFKA_BROKER) and logs what it answers.
+func TestLayoutAgainstBroker(t *testing.T) {
+	addr, topic := embeddedtest.Broker(t, "sensor-data")
+	o, err := NewOffsets(addr, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	began := time.Now()
+	lay, err := o.Layout(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("layout of %s in %s: %+v", topic, time.Since(began), lay)
+	if len(lay.Partitions) != 3 {
+		t.Fatalf("%d partitions, want 3", len(lay.Partitions))
+	}
+	for i, p := range lay.Partitions {
+		if p.Partition != int32(i) {
+			t.Errorf("partition %d at index %d", p.Partition, i)
+		}
+		if p.Leader < 0 {
+			t.Errorf("p%d has no leader", p.Partition)
+		}
+		if len(p.Replicas) != 1 || len(p.ISR) != 1 || p.Replicas[0] != p.Leader || p.ISR[0] != p.Leader {
+			t.Errorf("p%d: one node with replication factor 1 should be leader=replicas=isr, got %+v", p.Partition, p)
+		}
+	}
+	if _, err := o.Layout(context.Background(), "no-such-topic-krl"); err == nil {
+		t.Error("a missing topic gave no error")
+	}
+}

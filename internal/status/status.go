@@ -102,6 +102,21 @@ const (
 	// BackpressureEnded: the store answers within the limit again and the
 	// partitions are resumed. Fields: Millis (how long it lasted).
 	BackpressureEnded Type = "backpressure_ended"
+	// Blocked: the producer has records enqueued that the broker has not
+	// acknowledged for more than producer.BlockedAfter, while it is not
+	// paused: librdkafka keeps retrying them (an acks=all write refused
+	// with NOT_ENOUGH_REPLICAS, a partition without a leader, a broker
+	// away), nothing is lost until message.timeout.ms. Written when it
+	// begins and again every few seconds while it lasts. Fields: Count
+	// (records buffered: enqueued and not yet reported), Millis (since the
+	// last acknowledgement, or since the oldest unacknowledged record was
+	// enqueued), Error (the latest produce error librdkafka logged, when
+	// it logged one, e.g. "Broker: Not enough in-sync replicas").
+	Blocked Type = "blocked"
+	// Unblocked: acknowledgements arrive again after Blocked. Fields:
+	// Count (records buffered when the first acknowledgement came), Millis
+	// (how long it was blocked).
+	Unblocked Type = "unblocked"
 	// Stopping: a graceful shutdown began (SIGTERM/SIGINT). Fields: Reason.
 	Stopping Type = "stopping"
 	// Recovering: a client error fatal to a client handle that the role

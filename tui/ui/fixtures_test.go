@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
@@ -31,7 +32,7 @@ func sensorAt(i, n int, sec float64) board.SensorState {
 		KmTot:     float64(300+i*797) + float64(n)*0.41,
 		Lat:       44.5 + float64(i)*0.137,
 		Lon:       8.0 + float64(i)*0.411,
-		Partition: int32(i % 3),
+		Partition: kafkacfg.PartitionFor(sensorID(i), 3),
 		Offset:    int64(n*nSensors/3 + i),
 	}
 }
@@ -117,6 +118,7 @@ func sceneRunning() *scene {
 			{Partition: 2, Offset: hwm(total)[2], HighWatermark: hwm(total)[2]},
 		}})
 	}
+	s.apply(embeddedPartitions(64))
 	n := 63
 	s.apply(board.SensorsSnapshot{At: at(64), CaughtUp: true, Sensors: sensorsAt(n, 64)})
 	s.apply(board.UsageSnapshot{At: at(64), Sensors: usageAt(n, nil)})
@@ -404,4 +406,74 @@ func scenePoison() *scene {
 	s.status(board.Current, 64.8, status.Event{Type: status.Progress, Processed: 630, Invalid: 9})
 	s.status(board.Usage, 64.9, status.Event{Type: status.Progress, Processed: 627, Invalid: 9})
 	return s.tick(65)
+}
+
+// partitionsOf is a metadata read of a 3-partition topic with nSensors
+// placed by the producer's partitioner.
+func partitionsOf(sec float64, minISR int, rows ...board.PartitionMeta) board.Partitions {
+	for i := range nSensors {
+		id := sensorID(i)
+		p := kafkacfg.PartitionFor(id, 3)
+		rows[p].Sensors = append(rows[p].Sensors, id)
+	}
+	return board.Partitions{At: at(sec), Topic: "sensor-data", MinISR: minISR, Rows: rows}
+}
+
+func pmeta(p, leader int32, replicas, isr []int32) board.PartitionMeta {
+	return board.PartitionMeta{Partition: p, Leader: leader, Replicas: replicas, ISR: isr}
+}
+
+// embeddedPartitions: what the embedded kfake broker answers: node 0
+// leads everything, one replica, min.insync.replicas 1.
+func embeddedPartitions(sec float64) board.Partitions {
+	one := []int32{0}
+	return partitionsOf(sec, 1, pmeta(0, 0, one, one), pmeta(1, 0, one, one), pmeta(2, 0, one, one))
+}
+
+// sceneFailover: a three-broker cluster (rows broker-1..3); broker-2 was
+// killed (its partition 1 moved to broker 3), then broker-3: the ISR is
+// [1] < min.insync.replicas 2 and the producer is blocked.
+func sceneFailover() *scene {
+	procs := []string{board.Producer, board.Current, board.Usage, board.Query, "broker-1", "broker-2", "broker-3", board.Store}
+	s := &scene{b: board.New(procs, board.Config{RunDir: "/tmp/krl/run-20260301-100000", Topic: "sensor-data",
+		Brokers: "127.0.0.1:39092,127.0.0.1:39093,127.0.0.1:39094"})}
+	s.tick(0)
+	for i, n := range []string{"broker-1", "broker-2", "broker-3"} {
+		s.apply(board.ProcStarted{Name: n, PID: 4101 + i, At: at(0)})
+		s.status(n, 0.3, status.Event{Type: status.Listening, Endpoint: "kafka", Addr: fmt.Sprintf("127.0.0.1:%d", 39092+i)})
+	}
+	s.apply(board.ProcStarted{Name: board.Store, PID: 4104, At: at(0)})
+	s.status(board.Store, 0.4, status.Event{Type: status.Listening, Endpoint: "mongo", Addr: "127.0.0.1:37017"})
+	for i, n := range []string{board.Current, board.Usage, board.Query, board.Producer} {
+		s.apply(board.ProcStarted{Name: n, PID: 4110 + i, At: at(0.5)})
+	}
+	s.status(board.Usage, 1.2, status.Event{Type: status.Started, Mode: "guarded", Reset: "latest", GroupID: "demo-usage"})
+	s.status(board.Usage, 1.7, status.Event{Type: status.Assigned, Partitions: []int32{0, 1, 2}})
+	s.status(board.Current, 1.4, status.Event{Type: status.Assigned, Partitions: []int32{0, 1, 2}})
+	s.status(board.Current, 1.6, status.Event{Type: status.CaughtUp, Processed: 0, Millis: 310})
+	s.status(board.Query, 1.3, status.Event{Type: status.Listening, Endpoint: "http", Addr: "127.0.0.1:38080"})
+	s.status(board.Producer, 1.5, status.Event{Type: status.Connected, Endpoint: "kafka", Addr: "127.0.0.1:39092"})
+	all := []int32{1, 2, 3}
+	s.apply(partitionsOf(1, 2, pmeta(0, 1, all, all), pmeta(1, 2, all, all), pmeta(2, 3, all, all)))
+	for sec := 2; sec <= 64; sec++ {
+		total := int64(min(sec, 62)-1) * nSensors
+		s.tick(float64(sec))
+		s.apply(board.Offsets{At: at(float64(sec)), HighWatermarks: hwm(total)})
+		s.apply(board.Committed{At: at(float64(sec)), Group: "demo-usage", Offsets: hwm(total - 3)})
+		s.status(board.Producer, float64(sec), status.Event{Type: status.Progress, Produced: total, Sensors: nSensors})
+	}
+	s.apply(board.ProcExited{Name: "broker-2", PID: 4102, At: at(50), Signal: "SIGKILL"})
+	s.apply(partitionsOf(50.2, 2, pmeta(0, 1, all, all), pmeta(1, -1, all, all), pmeta(2, 3, all, all)))
+	s.apply(partitionsOf(50.6, 2, pmeta(0, 1, all, []int32{1, 3}), pmeta(1, 3, all, []int32{1, 3}), pmeta(2, 3, all, []int32{1, 3})))
+	s.apply(board.ProcExited{Name: "broker-3", PID: 4103, At: at(60), Signal: "SIGKILL"})
+	one := []int32{1}
+	s.apply(partitionsOf(60.5, 2, pmeta(0, 1, all, one), pmeta(1, 1, all, one), pmeta(2, 1, all, one)))
+	s.status(board.Producer, 63, status.Event{Type: status.Blocked, Count: 30, Millis: 2600,
+		Error: "NOT_ENOUGH_REPLICAS (Broker: Not enough in-sync replicas)"})
+	s.apply(partitionsOf(64, 2, pmeta(0, 1, all, one), pmeta(1, 1, all, one), pmeta(2, 1, all, one)))
+	n := 61
+	s.apply(board.SensorsSnapshot{At: at(64), CaughtUp: true, Sensors: sensorsAt(n, 64)})
+	s.apply(board.UsageSnapshot{At: at(64), Sensors: usageAt(n, nil)})
+	s.apply(board.TruthSnapshot{At: at(64), AuditOffset: int64(n * nSensors), Sensors: truthAt(n, 64)})
+	return s.tick(64.4)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/help"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/lag"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/logs"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/partitions"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/processes"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/sensors"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/usage"
@@ -30,6 +31,20 @@ const (
 	// producer's default fleet is 10).
 	sensorRowsReserved = 10
 )
+
+// minEventLines: the partitions panel takes no room that would leave the
+// events fewer lines than this (in the full layout, their box's inside),
+// nor any a scenario's narration needs.
+const minEventLines = 3
+
+// eventsRoom is the events box's inner height in the full layout when the
+// top box is top lines high.
+func (m Model) eventsRoom(h, top int, footer string) int {
+	rest := h - 1 - top - 1 - len(common.Lines(footer))
+	sv, uv := m.board.Sensors(), m.board.Usage()
+	rows := max(len(sv.Rows), len(uv.Rows)+1, sensorRowsReserved)
+	return rest - min(rows+2+2, rest-3) - 2
+}
 
 // screen is the frame's parts and the heights of the areas between them,
 // as View lays them out; the scroll keys size their viewports from it.
@@ -61,7 +76,27 @@ func (m Model) screen() screen {
 		if line := processes.InvalidLine(st, procs, inner); line != "" {
 			body = append(body, line)
 		}
-		sc.top = common.Box(st, "Processes · lag", body, w, len(body)+2)
+		title := "Processes · lag"
+		if pv := m.board.Partitions(); pv.Seen {
+			// A line per partition while the events keep minEventLines,
+			// else all of them on one line, else none.
+			// A narration needs its whole box instead.
+			need := minEventLines
+			if m.narration != nil && !m.picking && !m.showLogs {
+				need = narrationFull - 2
+			}
+			pp := partitions.Panel{Styles: st, View: pv}
+			lines := pp.Lines(inner)
+			switch {
+			case m.eventsRoom(h, len(body)+2+len(lines), sc.footer) >= need:
+				body = append(body, lines...)
+				title += " · partitions of " + pv.Topic
+			case m.eventsRoom(h, len(body)+2+1, sc.footer) >= need:
+				body = append(body, pp.Summary(inner))
+				title += " · partitions"
+			}
+		}
+		sc.top = common.Box(st, title, body, w, len(body)+2)
 	} else {
 		sc.top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, Compact: true}.View(w, len(procs)+1)
 		if line := processes.InvalidLine(st, procs, w); line != "" {

@@ -1,0 +1,223 @@
+package board
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// partsState is what the board keeps of the topic's metadata.
+type partsState struct {
+	rows   []PartitionMeta
+	topic  string
+	minISR int
+	at     time.Time
+	seen   bool
+	err    error
+	// lastLeader: per partition the latest leader that was a node (not
+	// -1), so a leader elected after a leaderless spell is timed from the
+	// exit of the one before it.
+	lastLeader map[int32]int32
+}
+
+func (b *Board) partitions(v Partitions) {
+	if v.Err != nil {
+		if b.parts.err == nil {
+			b.pollFailed(v.At, "", "reading the topic's partitions failed: ", v.Err)
+		}
+		b.parts.err = v.Err
+		return
+	}
+	if b.parts.err != nil && b.parts.seen {
+		b.event(v.At, "", LevelInfo, "reading the topic's partitions works again")
+	}
+	b.parts.err = nil
+	if v.At.Before(b.parts.at) {
+		return // an older poll answered late
+	}
+	if b.parts.lastLeader == nil {
+		b.parts.lastLeader = map[int32]int32{}
+	}
+	old := map[int32]PartitionMeta{}
+	for _, r := range b.parts.rows {
+		old[r.Partition] = r
+	}
+	rows := make([]PartitionMeta, len(v.Rows))
+	for i, r := range v.Rows {
+		r.Replicas, r.ISR, r.Sensors = slices.Clone(r.Replicas), slices.Clone(r.ISR), slices.Clone(r.Sensors)
+		rows[i] = r
+		prev, had := old[r.Partition]
+		if !had || !b.parts.seen {
+			if r.Leader >= 0 {
+				b.parts.lastLeader[r.Partition] = r.Leader
+			}
+			continue
+		}
+		b.leaderChange(v.At, prev, r)
+		if !slices.Equal(prev.ISR, r.ISR) {
+			level := LevelGood
+			if len(r.ISR) < len(prev.ISR) {
+				level = LevelWarn
+			}
+			text := fmt.Sprintf("partition %d ISR %s → %s", r.Partition, nodeList(prev.ISR), nodeList(r.ISR))
+			if v.MinISR > 0 && len(r.ISR) < v.MinISR {
+				level = LevelBad
+				text += fmt.Sprintf(" < min.insync.replicas %d: writes refused (NOT_ENOUGH_REPLICAS)", v.MinISR)
+			}
+			b.event(v.At, "", level, text)
+		}
+	}
+	slices.SortFunc(rows, func(a, c PartitionMeta) int { return int(a.Partition - c.Partition) })
+	b.parts.rows, b.parts.topic, b.parts.minISR, b.parts.at, b.parts.seen = rows, v.Topic, v.MinISR, v.At, true
+}
+
+// leaderChange reports a partition's new leader, timed from the exit of
+// the process of the node that led it before (broker-N for node N) to
+// when the metadata showing the new one was asked for.
+func (b *Board) leaderChange(at time.Time, prev, cur PartitionMeta) {
+	if prev.Leader == cur.Leader {
+		return
+	}
+	if cur.Leader < 0 {
+		b.event(at, "", LevelBad, fmt.Sprintf("partition %d has no leader (was %d)", cur.Partition, prev.Leader))
+		return
+	}
+	from, ok := b.parts.lastLeader[cur.Partition]
+	b.parts.lastLeader[cur.Partition] = cur.Leader
+	if !ok || from == cur.Leader {
+		b.event(at, "", LevelGood, fmt.Sprintf("partition %d leader %d elected", cur.Partition, cur.Leader))
+		return
+	}
+	text := fmt.Sprintf("partition %d leader %d → %d", cur.Partition, from, cur.Leader)
+	if p := b.procs[BrokerNode(from)]; p != nil && p.lastExit != nil && !p.lastExit.At.After(at) {
+		text += fmt.Sprintf(" in %.1f s after %s exited (metadata polled every 0.5 s)", at.Sub(p.lastExit.At).Seconds(), p.name)
+	}
+	b.event(at, "", LevelWarn, text)
+}
+
+// BrokerNode is the process name of the cluster broker with node id n.
+func BrokerNode(n int32) string { return fmt.Sprintf("broker-%d", n) }
+
+// nodeList is "[1 2 3]".
+func nodeList(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// NodeList formats node ids as the panel and the events do: "[1 2 3]".
+func NodeList(ids []int32) string { return nodeList(ids) }
+
+// PartitionsView is the partitions panel.
+type PartitionsView struct {
+	Topic string
+	// Seen: a metadata read succeeded at least once; Stale: the latest
+	// failed (Err) or is older than StaleAfter.
+	Seen, Stale bool
+	Err         error
+	At          time.Time
+	MinISR      int
+	// Nodes: the distinct node ids holding a replica, in order.
+	Nodes []int32
+	// SingleNode: one node holds everything and nothing is replicated
+	// (the embedded broker).
+	SingleNode bool
+	// Group: the consumer group whose committed offsets the rows carry.
+	Group string
+	Rows  []PartitionRow
+}
+
+// PartitionRow is one partition's line.
+type PartitionRow struct {
+	PartitionMeta
+	// HighWatermark: -1 unknown.
+	HighWatermark int64
+	// Committed: Group's committed offset; -1 none or unknown
+	// (CommittedUnknown: the latest read failed, or none was made). Lag:
+	// HighWatermark - Committed, -1 unknown.
+	Committed, Lag   int64
+	CommittedUnknown bool
+	Leaderless       bool
+	UnderReplicated  bool // ISR smaller than the replicas
+	BelowMinISR      bool // ISR smaller than min.insync.replicas: acks=all refused
+	// Misplaced: sensors consumer-current last read from another
+	// partition than the partitioner puts their key in (should stay empty).
+	Misplaced []string
+}
+
+// Partitions is the partitions panel's view.
+func (b *Board) Partitions() PartitionsView {
+	v := PartitionsView{Topic: b.parts.topic, Seen: b.parts.seen, Err: b.parts.err, At: b.parts.at, MinISR: b.parts.minISR}
+	if v.Topic == "" {
+		v.Topic = b.cfg.Topic
+	}
+	v.Stale = b.parts.err != nil || (b.parts.seen && b.now.Sub(b.parts.at) > StaleAfter)
+	placed := map[string]int32{}
+	nodes := map[int32]bool{}
+	replicated := false
+	for _, r := range b.parts.rows {
+		for _, s := range r.Sensors {
+			placed[s] = r.Partition
+		}
+		for _, n := range r.Replicas {
+			nodes[n] = true
+		}
+		if len(r.Replicas) > 1 {
+			replicated = true
+		}
+	}
+	read := map[int32][]string{}
+	for _, s := range b.sensors {
+		if want, ok := placed[s.SensorID]; ok && want != s.Partition {
+			read[want] = append(read[want], s.SensorID)
+		}
+	}
+	committed, group, current := b.committed, b.commitGroup, b.commitSeen && b.commitErr == nil
+	v.Group = group
+	for _, r := range b.parts.rows {
+		row := PartitionRow{PartitionMeta: r, HighWatermark: -1, Committed: -1, Lag: -1}
+		if hw, ok := b.hwm[r.Partition]; ok {
+			row.HighWatermark = hw
+		}
+		if c, ok := committed[r.Partition]; ok && current {
+			row.Committed = c
+		}
+		row.CommittedUnknown = !current
+		if row.HighWatermark >= 0 && row.Committed >= 0 {
+			row.Lag = max(row.HighWatermark-row.Committed, 0)
+		}
+		row.Leaderless = r.Leader < 0
+		row.UnderReplicated = len(r.ISR) < len(r.Replicas)
+		row.BelowMinISR = b.parts.minISR > 0 && len(r.ISR) < b.parts.minISR
+		row.Misplaced = slices.Sorted(slices.Values(read[r.Partition]))
+		v.Rows = append(v.Rows, row)
+	}
+	for n := range nodes {
+		v.Nodes = append(v.Nodes, n)
+	}
+	slices.Sort(v.Nodes)
+	v.SingleNode = len(v.Nodes) == 1 && !replicated
+	return v
+}
+
+// NotEnoughReplicas says why acks=all writes are refused when the latest
+// metadata shows a partition whose ISR is below min.insync.replicas:
+// "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)"; "" otherwise.
+func (b *Board) NotEnoughReplicas() string {
+	if b.parts.minISR <= 0 || b.parts.err != nil {
+		return ""
+	}
+	low := -1
+	for _, r := range b.parts.rows {
+		if len(r.ISR) < b.parts.minISR && (low < 0 || len(r.ISR) < low) {
+			low = len(r.ISR)
+		}
+	}
+	if low < 0 {
+		return ""
+	}
+	return fmt.Sprintf("NOT_ENOUGH_REPLICAS (isr %d < min.insync.replicas %d)", low, b.parts.minISR)
+}

@@ -1,0 +1,201 @@
+package board
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
+)
+
+func clusterBoard() *Board {
+	return New([]string{Producer, Current, Usage, Query, "broker-1", "broker-2", "broker-3"}, Config{Topic: "sensor-data"})
+}
+
+func meta(p, leader int32, replicas, isr []int32, sensors ...string) PartitionMeta {
+	return PartitionMeta{Partition: p, Leader: leader, Replicas: replicas, ISR: isr, Sensors: sensors}
+}
+
+var r123 = []int32{1, 2, 3}
+
+func TestPartitionsFailoverEvents(t *testing.T) {
+	b := clusterBoard()
+	b.Apply(Partitions{At: at(1), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
+		meta(0, 1, r123, r123), meta(1, 2, r123, r123), meta(2, 3, r123, r123)}})
+	if n := len(b.Events()); n != 0 {
+		t.Fatalf("the first metadata is a baseline, got events %v", b.Events())
+	}
+	b.Apply(ProcStarted{Name: "broker-2", PID: 42, At: at(0)})
+	b.Apply(ProcExited{Name: "broker-2", PID: 42, At: at(10), Signal: "SIGKILL"})
+	// First poll after the kill: no leader yet, ISR unchanged.
+	b.Apply(Partitions{At: at(10.2), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
+		meta(0, 1, r123, r123), meta(1, -1, r123, r123), meta(2, 3, r123, r123)}})
+	if got := lastEvent(b); got != "partition 1 has no leader (was 2)" {
+		t.Errorf("leaderless: %q", got)
+	}
+	if v := b.Partitions(); !v.Rows[1].Leaderless || v.Rows[0].Leaderless {
+		t.Errorf("leaderless flags: %+v", v.Rows)
+	}
+	b.Apply(Partitions{At: at(10.4), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
+		meta(0, 1, r123, []int32{1, 3}), meta(1, 3, r123, []int32{1, 3}), meta(2, 3, r123, []int32{1, 3})}})
+	if !hasEvent(b, "", "partition 1 leader 2 → 3 in 0.4 s after broker-2 exited") {
+		t.Errorf("no timed leader change: %v", b.Events())
+	}
+	if !hasEvent(b, "", "partition 0 ISR [1 2 3] → [1 3]") || countEvents(b, "ISR [1 2 3] → [1 3]") != 3 {
+		t.Errorf("ISR shrink events: %v", b.Events())
+	}
+	if hasEvent(b, "", "NOT_ENOUGH_REPLICAS") {
+		t.Errorf("2 in sync of min 2 is enough: %v", b.Events())
+	}
+	v := b.Partitions()
+	if !v.Rows[0].UnderReplicated || v.Rows[0].BelowMinISR || v.SingleNode || !slices.Equal(v.Nodes, r123) {
+		t.Errorf("view: %+v", v)
+	}
+	// A second broker goes: ISR 1 < min 2.
+	b.Apply(Partitions{At: at(20), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
+		meta(0, 1, r123, []int32{1}), meta(1, 1, r123, []int32{1}), meta(2, 1, r123, []int32{1})}})
+	if !hasEvent(b, "", "partition 0 ISR [1 3] → [1] < min.insync.replicas 2: writes refused (NOT_ENOUGH_REPLICAS)") {
+		t.Errorf("no below-min event: %v", b.Events())
+	}
+	// broker-3 was not seen exiting: an untimed change.
+	if !hasEvent(b, "", "partition 2 leader 3 → 1") || hasEvent(b, "", "partition 2 leader 3 → 1 in") {
+		t.Errorf("untimed change: %v", b.Events())
+	}
+	if got := b.NotEnoughReplicas(); got != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
+		t.Errorf("NotEnoughReplicas = %q", got)
+	}
+	b.Apply(Partitions{At: at(30), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
+		meta(0, 1, r123, r123), meta(1, 1, r123, r123), meta(2, 1, r123, r123)}})
+	if !hasEvent(b, "", "partition 0 ISR [1] → [1 2 3]") || b.NotEnoughReplicas() != "" {
+		t.Errorf("ISR grown back: %v", b.Events())
+	}
+	// A late answer of an older poll changes nothing.
+	b.Apply(Partitions{At: at(25), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{meta(0, 2, r123, []int32{2})}})
+	if v := b.Partitions(); len(v.Rows) != 3 || v.Rows[0].Leader != 1 {
+		t.Errorf("an older poll replaced a newer one: %+v", v.Rows)
+	}
+}
+
+func TestPartitionsEmbeddedAndMisplaced(t *testing.T) {
+	b := newBoard(
+		Partitions{At: at(1), Topic: "sensor-data", MinISR: 1, Rows: []PartitionMeta{
+			meta(0, 0, []int32{0}, []int32{0}, "sensor-09"),
+			meta(1, 0, []int32{0}, []int32{0}, "sensor-02", "sensor-03"),
+			meta(2, 0, []int32{0}, []int32{0}, "sensor-01")}},
+		Offsets{At: at(1), HighWatermarks: map[int32]int64{0: 10, 1: 20, 2: 30}},
+		Committed{At: at(1), Group: "demo-usage", Offsets: map[int32]int64{0: 8, 1: 20}},
+		SensorsSnapshot{At: at(1), Sensors: []SensorState{
+			{SensorID: "sensor-09", Partition: 0}, {SensorID: "sensor-02", Partition: 1},
+			{SensorID: "sensor-03", Partition: 2}, {SensorID: "sensor-01", Partition: 2}}},
+		Tick{Now: at(2)},
+	)
+	v := b.Partitions()
+	if !v.SingleNode || !slices.Equal(v.Nodes, []int32{0}) || v.Stale || v.MinISR != 1 {
+		t.Errorf("embedded view: %+v", v)
+	}
+	if r := v.Rows[0]; r.HighWatermark != 10 || r.Committed != 8 || r.Lag != 2 || r.UnderReplicated || r.BelowMinISR {
+		t.Errorf("p0: %+v", r)
+	}
+	if r := v.Rows[2]; r.Committed != -1 || r.Lag != -1 {
+		t.Errorf("p2 has no commit: %+v", r)
+	}
+	if !slices.Equal(v.Rows[1].Misplaced, []string{"sensor-03"}) || len(v.Rows[0].Misplaced) != 0 {
+		t.Errorf("misplaced: %+v", v.Rows)
+	}
+
+	raw, err := json.Marshal(b.Report())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Partitions []map[string]any `json:"partitions"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"committed":{"demo-usage":20},"high_watermark":20,"isr":[0],"leader":0,"min_insync_replicas":1,"partition":1,"replicas":[0],"sensors":["sensor-02","sensor-03"],"sensors_misplaced":["sensor-03"]}`
+	got, _ := json.Marshal(rep.Partitions[1])
+	if len(rep.Partitions) != 3 || string(got) != want {
+		t.Errorf("report partition 1:\n got %s\nwant %s", got, want)
+	}
+	if got, _ := json.Marshal(rep.Partitions[2]["committed"]); string(got) != "{}" {
+		t.Errorf("p2 committed: %s", got)
+	}
+
+	// A failed read keeps the rows, marked stale, with one event.
+	b.Apply(Partitions{At: at(3), Err: errors.New("timed out")})
+	b.Apply(Partitions{At: at(4), Err: errors.New("timed out")})
+	if v := b.Partitions(); !v.Stale || len(v.Rows) != 3 || countEvents(b, "reading the topic's partitions failed") != 1 {
+		t.Errorf("after failures: stale=%v rows=%d events=%v", v.Stale, len(v.Rows), b.Events())
+	}
+	if v := b.Partitions(); v.Rows[0].CommittedUnknown {
+		t.Error("commits were read")
+	}
+	b.Apply(Committed{At: at(4), Group: "demo-usage", Err: errors.New("timed out")})
+	if v := b.Partitions(); !v.Rows[0].CommittedUnknown || v.Rows[0].Lag != -1 {
+		t.Errorf("a failed commit read: %+v", v.Rows[0])
+	}
+	if b := newBoard(); len(b.Report().Partitions) != 0 || b.Report().Partitions == nil {
+		t.Error("a fresh board's report needs an empty partitions list")
+	}
+}
+
+func TestProducerBlocked(t *testing.T) {
+	b := clusterBoard()
+	b.Apply(ProcStarted{Name: Producer, PID: 7, At: at(0)})
+	b.Apply(ev(Producer, 0.5, status.Event{Type: status.Connected, Endpoint: "kafka"}))
+	b.Apply(Partitions{At: at(1), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
+		meta(0, 1, r123, []int32{1}), meta(1, 1, r123, []int32{1, 3})}})
+	b.Apply(ev(Producer, 5, status.Event{Type: status.Blocked, Count: 40, Millis: 2100}))
+	b.Apply(Tick{Now: at(6)})
+	pv := b.Process(Producer)
+	if pv.StateLabel != "blocked, 40 buf" || pv.Level != LevelBad || pv.Buffered != 40 ||
+		pv.BlockedCause != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
+		t.Errorf("blocked producer: %q %v %d %q", pv.StateLabel, pv.Level, pv.Buffered, pv.BlockedCause)
+	}
+	if !hasEvent(b, Producer, "blocked: 40 buffered, no ack for 2.1 s: NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)") {
+		t.Errorf("blocked event: %v", b.Events())
+	}
+	var rp ReportProcess
+	for _, p := range b.Report().Processes {
+		if p.Name == Producer {
+			rp = p
+		}
+	}
+	if rp.Buffered == nil || *rp.Buffered != 40 || !strings.HasPrefix(rp.BlockedCause, "NOT_ENOUGH_REPLICAS") {
+		t.Errorf("report: %+v", rp)
+	}
+	b.Apply(ev(Producer, 9, status.Event{Type: status.Unblocked, Count: 80, Millis: 6000}))
+	if pv := b.Process(Producer); pv.StateLabel != "running" || pv.Blocked != 0 {
+		t.Errorf("after unblocked: %q", pv.StateLabel)
+	}
+	if !hasEvent(b, Producer, "unblocked after 6.0 s") {
+		t.Errorf("unblocked event: %v", b.Events())
+	}
+}
+
+func TestProducerBlockedCause(t *testing.T) {
+	b := clusterBoard()
+	b.Apply(ProcStarted{Name: Producer, PID: 7, At: at(0)})
+	b.Apply(ev(Producer, 0.5, status.Event{Type: status.Connected, Endpoint: "kafka"}))
+	// The producer's own error, no metadata saying why.
+	b.Apply(ev(Producer, 3, status.Event{Type: status.Blocked, Count: 5, Millis: 2500, Error: "NOT_ENOUGH_REPLICAS (Broker: Not enough in-sync replicas)"}))
+	if got := b.Process(Producer).BlockedCause; got != "NOT_ENOUGH_REPLICAS (Broker: Not enough in-sync replicas)" {
+		t.Errorf("cause without metadata: %q", got)
+	}
+	// The metadata agrees and has the figures.
+	b.Apply(Partitions{At: at(4), MinISR: 2, Rows: []PartitionMeta{meta(0, 1, r123, []int32{1})}})
+	if got := b.Process(Producer).BlockedCause; got != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
+		t.Errorf("cause with metadata: %q", got)
+	}
+	// Another error wins over the metadata.
+	b.Apply(ev(Producer, 8, status.Event{Type: status.Blocked, Count: 9, Millis: 7500, Error: "LEADER_NOT_AVAILABLE (Broker: Leader not available)"}))
+	if got := b.Process(Producer).BlockedCause; got != "LEADER_NOT_AVAILABLE (Broker: Leader not available)" {
+		t.Errorf("other error: %q", got)
+	}
+	if pv := b.Process(Producer); pv.Buffered != 9 || countEvents(b, "blocked: ") != 1 {
+		t.Errorf("a repeated Blocked updates the count without a second event: %d %v", pv.Buffered, b.Events())
+	}
+}

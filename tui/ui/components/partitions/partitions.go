@@ -1,0 +1,205 @@
+// Package partitions renders the topic's partitions: per partition its
+// leader, replicas and in-sync replicas (the cluster's metadata), its high
+// watermark, consumer-usage's committed offset and lag, and the sensors
+// whose key the producer's partitioner sends there. An ISR smaller than
+// the replicas is a warning, one below min.insync.replicas (acks=all
+// writes refused) and a partition without a leader are bad; a sensor
+// consumer-current read from another partition than computed is flagged.
+package partitions
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/tui/ui/common"
+	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
+)
+
+// Panel is the partitions of one PartitionsView.
+type Panel struct {
+	Styles *theme.Styles
+	View   board.PartitionsView
+}
+
+// Lines is one line per partition, each exactly width cells, and what the
+// cluster is ("one node (id 0), no replication" on the embedded broker),
+// right-aligned on a partition's line when one has room, else on a line
+// of its own. Before the first metadata read it is one line saying so.
+func (p Panel) Lines(width int) []string {
+	st, v := p.Styles, p.View
+	if !v.Seen {
+		return []string{common.Fit(" "+st.Muted.Render(p.waiting()), width)}
+	}
+	cols := p.columns()
+	lines := make([]string, 0, len(v.Rows)+1)
+	for _, row := range v.Rows {
+		lines = append(lines, " "+p.row(row, cols))
+	}
+	// The note goes right-aligned on the shortest line that has room for
+	// it, else on a line of its own.
+	if note := p.note(); note != "" {
+		best := -1
+		for i, l := range lines {
+			if width-common.Width(l)-common.Width(note)-1 >= 2 && (best < 0 || common.Width(l) < common.Width(lines[best])) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			lines[best] += strings.Repeat(" ", width-common.Width(lines[best])-common.Width(note)-1) + note
+		} else {
+			lines = append(lines, " "+note)
+		}
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = common.Fit(l, width)
+	}
+	return out
+}
+
+// Summary is every partition on one line, for a screen with no room for
+// Lines: "partitions p0 leader 1 isr [1 2 3] · p1 …".
+func (p Panel) Summary(width int) string {
+	st, v := p.Styles, p.View
+	if !v.Seen {
+		return common.Fit(" "+st.Muted.Render(p.waiting()), width)
+	}
+	parts := make([]string, 0, len(v.Rows))
+	for _, row := range v.Rows {
+		parts = append(parts, fmt.Sprintf("p%d %s isr %s", row.Partition, p.leader(row), p.isr(row)))
+	}
+	s := " " + st.Muted.Render(v.Topic+" ") + strings.Join(parts, st.Muted.Render(" · "))
+	if note := p.note(); note != "" && common.Width(s)+common.Width(note)+3 <= width {
+		s += st.Muted.Render(" · ") + note
+	}
+	return common.Fit(s, width)
+}
+
+func (p Panel) waiting() string {
+	if p.View.Err != nil {
+		return fmt.Sprintf("partitions of %s: cannot read them (%v)", p.View.Topic, p.View.Err)
+	}
+	return fmt.Sprintf("partitions of %s: reading the metadata…", p.View.Topic)
+}
+
+// note says what the cluster is and whether the figures are old.
+func (p Panel) note() string {
+	st, v := p.Styles, p.View
+	var s string
+	switch {
+	case v.SingleNode && len(v.Nodes) == 1:
+		s = st.Muted.Render(fmt.Sprintf("one node (id %d), no replication", v.Nodes[0]))
+	case v.MinISR > 0:
+		s = st.Muted.Render(fmt.Sprintf("%d nodes · min.insync.replicas %d", len(v.Nodes), v.MinISR))
+	}
+	if v.Stale {
+		stale := st.Warn.Render("stale")
+		if s == "" {
+			return stale
+		}
+		return stale + st.Muted.Render(" · ") + s
+	}
+	return s
+}
+
+// columns are the widths of the aligned parts.
+type columns struct{ leader, replicas, isr, hw, committed int }
+
+func (p Panel) columns() columns {
+	var c columns
+	for _, row := range p.View.Rows {
+		c.leader = max(c.leader, len(leaderText(row)))
+		c.replicas = max(c.replicas, len(board.NodeList(row.Replicas)))
+		c.isr = max(c.isr, len(board.NodeList(row.ISR)))
+		c.hw = max(c.hw, len(hwText(row)))
+		c.committed = max(c.committed, len(committedText(row)))
+	}
+	return c
+}
+
+func leaderText(row board.PartitionRow) string {
+	if row.Leaderless {
+		return "none"
+	}
+	return fmt.Sprint(row.Leader)
+}
+
+func hwText(row board.PartitionRow) string {
+	if row.HighWatermark < 0 {
+		return "—"
+	}
+	return common.Count(row.HighWatermark)
+}
+
+func committedText(row board.PartitionRow) string {
+	switch {
+	case row.CommittedUnknown:
+		return "—"
+	case row.Committed < 0:
+		return "no commit"
+	case row.Lag >= 0:
+		return common.Count(row.Committed) + " lag " + common.Count(row.Lag)
+	}
+	return common.Count(row.Committed)
+}
+
+func pad(s string, visible, width int) string {
+	if visible < width {
+		return s + strings.Repeat(" ", width-visible)
+	}
+	return s
+}
+
+func (p Panel) leader(row board.PartitionRow) string {
+	t := leaderText(row)
+	if row.Leaderless {
+		return "leader " + p.Styles.Bad.Render(t)
+	}
+	return "leader " + t
+}
+
+func (p Panel) isr(row board.PartitionRow) string {
+	t := board.NodeList(row.ISR)
+	switch {
+	case row.BelowMinISR:
+		return p.Styles.Bad.Render(t)
+	case row.UnderReplicated:
+		return p.Styles.Warn.Render(t)
+	}
+	return t
+}
+
+func (p Panel) row(row board.PartitionRow, c columns) string {
+	st := p.Styles
+	muted := st.Muted.Render
+	var b strings.Builder
+	b.WriteString(st.Title.Render(fmt.Sprintf("p%d", row.Partition)) + "  ")
+	b.WriteString(pad(p.leader(row), 7+len(leaderText(row)), 7+c.leader) + "  ")
+	reps := board.NodeList(row.Replicas)
+	b.WriteString(muted("replicas ") + pad(reps, len(reps), c.replicas) + "  ")
+	isr := board.NodeList(row.ISR)
+	b.WriteString(muted("isr ") + pad(p.isr(row), len(isr), c.isr) + "  ")
+	hw := hwText(row)
+	b.WriteString(muted("hw ") + strings.Repeat(" ", c.hw-len(hw)) + hw + "  ")
+	ct := committedText(row)
+	b.WriteString(muted("committed ") + pad(ct, len(ct), c.committed) + "  ")
+	b.WriteString(muted("sensors ") + shortIDs(row.Sensors))
+	if len(row.Misplaced) > 0 {
+		b.WriteString("  " + st.Bad.Render("read elsewhere: "+shortIDs(row.Misplaced)))
+	}
+	return b.String()
+}
+
+// shortIDs is "01 04 07": sensor ids without their common "sensor-"
+// prefix; "none" for none.
+func shortIDs(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strings.TrimPrefix(id, "sensor-")
+	}
+	return strings.Join(out, " ")
+}

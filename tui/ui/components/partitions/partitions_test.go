@@ -1,0 +1,64 @@
+package partitions
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/tui/ui/common"
+	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
+)
+
+func row(p, leader int32, replicas, isr []int32, sensors ...string) board.PartitionRow {
+	return board.PartitionRow{PartitionMeta: board.PartitionMeta{Partition: p, Leader: leader, Replicas: replicas, ISR: isr, Sensors: sensors},
+		HighWatermark: 1234, Committed: 1200, Lag: 34, Leaderless: leader < 0, UnderReplicated: len(isr) < len(replicas)}
+}
+
+func plain(lines []string) string { return ansi.Strip(strings.Join(lines, "\n")) }
+
+func TestLines(t *testing.T) {
+	st := theme.Default()
+	one := []int32{0}
+	emb := Panel{Styles: st, View: board.PartitionsView{Topic: "sensor-data", Seen: true, Nodes: one, SingleNode: true, MinISR: 1,
+		Rows: []board.PartitionRow{row(0, 0, one, one, "sensor-09"), row(1, 0, one, one, "sensor-02", "sensor-03")}}}
+	lines := emb.Lines(118)
+	got := plain(lines)
+	for _, want := range []string{
+		"p0  leader 0  replicas [0]  isr [0]  hw 1,234  committed 1,200 lag 34  sensors 09",
+		"p1  leader 0  replicas [0]  isr [0]  hw 1,234  committed 1,200 lag 34  sensors 02 03",
+		"one node (id 0), no replication",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	for _, l := range lines {
+		if w := common.Width(l); w != 118 {
+			t.Errorf("line of %d cells: %q", w, l)
+		}
+	}
+
+	all := []int32{1, 2, 3}
+	cl := Panel{Styles: st, View: board.PartitionsView{Topic: "sensor-data", Seen: true, Nodes: all, MinISR: 2,
+		Rows: []board.PartitionRow{row(0, 1, all, []int32{1, 3}), row(1, -1, all, all)}}}
+	got = plain(cl.Lines(118))
+	if !strings.Contains(got, "p1  leader none  replicas [1 2 3]  isr [1 2 3]") || !strings.Contains(got, "3 nodes · min.insync.replicas 2") {
+		t.Errorf("cluster lines:\n%s", got)
+	}
+	if s := ansi.Strip(cl.Summary(118)); !strings.Contains(s, "sensor-data p0 leader 1 isr [1 3] · p1 leader none isr [1 2 3]") {
+		t.Errorf("summary: %q", s)
+	}
+	// Narrow or empty widths never panic and keep the width.
+	for _, w := range []int{0, 1, 10, 40} {
+		for _, l := range append(cl.Lines(w), cl.Summary(w)) {
+			if got := common.Width(l); got != w {
+				t.Errorf("width %d: line of %d", w, got)
+			}
+		}
+	}
+	if got := plain(Panel{Styles: st, View: board.PartitionsView{Topic: "t"}}.Lines(60)); !strings.Contains(got, "reading the metadata") {
+		t.Errorf("before the first read: %q", got)
+	}
+}
