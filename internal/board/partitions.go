@@ -90,14 +90,11 @@ func (b *Board) leaderChange(at time.Time, prev, cur PartitionMeta) {
 		return
 	}
 	text := fmt.Sprintf("partition %d leader %d → %d", cur.Partition, from, cur.Leader)
-	if p := b.procs[BrokerNode(from)]; p != nil && p.lastExit != nil && !p.lastExit.At.After(at) {
+	if p := b.procs[ClusterBroker(int(from))]; p != nil && p.lastExit != nil && !p.lastExit.At.After(at) {
 		text += fmt.Sprintf(" in %.1f s after %s exited (metadata polled every 0.5 s)", at.Sub(p.lastExit.At).Seconds(), p.name)
 	}
 	b.event(at, "", LevelWarn, text)
 }
-
-// BrokerNode is the process name of the cluster broker with node id n.
-func BrokerNode(n int32) string { return fmt.Sprintf("broker-%d", n) }
 
 // nodeList is "[1 2 3]".
 func nodeList(ids []int32) string {

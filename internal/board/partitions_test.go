@@ -10,7 +10,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
-func clusterBoard() *Board {
+func partitionsBoard() *Board {
 	return New([]string{Producer, Current, Usage, Query, "broker-1", "broker-2", "broker-3"}, Config{Topic: "sensor-data"})
 }
 
@@ -21,7 +21,7 @@ func meta(p, leader int32, replicas, isr []int32, sensors ...string) PartitionMe
 var r123 = []int32{1, 2, 3}
 
 func TestPartitionsFailoverEvents(t *testing.T) {
-	b := clusterBoard()
+	b := partitionsBoard()
 	b.Apply(Partitions{At: at(1), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
 		meta(0, 1, r123, r123), meta(1, 2, r123, r123), meta(2, 3, r123, r123)}})
 	if n := len(b.Events()); n != 0 {
@@ -143,7 +143,7 @@ func TestPartitionsEmbeddedAndMisplaced(t *testing.T) {
 }
 
 func TestProducerBlocked(t *testing.T) {
-	b := clusterBoard()
+	b := partitionsBoard()
 	b.Apply(ProcStarted{Name: Producer, PID: 7, At: at(0)})
 	b.Apply(ev(Producer, 0.5, status.Event{Type: status.Connected, Endpoint: "kafka"}))
 	b.Apply(Partitions{At: at(1), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
@@ -177,7 +177,7 @@ func TestProducerBlocked(t *testing.T) {
 }
 
 func TestProducerBlockedCause(t *testing.T) {
-	b := clusterBoard()
+	b := partitionsBoard()
 	b.Apply(ProcStarted{Name: Producer, PID: 7, At: at(0)})
 	b.Apply(ev(Producer, 0.5, status.Event{Type: status.Connected, Endpoint: "kafka"}))
 	// The producer's own error, no metadata saying why.

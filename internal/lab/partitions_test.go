@@ -132,7 +132,7 @@ func TestPartitionsFailoverFromRealMetadata(t *testing.T) {
 	var from int32
 	l.Observe(func(b *board.Board) { from = b.Partitions().Rows[1].Leader })
 	to := (from + 1) % 3
-	old := board.BrokerNode(from)
+	old := board.ClusterBroker(int(from))
 	l.emit(board.ProcStarted{Name: old, PID: 1, At: time.Now().Add(-time.Minute)})
 	l.emit(board.ProcExited{Name: old, PID: 1, At: time.Now(), Signal: "SIGKILL"})
 	if err := c.MoveTopicPartition(topic, 1, to); err != nil {
