@@ -217,6 +217,9 @@ func Audit(brokers, groupID string) *kafka.ConfigMap {
 // Admin is the config for an AdminClient (lag, watermarks, topic creation).
 func Admin(brokers string) *kafka.ConfigMap {
 	c := base(brokers, "krl-admin")
+	// Its metadata requests name one topic: never create it by asking
+	// (a producer handle's default is to allow it).
+	c["allow.auto.create.topics"] = false
 	return &c
 }
 

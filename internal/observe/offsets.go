@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -61,6 +62,9 @@ type Offsets struct {
 	closed    bool
 	readersMu sync.Mutex
 	readers   map[string]*kafka.Consumer
+	// minISRKnown: per topic the last min.insync.replicas read (Layout).
+	minISRMu    sync.Mutex
+	minISRKnown map[string]int
 }
 
 // NewOffsets creates the clients for brokers; librdkafka's own log lines go
@@ -80,7 +84,7 @@ func NewOffsets(brokers string, log *slog.Logger) (*Offsets, error) {
 		p.Close()
 		return nil, fmt.Errorf("observe: admin client: %w", err)
 	}
-	return &Offsets{brokers: brokers, log: log, handle: p, admin: admin, readers: map[string]*kafka.Consumer{}}, nil
+	return &Offsets{brokers: brokers, log: log, handle: p, admin: admin, readers: map[string]*kafka.Consumer{}, minISRKnown: map[string]int{}}, nil
 }
 
 // Close releases every client; calls in flight finish first.
@@ -98,9 +102,8 @@ func (o *Offsets) Close() {
 	o.handle.Close()
 }
 
-// Partitions lists topic's partition ids in order. DescribeTopics is used
-// rather than a metadata request because it honours ctx and never
-// auto-creates a mistyped topic on a broker that allows auto-creation.
+// Partitions lists topic's partition ids in order (a metadata request to
+// a broker that is up: see topicMetadata).
 func (o *Offsets) Partitions(ctx context.Context, topic string) ([]int32, error) {
 	_, parts, done, err := o.begin(ctx, topic)
 	if err != nil {
@@ -142,26 +145,46 @@ func (o *Offsets) use() (release func(), err error) {
 }
 
 func (o *Offsets) partitions(ctx context.Context, topic string, left time.Duration) ([]int32, error) {
-	res, err := o.admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames([]string{topic}),
-		kafka.SetAdminRequestTimeout(left))
+	md, err := o.topicMetadata(topic, left)
 	if err != nil {
-		return nil, fmt.Errorf("observe: describe topic %s: %w", topic, err)
+		return nil, err
 	}
-	if len(res.TopicDescriptions) != 1 {
-		return nil, fmt.Errorf("observe: describe topic %s: %d descriptions", topic, len(res.TopicDescriptions))
+	out := make([]int32, len(md.Partitions))
+	for i, p := range md.Partitions {
+		out[i] = p.ID
 	}
-	d := res.TopicDescriptions[0]
-	if d.Error.Code() != kafka.ErrNoError {
-		return nil, fmt.Errorf("observe: describe topic %s: %w", topic, d.Error)
-	}
-	if len(d.Partitions) == 0 {
-		return nil, fmt.Errorf("observe: topic %s has no partitions", topic)
-	}
-	out := make([]int32, len(d.Partitions))
-	for i, p := range d.Partitions {
-		out[i] = int32(p.Partition)
-	}
+	slices.Sort(out)
 	return out, nil
+}
+
+// topicMetadata asks a broker that is up for topic's metadata: a request
+// each time (not librdkafka's cache). Not DescribeTopics: librdkafka sends
+// that to the controller its metadata names, which on KRaft is one broker
+// of the cluster, and while that broker is dead every DescribeTopics
+// timed out ("Timed out waiting for controller") until its cache was
+// refreshed: the whole failover went unseen. The admin handle never
+// creates a topic by asking (kafkacfg.Admin).
+func (o *Offsets) topicMetadata(topic string, left time.Duration) (kafka.TopicMetadata, error) {
+	md, err := o.admin.GetMetadata(&topic, false, max(int(left/time.Millisecond), 1))
+	var kerr kafka.Error
+	if errors.As(err, &kerr) && (kerr.Code() == kafka.ErrTransport || kerr.Code() == kafka.ErrAllBrokersDown) {
+		// No broker was usable for the whole time given: a timeout.
+		return kafka.TopicMetadata{}, fmt.Errorf("observe: metadata of topic %s: %w (%w)", topic, err, context.DeadlineExceeded)
+	}
+	if err != nil {
+		return kafka.TopicMetadata{}, fmt.Errorf("observe: metadata of topic %s: %w", topic, err)
+	}
+	t, ok := md.Topics[topic]
+	if !ok {
+		return kafka.TopicMetadata{}, fmt.Errorf("observe: metadata of topic %s: not in the answer", topic)
+	}
+	if t.Error.Code() != kafka.ErrNoError {
+		return kafka.TopicMetadata{}, fmt.Errorf("observe: metadata of topic %s: %w", topic, t.Error)
+	}
+	if len(t.Partitions) == 0 {
+		return kafka.TopicMetadata{}, fmt.Errorf("observe: topic %s has no partitions", topic)
+	}
+	return t, nil
 }
 
 // HighWatermarks returns the log-end offset (the offset the next produced

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -29,10 +30,11 @@ type Layout struct {
 	MinISRErr error
 }
 
-// Layout reads topic's partitions' leaders, replicas and ISRs with one
-// DescribeTopics admin request (a request each time, not librdkafka's
-// metadata cache, which refreshes only every topic.metadata.refresh.interval.ms
-// or on errors) and its min.insync.replicas with DescribeConfigs.
+// Layout reads topic's partitions' leaders, replicas and ISRs with a
+// metadata request to a broker that is up (see topicMetadata: not
+// DescribeTopics, which waits for a controller that may be the broker just
+// killed) and its min.insync.replicas with DescribeConfigs; when that fails
+// (it too goes to the controller) the last value read is kept.
 func (o *Offsets) Layout(ctx context.Context, topic string) (Layout, error) {
 	release, err := o.use()
 	if err != nil {
@@ -41,37 +43,36 @@ func (o *Offsets) Layout(ctx context.Context, topic string) (Layout, error) {
 	defer release()
 	ctx, cancel, left := bounded(ctx)
 	defer cancel()
-	res, err := o.admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames([]string{topic}),
-		kafka.SetAdminRequestTimeout(left))
+	t, err := o.topicMetadata(topic, left)
 	if err != nil {
-		return Layout{}, fmt.Errorf("observe: describe topic %s: %w", topic, err)
-	}
-	if len(res.TopicDescriptions) != 1 {
-		return Layout{}, fmt.Errorf("observe: describe topic %s: %d descriptions", topic, len(res.TopicDescriptions))
-	}
-	d := res.TopicDescriptions[0]
-	if d.Error.Code() != kafka.ErrNoError {
-		return Layout{}, fmt.Errorf("observe: describe topic %s: %w", topic, d.Error)
+		return Layout{}, err
 	}
 	var out Layout
-	for _, p := range d.Partitions {
-		pi := PartitionInfo{Partition: int32(p.Partition), Leader: -1, Replicas: nodeIDs(p.Replicas), ISR: nodeIDs(p.Isr)}
-		if p.Leader != nil {
-			pi.Leader = int32(p.Leader.ID)
+	for _, p := range t.Partitions {
+		pi := PartitionInfo{Partition: p.ID, Leader: p.Leader, Replicas: sortedIDs(p.Replicas), ISR: sortedIDs(p.Isrs)}
+		if pi.Leader < 0 || p.Error.Code() == kafka.ErrLeaderNotAvailable {
+			pi.Leader = -1
 		}
 		out.Partitions = append(out.Partitions, pi)
 	}
 	sort.Slice(out.Partitions, func(i, j int) bool { return out.Partitions[i].Partition < out.Partitions[j].Partition })
 	out.MinISR, out.MinISRErr = o.minISR(ctx, topic)
+	o.minISRMu.Lock()
+	if out.MinISRErr == nil && out.MinISR > 0 {
+		o.minISRKnown[topic] = out.MinISR
+	} else if known, ok := o.minISRKnown[topic]; ok {
+		out.MinISR = known
+	}
+	o.minISRMu.Unlock()
 	return out, nil
 }
 
-func nodeIDs(nodes []kafka.Node) []int32 {
-	out := make([]int32, 0, len(nodes))
-	for _, n := range nodes {
-		out = append(out, int32(n.ID))
+func sortedIDs(ids []int32) []int32 {
+	out := slices.Clone(ids)
+	if out == nil {
+		out = []int32{}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
 	return out
 }
 

@@ -404,3 +404,6 @@ func TestPressDone(t *testing.T) {
 		t.Fatal("a mode switch counted as a reset switch")
 	}
 }
+
+func (h *fakeHost) WaitISR(ctx context.Context, n int) error           { return nil }
+func (h *fakeHost) WaitBlocked(ctx context.Context, name string) error { return nil }

@@ -24,6 +24,8 @@
 //	effect-delay consumer-usage 8s        hold each usage write of that instance 8s (0s: none)
 //	wait-held consumer-usage 30s          wait until that instance holds a usage write; fail after 30s
 //	wait-down consumer-usage 60s          wait until the process is down (an armed crash point fired); fail after 60s
+//	wait-isr 2 60s                        wait until every partition has a leader and exactly 2 in-sync replicas (--cluster)
+//	wait-blocked producer 60s             wait until the producer reports its records unacknowledged (blocked)
 //	quit                                  end the dashboard
 //
 // NAME is one of producer, consumer-current, consumer-usage, consumer-query,
@@ -81,6 +83,8 @@ const (
 	EffectDelay  Kind = "effect-delay"
 	WaitHeld     Kind = "wait-held"
 	WaitDown     Kind = "wait-down"
+	WaitISR      Kind = "wait-isr"
+	WaitBlocked  Kind = "wait-blocked"
 )
 
 // MaxEffectDelay bounds effect-delay (consumer-usage's own limit).
@@ -113,8 +117,10 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s %d", a.Kind, a.Count)
 	case Scale:
 		return fmt.Sprintf("%s %s %d", a.Kind, a.Name, a.Count)
-	case EffectDelay, WaitHeld, WaitDown:
+	case EffectDelay, WaitHeld, WaitDown, WaitBlocked:
 		return fmt.Sprintf("%s %s %s", a.Kind, a.Name, a.Duration)
+	case WaitISR:
+		return fmt.Sprintf("%s %d %s", a.Kind, a.Count, a.Duration)
 	case CrashAt, Mode, Reset:
 		return string(a.Kind) + " " + a.Name + " " + a.Value
 	default:
@@ -165,9 +171,11 @@ var grammars = map[Kind]grammar{
 	EffectDelay: {names: instances},
 	WaitHeld:    {names: instances},
 	WaitDown:    {names: processes},
+	WaitBlocked: {names: []string{board.Producer}},
+	WaitISR:     {},
 }
 
-var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay, WaitHeld, WaitDown}
+var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay, WaitHeld, WaitDown, WaitISR, WaitBlocked}
 
 // MaxInjectBad bounds inject-bad (the producer's own limit).
 const MaxInjectBad = 10000
@@ -232,8 +240,10 @@ func parseLine(f []string) (Action, string) {
 	args := f[1:]
 	want := 0
 	switch {
-	case kind == Scale || kind == EffectDelay || kind == WaitHeld || kind == WaitDown:
+	case kind == Scale || kind == EffectDelay || kind == WaitHeld || kind == WaitDown || kind == WaitBlocked:
 		return parseInstanceAction(a, g, args)
+	case kind == WaitISR:
+		return parseWaitISR(a, args)
 	case g.duration:
 		want = 1
 		if len(args) == 0 {
@@ -309,7 +319,7 @@ func parseInstanceAction(a Action, g grammar, args []string) (Action, string) {
 		return a, ""
 	}
 	d, err := time.ParseDuration(args[1])
-	if kind == WaitHeld || kind == WaitDown {
+	if kind == WaitHeld || kind == WaitDown || kind == WaitBlocked {
 		if err != nil || d <= 0 {
 			return a, fmt.Sprintf("%s %s: bad timeout %q (want a positive duration like 30s)", kind, a.Name, args[1])
 		}
@@ -320,6 +330,26 @@ func parseInstanceAction(a Action, g grammar, args []string) (Action, string) {
 		return a, fmt.Sprintf("effect-delay %s: bad delay %q (want a duration from 0s to %s, like 8s)", a.Name, args[1], MaxEffectDelay)
 	}
 	a.Duration = d
+	return a, ""
+}
+
+// MaxISR bounds wait-isr's count: --cluster runs at most 5 brokers.
+const MaxISR = 5
+
+// parseWaitISR parses "wait-isr N TIMEOUT".
+func parseWaitISR(a Action, args []string) (Action, string) {
+	if len(args) != 2 {
+		return a, fmt.Sprintf("wait-isr: want a count and a timeout (usage: %s)", usage(WaitISR))
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 1 || n > MaxISR {
+		return a, fmt.Sprintf("wait-isr: bad count %q (want a number from 1 to %d)", args[0], MaxISR)
+	}
+	d, err := time.ParseDuration(args[1])
+	if err != nil || d <= 0 {
+		return a, fmt.Sprintf("wait-isr %d: bad timeout %q (want a positive duration like 60s)", n, args[1])
+	}
+	a.Count, a.Duration = n, d
 	return a, ""
 }
 
@@ -334,6 +364,10 @@ func usage(k Kind) string {
 		return "wait-held " + strings.Join(g.names, "|") + " TIMEOUT"
 	case k == WaitDown:
 		return "wait-down NAME TIMEOUT"
+	case k == WaitBlocked:
+		return "wait-blocked producer TIMEOUT"
+	case k == WaitISR:
+		return "wait-isr N TIMEOUT"
 	case g.duration:
 		return string(k) + " DURATION"
 	case g.count:
@@ -394,6 +428,12 @@ type Target interface {
 	// WaitDown returns once name is not running (it exited, crashed or
 	// was stopped), or ctx's error.
 	WaitDown(ctx context.Context, name string) error
+	// WaitISR returns once every partition of the topic has a leader and
+	// exactly n in-sync replicas, or ctx's error.
+	WaitISR(ctx context.Context, n int) error
+	// WaitBlocked returns once the producer reports records it cannot get
+	// acknowledged, or ctx's error.
+	WaitBlocked(ctx context.Context, name string) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.
@@ -525,6 +565,20 @@ func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-ch
 		defer cancel()
 		if err := t.WaitDown(ctx, a.Name); err != nil {
 			return fmt.Errorf("%s still running after %v: %w", a.Name, a.Duration, err)
+		}
+		return nil
+	case WaitISR:
+		ctx, cancel := context.WithTimeout(ctx, a.Duration)
+		defer cancel()
+		if err := t.WaitISR(ctx, a.Count); err != nil {
+			return fmt.Errorf("not every partition has a leader and %d in-sync replicas after %v: %w", a.Count, a.Duration, err)
+		}
+		return nil
+	case WaitBlocked:
+		ctx, cancel := context.WithTimeout(ctx, a.Duration)
+		defer cancel()
+		if err := t.WaitBlocked(ctx, a.Name); err != nil {
+			return fmt.Errorf("%s not blocked after %v: %w", a.Name, a.Duration, err)
 		}
 		return nil
 	}
