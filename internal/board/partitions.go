@@ -19,6 +19,18 @@ type partsState struct {
 	// -1), so a leader elected after a leaderless spell is timed from the
 	// exit of the one before it.
 	lastLeader map[int32]int32
+	// moves: per partition its latest leader change to a node.
+	moves map[int32]LeaderMove
+}
+
+// LeaderMove is a partition's leader change as the metadata showed it.
+type LeaderMove struct {
+	From, To int32
+	// At: when the metadata showing To was asked for.
+	At time.Time
+	// After: from the exit of From's process (broker-From) to At; 0 when
+	// that exit is not known (the leader moved for another reason).
+	After time.Duration
 }
 
 func (b *Board) partitions(v Partitions) {
@@ -90,9 +102,15 @@ func (b *Board) leaderChange(at time.Time, prev, cur PartitionMeta) {
 		return
 	}
 	text := fmt.Sprintf("partition %d leader %d → %d", cur.Partition, from, cur.Leader)
-	if p := b.procs[ClusterBroker(int(from))]; p != nil && p.lastExit != nil && !p.lastExit.At.After(at) {
-		text += fmt.Sprintf(" in %.1f s after %s exited (metadata polled every 0.5 s)", at.Sub(p.lastExit.At).Seconds(), p.name)
+	move := LeaderMove{From: from, To: cur.Leader, At: at}
+	if p := b.procs[ClusterBroker(int(from))]; p != nil && p.lastExit != nil && !p.lastExit.At.After(at) && !p.alive() {
+		move.After = at.Sub(p.lastExit.At)
+		text += fmt.Sprintf(" in %.1f s after %s exited (metadata polled every 0.5 s)", move.After.Seconds(), p.name)
 	}
+	if b.parts.moves == nil {
+		b.parts.moves = map[int32]LeaderMove{}
+	}
+	b.parts.moves[cur.Partition] = move
 	b.event(at, "", LevelWarn, text)
 }
 
@@ -143,6 +161,8 @@ type PartitionRow struct {
 	// Misplaced: sensors consumer-current last read from another
 	// partition than the partitioner puts their key in (should stay empty).
 	Misplaced []string
+	// LastMove: the partition's latest leader change seen (nil: none).
+	LastMove *LeaderMove
 }
 
 // Partitions is the partitions panel's view.
@@ -190,6 +210,9 @@ func (b *Board) Partitions() PartitionsView {
 		row.UnderReplicated = len(r.ISR) < len(r.Replicas)
 		row.BelowMinISR = b.parts.minISR > 0 && len(r.ISR) < b.parts.minISR
 		row.Misplaced = slices.Sorted(slices.Values(read[r.Partition]))
+		if m, ok := b.parts.moves[r.Partition]; ok {
+			row.LastMove = &m
+		}
 		v.Rows = append(v.Rows, row)
 	}
 	for n := range nodes {

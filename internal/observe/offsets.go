@@ -210,6 +210,11 @@ func (o *Offsets) HighWatermarks(ctx context.Context, topic string) (map[int32]i
 		if info.Error.Code() != kafka.ErrNoError {
 			return nil, fmt.Errorf("observe: list offsets %s[%d]: %w", topic, tp.Partition, info.Error)
 		}
+		if info.Offset < 0 {
+			// Seen on a three-broker cluster while a partition changed
+			// leader: no error and offset -1001 (OffsetInvalid). Not a log end.
+			return nil, fmt.Errorf("observe: list offsets %s[%d]: no log end in the answer (%d)", topic, tp.Partition, info.Offset)
+		}
 		out[tp.Partition] = int64(info.Offset)
 	}
 	for _, p := range parts {

@@ -325,4 +325,7 @@ var catalog = []Scenario{
 		},
 	},
 	rebalanceInFlight,
+	leaderElection,
+	minInsync,
+	keyOrdering,
 }

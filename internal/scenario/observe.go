@@ -28,6 +28,8 @@ type Observation struct {
 	UsageMode, UsageReset string
 	// Keys: per sensor, what the audit read of its key in the topic.
 	Keys map[string]board.Truth
+	// Parts: the topic's partitions as the latest metadata says.
+	Parts board.PartitionsView
 }
 
 // Capture reads an Observation from a board.
@@ -47,6 +49,7 @@ func Capture(b *board.Board) Observation {
 	o.Committed, o.CommitGroup, o.CommitsCurrent = b.Committed()
 	o.UsageMode, o.UsageReset = b.UsageConfig()
 	o.Keys = b.AuditKeys()
+	o.Parts = b.Partitions()
 	return o
 }
 

@@ -137,8 +137,17 @@ func (x *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	names := []string{board.Producer, board.Current, board.Usage, board.Query}
+	for i := 1; i <= x.sc.Brokers; i++ {
+		b := board.ClusterBroker(i)
+		if _, ok := o.Procs[b]; !ok {
+			return fmt.Errorf("scenario %s needs a cluster of %d brokers: run the dashboard with --cluster %d (see README)",
+				x.sc.Name, x.sc.Brokers, x.sc.Brokers)
+		}
+		names = append(names, b)
+	}
 	var acts []string
-	for _, n := range []string{board.Producer, board.Current, board.Usage, board.Query} {
+	for _, n := range names {
 		// Only what ended (crashed or stopped): a process the board has
 		// not seen start yet is on its way.
 		if p, ok := o.Procs[n]; ok && !p.Alive && p.LastExit != nil && p.Pending == "" {

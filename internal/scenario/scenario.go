@@ -37,6 +37,9 @@ type Scenario struct {
 	// scenario starts ("" = as it is); the runner switches it first.
 	UsageMode  string
 	UsageReset string
+	// Brokers: the scenario needs a cluster of this many brokers
+	// (--cluster N); 0 runs on any stack.
+	Brokers int
 	// Baseline: the scenario measures drift, so it starts from a new
 	// baseline (reset-lab: usage records and checkpoints cleared,
 	// consumer-usage reading on from the end of the topic), and says so.
