@@ -82,6 +82,9 @@ func (b *Board) partitions(v Partitions) {
 	}
 	slices.SortFunc(rows, func(a, c PartitionMeta) int { return int(a.Partition - c.Partition) })
 	b.parts.rows, b.parts.topic, b.parts.minISR, b.parts.at, b.parts.seen = rows, v.Topic, v.MinISR, v.At, true
+	if p := b.procs[Producer]; p != nil && p.alive() && !p.blockedSince.IsZero() {
+		b.sayBlocked(v.At, p, false)
+	}
 }
 
 // leaderChange reports a partition's new leader, timed from the exit of

@@ -190,12 +190,22 @@ func TestProducerBlockedCause(t *testing.T) {
 	if got := b.Process(Producer).BlockedCause; got != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
 		t.Errorf("cause with metadata: %q", got)
 	}
-	// Another error wins over the metadata.
+	// A client-side error gives way to the metadata's cause.
+	b.Apply(ev(Producer, 6, status.Event{Type: status.Blocked, Count: 7, Millis: 5500, Error: "Local: Broker transport failure"}))
+	if got := b.Process(Producer).BlockedCause; got != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
+		t.Errorf("local error with metadata: %q", got)
+	}
+	// Another broker error wins over the metadata.
 	b.Apply(ev(Producer, 8, status.Event{Type: status.Blocked, Count: 9, Millis: 7500, Error: "LEADER_NOT_AVAILABLE (Broker: Leader not available)"}))
 	if got := b.Process(Producer).BlockedCause; got != "LEADER_NOT_AVAILABLE (Broker: Leader not available)" {
 		t.Errorf("other error: %q", got)
 	}
-	if pv := b.Process(Producer); pv.Buffered != 9 || countEvents(b, "blocked: ") != 1 {
-		t.Errorf("a repeated Blocked updates the count without a second event: %d %v", pv.Buffered, b.Events())
+	// A changed cause is said again; the same cause repeated is not.
+	if pv := b.Process(Producer); pv.Buffered != 9 || countEvents(b, "still blocked: 9 buffered, no ack for 7.5 s: LEADER_NOT_AVAILABLE") != 1 {
+		t.Errorf("a Blocked with another cause updates the count and says the cause once: %d %v", pv.Buffered, b.Events())
+	}
+	b.Apply(ev(Producer, 13, status.Event{Type: status.Blocked, Count: 12, Millis: 12500, Error: "LEADER_NOT_AVAILABLE (Broker: Leader not available)"}))
+	if pv := b.Process(Producer); pv.Buffered != 12 || countEvents(b, "blocked: ") != 2 {
+		t.Errorf("a repeated Blocked updates the count without another event: %d %v", pv.Buffered, b.Events())
 	}
 }

@@ -116,6 +116,8 @@ type proc struct {
 	blockedSince time.Time
 	buffered     int64
 	blockedErr   string
+	// blockedShown: the cause the events last gave for the block.
+	blockedShown string
 
 	logs     []string
 	logSince int // index in logs where the current incarnation's lines start
@@ -184,7 +186,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.frozen, p.health = false, healthState{}
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
-	p.blockedSince, p.buffered, p.blockedErr = time.Time{}, 0, ""
+	p.blockedSince, p.buffered, p.blockedErr, p.blockedShown = time.Time{}, 0, "", ""
 	p.partitions, p.member, p.generation = nil, "", 0
 	p.prevented, p.late, p.delay, p.delayKnown = 0, 0, 0, false
 	p.held, p.lates, p.lastAssign, p.lastRevoke = nil, nil, nil, nil
@@ -216,7 +218,7 @@ func (b *Board) procExited(v ProcExited) {
 	p.frozen, p.health = false, healthState{}
 	p.caughtUp = false
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
-	p.blockedSince, p.buffered, p.blockedErr = time.Time{}, 0, ""
+	p.blockedSince, p.buffered, p.blockedErr, p.blockedShown = time.Time{}, 0, "", ""
 	// A dead member owns nothing; its partitions wait for the group.
 	p.partitions, p.member, p.generation = nil, "", 0
 	restarting := p.pending == OpRestart
@@ -462,21 +464,9 @@ func (b *Board) procStatus(v ProcStatus) {
 		first := p.blockedSince.IsZero()
 		p.blockedSince = at.Add(-time.Duration(e.Millis) * time.Millisecond)
 		p.buffered, p.blockedErr = e.Count, e.Error
-		if first {
-			// Short enough for one line of the events panel at 120 columns.
-			text := fmt.Sprintf("blocked: %d buffered, no ack for %.1f s", e.Count, float64(e.Millis)/1000)
-			if cause := b.blockedCause(p); cause != "" {
-				text += ": " + cause
-			}
-			// While it retries an unreachable broker, that is the news.
-			level := LevelBad
-			if p.state == Retrying {
-				level = LevelWarn
-			}
-			b.event(at, v.Name, level, text)
-		}
+		b.sayBlocked(at, p, first)
 	case status.Unblocked:
-		p.blockedSince, p.buffered, p.blockedErr = time.Time{}, 0, ""
+		p.blockedSince, p.buffered, p.blockedErr, p.blockedShown = time.Time{}, 0, "", ""
 		if e.Error != "" {
 			b.event(at, v.Name, LevelBad, fmt.Sprintf("no longer blocked after %.1f s: %s", float64(e.Millis)/1000, e.Error))
 			break
@@ -867,17 +857,53 @@ func (b *Board) Process(name string) ProcView {
 	return v
 }
 
+// sayBlocked puts the producer's block on the timeline: at its start, and
+// again when its cause changes (a broker away, then the ISR below
+// min.insync.replicas), whether the producer or the metadata said so.
+func (b *Board) sayBlocked(at time.Time, p *proc, first bool) {
+	cause := b.blockedCause(p)
+	// The same error in other words (the producer's, then the metadata's
+	// figures) is no news.
+	if !first && (cause == "" || causeName(cause) == causeName(p.blockedShown)) {
+		return
+	}
+	// Short enough for one line of the events panel at 120 columns.
+	text := fmt.Sprintf("blocked: %d buffered, no ack for %.1f s", p.buffered, at.Sub(p.blockedSince).Seconds())
+	if !first {
+		text = "still " + text
+	}
+	if cause != "" {
+		text += ": " + cause
+	}
+	p.blockedShown = cause
+	// While it retries an unreachable broker, that is the news.
+	level := LevelBad
+	if p.state == Retrying {
+		level = LevelWarn
+	}
+	b.event(at, p.name, level, text)
+}
+
+// causeName is a cause's error name: "NOT_ENOUGH_REPLICAS (isr 1 < ...)"
+// gives "NOT_ENOUGH_REPLICAS".
+func causeName(cause string) string {
+	name, _, _ := strings.Cut(cause, " (")
+	return name
+}
+
 // blockedCause: why the producer is blocked, as far as the board knows:
 // the broker's answer the producer reported (librdkafka's log of the
 // produce error it retries), with the figures of the latest metadata when
 // it is NOT_ENOUGH_REPLICAS and the metadata shows it too; the metadata's
-// alone when the producer reported none.
+// when the producer reported none, or only a client-side error ("Local:
+// Broker transport failure": the broker it wrote to died, and since then
+// the ISR shrank below min.insync.replicas, which is now why).
 func (b *Board) blockedCause(p *proc) string {
 	meta := b.NotEnoughReplicas()
 	switch {
 	case p.blockedErr == "":
 		return meta
-	case meta != "" && strings.HasPrefix(p.blockedErr, "NOT_ENOUGH_REPLICAS "):
+	case meta != "" && (strings.HasPrefix(p.blockedErr, "NOT_ENOUGH_REPLICAS ") || strings.HasPrefix(p.blockedErr, "Local: ")):
 		return meta
 	}
 	return p.blockedErr

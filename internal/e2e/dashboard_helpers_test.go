@@ -151,10 +151,21 @@ func (d *dashboard) dumpLogs() {
 // The report as the issues define it, declared here rather than imported:
 // a report drifting from the contract fails these tests.
 type dashReport struct {
-	Brokers   string       `json:"brokers"`
-	Mongo     string       `json:"mongo"`
-	Processes []reportProc `json:"processes"`
-	Sensors   []reportSens `json:"sensors"`
+	Brokers    string       `json:"brokers"`
+	Mongo      string       `json:"mongo"`
+	Processes  []reportProc `json:"processes"`
+	Sensors    []reportSens `json:"sensors"`
+	Partitions []reportPart `json:"partitions"`
+}
+
+// reportPart is one entry of the report's partitions.
+type reportPart struct {
+	Partition     int32    `json:"partition"`
+	Leader        int32    `json:"leader"`
+	Replicas      []int32  `json:"replicas"`
+	ISR           []int32  `json:"isr"`
+	HighWatermark *int64   `json:"high_watermark"`
+	Sensors       []string `json:"sensors"`
 }
 
 type reportProc struct {
