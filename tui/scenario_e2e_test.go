@@ -70,7 +70,7 @@ func TestScenariosHeadless(t *testing.T) {
 			}
 			s := rep.Scenario
 			if s == nil {
-				t.Fatalf("report has no scenario\nstderr:\n%s", scenarioTail(stderr, 40))
+				t.Fatalf("report has no scenario\nstderr:\n%s", e2e.Tail(stderr, 40))
 			}
 			if s.Name != sc.Name || len(s.Checks) != len(sc.Checks) {
 				t.Fatalf("report scenario %q with %d checks, want %q with %d", s.Name, len(s.Checks), sc.Name, len(sc.Checks))
@@ -86,7 +86,7 @@ func TestScenariosHeadless(t *testing.T) {
 				}
 			}
 			if !s.Passed || s.Error != "" {
-				t.Errorf("scenario failed (error %q)\nstderr:\n%s", s.Error, scenarioTail(stderr, 60))
+				t.Errorf("scenario failed (error %q)\nstderr:\n%s", s.Error, e2e.Tail(stderr, 60))
 			}
 			t.Logf("scenario %s on broker %s: %.1f s of scenario, %.1f s with start and shutdown",
 				sc.Name, rep.Brokers, s.Seconds, time.Since(start).Seconds())
@@ -142,15 +142,15 @@ func scenarioRun(t *testing.T, bin, name string, brokers int) (scenarioReport, s
 	case errors.As(err, &exitErr):
 		code = exitErr.ExitCode()
 	case err != nil:
-		t.Fatalf("run dashboard: %v\nstderr:\n%s", err, scenarioTail(stderr.String(), 40))
+		t.Fatalf("run dashboard: %v\nstderr:\n%s", err, e2e.Tail(stderr.String(), 40))
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("dashboard still running after %s\nstderr:\n%s", limit, scenarioTail(stderr.String(), 60))
+		t.Fatalf("dashboard still running after %s\nstderr:\n%s", limit, e2e.Tail(stderr.String(), 60))
 	}
 	var rep scenarioReport
 	b, err := os.ReadFile(report)
 	if err != nil {
-		t.Fatalf("report: %v (exit code %d)\nstderr:\n%s", err, code, scenarioTail(stderr.String(), 60))
+		t.Fatalf("report: %v (exit code %d)\nstderr:\n%s", err, code, e2e.Tail(stderr.String(), 60))
 	}
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("report: %v\n%s", err, b)
@@ -211,12 +211,4 @@ func scenarioEnvWithout(env []string, names ...string) []string {
 		}
 	}
 	return out
-}
-
-func scenarioTail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

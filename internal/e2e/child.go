@@ -315,3 +315,12 @@ func compact(e status.Event) status.Event {
 	e.Time, e.Role, e.Type = time.Time{}, "", ""
 	return e
 }
+
+// Tail is the last n lines of s (a process's output, for a failure message).
+func Tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -86,7 +85,7 @@ wait 10m
 	// 1. Leadership moved, timed from broker-2's exit.
 	moved := regexp.MustCompile(`partition (\d+) leader 2 → (\d+) in ([\d.]+) s after broker-2 exited`).FindAllStringSubmatch(log, -1)
 	if len(moved) == 0 {
-		t.Fatalf("no partition moved off broker-2 in the events:\n%s", tail(log, 80))
+		t.Fatalf("no partition moved off broker-2 in the events:\n%s", Tail(log, 80))
 	}
 	for _, m := range moved {
 		s, _ := strconv.ParseFloat(m[3], 64)
@@ -103,7 +102,7 @@ wait 10m
 	// "msg" debug log named no produce error during the refusal, so the
 	// cause comes from the cluster's metadata, see README.)
 	if !regexp.MustCompile(`producer (still )?blocked: \d+ buffered[^\n]*NOT_ENOUGH_REPLICAS \(isr 1 < min.insync.replicas 2\)`).MatchString(log) {
-		t.Errorf("no \"producer blocked ... NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)\" in the events:\n%s", tail(log, 80))
+		t.Errorf("no \"producer blocked ... NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)\" in the events:\n%s", Tail(log, 80))
 	}
 	landed := regexp.MustCompile(`producer unblocked after ([\d.]+) s: acknowledgements resume, the (\d+) buffered records land`).FindAllStringSubmatch(log, -1)
 	if len(landed) == 0 {
@@ -220,12 +219,4 @@ func writeScript(t *testing.T, text string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
