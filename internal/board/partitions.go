@@ -56,6 +56,14 @@ func (b *Board) partitions(v Partitions) {
 		old[r.Partition] = r
 	}
 	rows := make([]PartitionMeta, len(v.Rows))
+	// ISR changes first, one event per change shared by several partitions
+	// (a broker leaving every ISR is one line, not three); leader changes
+	// after them, so on a short events panel the election stays in view.
+	type isrChange struct{ from, to string }
+	var changes []isrChange
+	byChange := map[isrChange][]int32{}
+	level := map[isrChange]Level{}
+	var moved [][2]PartitionMeta
 	for i, r := range v.Rows {
 		r.Replicas, r.ISR, r.Sensors = slices.Clone(r.Replicas), slices.Clone(r.ISR), slices.Clone(r.Sensors)
 		rows[i] = r
@@ -66,19 +74,40 @@ func (b *Board) partitions(v Partitions) {
 			}
 			continue
 		}
-		b.leaderChange(v.At, prev, r)
+		moved = append(moved, [2]PartitionMeta{prev, r})
 		if !slices.Equal(prev.ISR, r.ISR) {
-			level := LevelGood
+			c := isrChange{nodeList(prev.ISR), nodeList(r.ISR)}
+			if _, ok := byChange[c]; !ok {
+				changes = append(changes, c)
+			}
+			byChange[c] = append(byChange[c], r.Partition)
+			l := LevelGood
 			if len(r.ISR) < len(prev.ISR) {
-				level = LevelWarn
+				l = LevelWarn
 			}
-			text := fmt.Sprintf("partition %d ISR %s → %s", r.Partition, nodeList(prev.ISR), nodeList(r.ISR))
 			if v.MinISR > 0 && len(r.ISR) < v.MinISR {
-				level = LevelBad
-				text += fmt.Sprintf(" < min.insync.replicas %d: writes refused (NOT_ENOUGH_REPLICAS)", v.MinISR)
+				l = LevelBad
 			}
-			b.event(v.At, "", level, text)
+			level[c] = max(level[c], l)
 		}
+	}
+	for _, c := range changes {
+		ps := byChange[c]
+		text := fmt.Sprintf("partition %d ISR %s → %s", ps[0], c.from, c.to)
+		if len(ps) > 1 {
+			names := make([]string, len(ps))
+			for i, p := range ps {
+				names[i] = fmt.Sprint(p)
+			}
+			text = fmt.Sprintf("partitions %s ISR %s → %s", strings.Join(names, " "), c.from, c.to)
+		}
+		if level[c] == LevelBad {
+			text += fmt.Sprintf(" < min.insync.replicas %d: writes refused (NOT_ENOUGH_REPLICAS)", v.MinISR)
+		}
+		b.event(v.At, "", level[c], text)
+	}
+	for _, m := range moved {
+		b.leaderChange(v.At, m[0], m[1])
 	}
 	slices.SortFunc(rows, func(a, c PartitionMeta) int { return int(a.Partition - c.Partition) })
 	b.parts.rows, b.parts.topic, b.parts.minISR, b.parts.at, b.parts.seen = rows, v.Topic, v.MinISR, v.At, true
@@ -166,6 +195,9 @@ type PartitionRow struct {
 	Misplaced []string
 	// LastMove: the partition's latest leader change seen (nil: none).
 	LastMove *LeaderMove
+	// LeaderDown: the metadata still names a leader whose broker process
+	// is down (the controller has not fenced it yet).
+	LeaderDown bool
 }
 
 // Partitions is the partitions panel's view.
@@ -215,6 +247,9 @@ func (b *Board) Partitions() PartitionsView {
 		row.Misplaced = slices.Sorted(slices.Values(read[r.Partition]))
 		if m, ok := b.parts.moves[r.Partition]; ok {
 			row.LastMove = &m
+		}
+		if p := b.procs[ClusterBroker(int(r.Leader))]; r.Leader > 0 && p != nil && !p.alive() {
+			row.LeaderDown = true
 		}
 		v.Rows = append(v.Rows, row)
 	}

@@ -79,7 +79,7 @@ func (m Model) screen() screen {
 		title := "Processes · lag"
 		if pv := m.board.Partitions(); pv.Seen {
 			// A line per partition while the events keep minEventLines,
-			// else all of them on one line, else none.
+			// else all of them on one line, else none (on one node).
 			// A narration needs its whole box instead.
 			need := minEventLines
 			if m.narration != nil && !m.picking && !m.showLogs {
@@ -91,7 +91,10 @@ func (m Model) screen() screen {
 			case m.eventsRoom(h, len(body)+2+len(lines), sc.footer) >= need:
 				body = append(body, lines...)
 				title += " · partitions of " + pv.Topic
-			case m.eventsRoom(h, len(body)+2+1, sc.footer) >= need:
+			case m.eventsRoom(h, len(body)+2+1, sc.footer) >= need || !pv.SingleNode:
+				// With a replicated cluster the leaders and ISRs are the
+				// lesson: their line stays, at the events' (or the
+				// sensors') expense.
 				body = append(body, pp.Summary(inner))
 				title += " · partitions"
 			}

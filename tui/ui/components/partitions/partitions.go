@@ -119,8 +119,12 @@ func (p Panel) columns() columns {
 }
 
 func leaderText(row board.PartitionRow) string {
-	if row.Leaderless {
+	switch {
+	case row.Leaderless:
 		return "none"
+	case row.LeaderDown:
+		// Until the controller fences it, the metadata names a dead leader.
+		return fmt.Sprintf("%d (down)", row.Leader)
 	}
 	return fmt.Sprint(row.Leader)
 }
@@ -153,7 +157,7 @@ func pad(s string, visible, width int) string {
 
 func (p Panel) leader(row board.PartitionRow) string {
 	t := leaderText(row)
-	if row.Leaderless {
+	if row.Leaderless || row.LeaderDown {
 		return "leader " + p.Styles.Bad.Render(t)
 	}
 	return "leader " + t
