@@ -211,3 +211,27 @@ func TestProducerBlockedCause(t *testing.T) {
 		t.Errorf("a repeated Blocked updates the count without another event: %d %v", pv.Buffered, b.Events())
 	}
 }
+
+// TestProducerRefusedAfterBrokerLoss: the producer first loses the broker
+// it wrote to (retrying, a client-side error), then the ISR falls below
+// min.insync.replicas: the row says blocked, the timeline says the new
+// cause once, and not the old one again when the ISR grows back.
+func TestProducerRefusedAfterBrokerLoss(t *testing.T) {
+	b := partitionsBoard()
+	b.Apply(ProcStarted{Name: Producer, PID: 7, At: at(0)})
+	b.Apply(ev(Producer, 0.5, status.Event{Type: status.Connected, Endpoint: "kafka"}))
+	b.Apply(Partitions{At: at(1), MinISR: 2, Rows: []PartitionMeta{meta(0, 1, r123, []int32{1, 3})}})
+	b.Apply(ev(Producer, 2, status.Event{Type: status.Retrying, Endpoint: "kafka", Error: "broker unreachable"}))
+	b.Apply(ev(Producer, 3, status.Event{Type: status.Blocked, Count: 30, Millis: 2500, Error: "Local: Broker transport failure"}))
+	b.Apply(Partitions{At: at(6), MinISR: 2, Rows: []PartitionMeta{meta(0, 1, r123, []int32{1})}})
+	if pv := b.Process(Producer); pv.StateLabel != "blocked, 30 buf" {
+		t.Errorf("state %q, want blocked while the live brokers refuse", pv.StateLabel)
+	}
+	if countEvents(b, "still blocked: 30 buffered, no ack for 5.5 s: NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)") != 1 {
+		t.Errorf("the refusal is not on the timeline: %v", b.Events())
+	}
+	b.Apply(Partitions{At: at(9), MinISR: 2, Rows: []PartitionMeta{meta(0, 1, r123, []int32{1, 3})}})
+	if n := countEvents(b, "blocked"); n != 2 {
+		t.Errorf("%d blocked events, want 2 (no fallback to the first cause): %v", n, b.Events())
+	}
+}

@@ -116,8 +116,9 @@ type proc struct {
 	blockedSince time.Time
 	buffered     int64
 	blockedErr   string
-	// blockedShown: the cause the events last gave for the block.
-	blockedShown string
+	// blockedSaid: the causes (by error name) the events gave for this
+	// block so far: each is said once.
+	blockedSaid map[string]bool
 
 	logs     []string
 	logSince int // index in logs where the current incarnation's lines start
@@ -186,7 +187,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.frozen, p.health = false, healthState{}
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
-	p.blockedSince, p.buffered, p.blockedErr, p.blockedShown = time.Time{}, 0, "", ""
+	p.blockedSince, p.buffered, p.blockedErr, p.blockedSaid = time.Time{}, 0, "", nil
 	p.partitions, p.member, p.generation = nil, "", 0
 	p.prevented, p.late, p.delay, p.delayKnown = 0, 0, 0, false
 	p.held, p.lates, p.lastAssign, p.lastRevoke = nil, nil, nil, nil
@@ -218,7 +219,7 @@ func (b *Board) procExited(v ProcExited) {
 	p.frozen, p.health = false, healthState{}
 	p.caughtUp = false
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
-	p.blockedSince, p.buffered, p.blockedErr, p.blockedShown = time.Time{}, 0, "", ""
+	p.blockedSince, p.buffered, p.blockedErr, p.blockedSaid = time.Time{}, 0, "", nil
 	// A dead member owns nothing; its partitions wait for the group.
 	p.partitions, p.member, p.generation = nil, "", 0
 	restarting := p.pending == OpRestart
@@ -466,7 +467,7 @@ func (b *Board) procStatus(v ProcStatus) {
 		p.buffered, p.blockedErr = e.Count, e.Error
 		b.sayBlocked(at, p, first)
 	case status.Unblocked:
-		p.blockedSince, p.buffered, p.blockedErr, p.blockedShown = time.Time{}, 0, "", ""
+		p.blockedSince, p.buffered, p.blockedErr, p.blockedSaid = time.Time{}, 0, "", nil
 		if e.Error != "" {
 			b.event(at, v.Name, LevelBad, fmt.Sprintf("no longer blocked after %.1f s: %s", float64(e.Millis)/1000, e.Error))
 			break
@@ -862,9 +863,9 @@ func (b *Board) Process(name string) ProcView {
 // min.insync.replicas), whether the producer or the metadata said so.
 func (b *Board) sayBlocked(at time.Time, p *proc, first bool) {
 	cause := b.blockedCause(p)
-	// The same error in other words (the producer's, then the metadata's
-	// figures) is no news.
-	if !first && (cause == "" || causeName(cause) == causeName(p.blockedShown)) {
+	// A cause already given, even in other words (the producer's, then
+	// the metadata's figures), is no news; nor is falling back to one.
+	if !first && (cause == "" || p.blockedSaid[causeName(cause)]) {
 		return
 	}
 	// Short enough for one line of the events panel at 120 columns.
@@ -875,7 +876,10 @@ func (b *Board) sayBlocked(at time.Time, p *proc, first bool) {
 	if cause != "" {
 		text += ": " + cause
 	}
-	p.blockedShown = cause
+	if p.blockedSaid == nil {
+		p.blockedSaid = map[string]bool{}
+	}
+	p.blockedSaid[causeName(cause)] = true
 	// While it retries an unreachable broker, that is the news.
 	level := LevelBad
 	if p.state == Retrying {
@@ -940,7 +944,11 @@ func (b *Board) stateLabel(p *proc) (string, Level) {
 		// At most 18 cells: "backpressure 59m59s".
 		return "backpressure " + shortDuration(b.now.Sub(bp)), LevelWarn
 	}
-	if p.alive() && !p.blockedSince.IsZero() && p.pending == "" && p.state == Running {
+	// Retrying a dead broker first, then refused by the live ones (the
+	// metadata shows the ISR below min.insync.replicas): the refusal is
+	// what holds it now.
+	refused := p.state == Retrying && b.NotEnoughReplicas() != ""
+	if p.alive() && !p.blockedSince.IsZero() && p.pending == "" && (p.state == Running || refused) {
 		// At most 18 cells: "blocked, 99999 buf".
 		return fmt.Sprintf("blocked, %d buf", p.buffered), LevelBad
 	}
