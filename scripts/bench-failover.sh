@@ -3,7 +3,7 @@
 # itself on a real three-broker cluster (--cluster 3: Apache Kafka 4.1.1, a
 # KRaft controller and three brokers; RF 3, min.insync.replicas 2; producer
 # acks=all, idempotent, 10 sensors every 100 ms). One headless run; RUNS
-# times over: broker-2 is SIGKILLed under load, and brought back once every
+# times over: broker-2 is SIGKILLed under load once it leads a partition, and brought back once every
 # partition has a new leader and 2 in-sync replicas.
 #
 # Printed per kill, from the dashboard's events:
@@ -27,6 +27,7 @@ go build -o "$work/krl" ./tui
 	echo "wait-caught-up 120s"
 	for _ in $(seq "$runs"); do
 		echo "wait-isr 3 120s"
+		echo "wait-leads broker-2 60s"
 		echo "crash broker-2"
 		echo "wait-isr 2 60s"
 		echo "wait-caught-up 120s"

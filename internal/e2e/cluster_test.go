@@ -34,9 +34,10 @@ func clusterSize(t *testing.T) int {
 // Kafka brokers and a KRaft controller as its children; replication factor
 // 3, min.insync.replicas 2; the producer idempotent with acks=all) and
 // consumer-usage guarded, and under load:
-//  1. kills broker-2 (every broker leads a partition once the controller
-//     has spread them): its partitions get new leaders, timed from its
-//     exit; publishing and consuming go on with 2 of 3;
+//  1. kills broker-2 once it leads a partition (the controller gives each
+//     broker back its preferred leadership every 10 s): its partitions get
+//     new leaders, timed from its exit; publishing and consuming go on with
+//     2 of 3;
 //  2. kills broker-3 too: one replica in sync, below min.insync.replicas:
 //     the producer's writes are refused (NOT_ENOUGH_REPLICAS), it holds
 //     them;
@@ -58,6 +59,7 @@ func TestClusterFailover(t *testing.T) {
 	script := `
 wait-isr 3 180s
 wait-caught-up 120s
+wait-leads broker-2 60s
 crash broker-2
 wait-isr 2 60s
 wait-caught-up 120s

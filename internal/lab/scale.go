@@ -243,6 +243,27 @@ func (l *Lab) WaitBlocked(ctx context.Context, name string) error {
 	return l.waitUntil(ctx, func(b *board.Board) bool { return b.Process(name).Blocked > 0 })
 }
 
+// WaitLeads returns once the latest metadata shows broker name (node N for
+// broker-N) leading a partition of the topic, or ctx's error.
+func (l *Lab) WaitLeads(ctx context.Context, name string) error {
+	n, ok := board.ClusterBrokerNumber(name)
+	if !ok {
+		return fmt.Errorf("%s is not a broker of the cluster", name)
+	}
+	return l.waitUntil(ctx, func(b *board.Board) bool {
+		v := b.Partitions()
+		if !v.Seen || v.Stale {
+			return false
+		}
+		for _, r := range v.Rows {
+			if r.Leader == int32(n) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // waitUntil waits until cond holds on the board, or ctx ends.
 func (l *Lab) waitUntil(ctx context.Context, cond func(*board.Board) bool) error {
 	for {

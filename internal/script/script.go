@@ -26,6 +26,7 @@
 //	wait-down consumer-usage 60s          wait until the process is down (an armed crash point fired); fail after 60s
 //	wait-isr 2 60s                        wait until every partition has a leader and exactly 2 in-sync replicas (--cluster)
 //	wait-blocked producer 60s             wait until the producer reports its records unacknowledged (blocked)
+//	wait-leads broker-2 60s               wait until that broker leads a partition of the topic (--cluster)
 //	quit                                  end the dashboard
 //
 // NAME is one of producer, consumer-current, consumer-usage, consumer-query,
@@ -85,6 +86,7 @@ const (
 	WaitDown     Kind = "wait-down"
 	WaitISR      Kind = "wait-isr"
 	WaitBlocked  Kind = "wait-blocked"
+	WaitLeads    Kind = "wait-leads"
 )
 
 // MaxEffectDelay bounds effect-delay (consumer-usage's own limit).
@@ -117,7 +119,7 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s %d", a.Kind, a.Count)
 	case Scale:
 		return fmt.Sprintf("%s %s %d", a.Kind, a.Name, a.Count)
-	case EffectDelay, WaitHeld, WaitDown, WaitBlocked:
+	case EffectDelay, WaitHeld, WaitDown, WaitBlocked, WaitLeads:
 		return fmt.Sprintf("%s %s %s", a.Kind, a.Name, a.Duration)
 	case WaitISR:
 		return fmt.Sprintf("%s %d %s", a.Kind, a.Count, a.Duration)
@@ -172,10 +174,22 @@ var grammars = map[Kind]grammar{
 	WaitHeld:    {names: instances},
 	WaitDown:    {names: processes},
 	WaitBlocked: {names: []string{board.Producer}},
+	WaitLeads:   {names: clusterBrokers()},
 	WaitISR:     {},
 }
 
-var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay, WaitHeld, WaitDown, WaitISR, WaitBlocked}
+var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay, WaitHeld, WaitDown, WaitISR, WaitBlocked, WaitLeads}
+
+// clusterBrokers are the names of the brokers --cluster may run.
+func clusterBrokers() []string {
+	var out []string
+	for _, n := range board.ClusterNames() {
+		if _, ok := board.ClusterBrokerNumber(n); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // MaxInjectBad bounds inject-bad (the producer's own limit).
 const MaxInjectBad = 10000
@@ -240,7 +254,7 @@ func parseLine(f []string) (Action, string) {
 	args := f[1:]
 	want := 0
 	switch {
-	case kind == Scale || kind == EffectDelay || kind == WaitHeld || kind == WaitDown || kind == WaitBlocked:
+	case kind == Scale || kind == EffectDelay || kind == WaitHeld || kind == WaitDown || kind == WaitBlocked || kind == WaitLeads:
 		return parseInstanceAction(a, g, args)
 	case kind == WaitISR:
 		return parseWaitISR(a, args)
@@ -319,7 +333,7 @@ func parseInstanceAction(a Action, g grammar, args []string) (Action, string) {
 		return a, ""
 	}
 	d, err := time.ParseDuration(args[1])
-	if kind == WaitHeld || kind == WaitDown || kind == WaitBlocked {
+	if kind == WaitHeld || kind == WaitDown || kind == WaitBlocked || kind == WaitLeads {
 		if err != nil || d <= 0 {
 			return a, fmt.Sprintf("%s %s: bad timeout %q (want a positive duration like 30s)", kind, a.Name, args[1])
 		}
@@ -366,6 +380,8 @@ func usage(k Kind) string {
 		return "wait-down NAME TIMEOUT"
 	case k == WaitBlocked:
 		return "wait-blocked producer TIMEOUT"
+	case k == WaitLeads:
+		return "wait-leads broker-N TIMEOUT"
 	case k == WaitISR:
 		return "wait-isr N TIMEOUT"
 	case g.duration:
@@ -434,6 +450,9 @@ type Target interface {
 	// WaitBlocked returns once the producer reports records it cannot get
 	// acknowledged, or ctx's error.
 	WaitBlocked(ctx context.Context, name string) error
+	// WaitLeads returns once broker name leads a partition of the topic,
+	// or ctx's error.
+	WaitLeads(ctx context.Context, name string) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.
@@ -579,6 +598,13 @@ func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-ch
 		defer cancel()
 		if err := t.WaitBlocked(ctx, a.Name); err != nil {
 			return fmt.Errorf("%s not blocked after %v: %w", a.Name, a.Duration, err)
+		}
+		return nil
+	case WaitLeads:
+		ctx, cancel := context.WithTimeout(ctx, a.Duration)
+		defer cancel()
+		if err := t.WaitLeads(ctx, a.Name); err != nil {
+			return fmt.Errorf("%s leads no partition after %v: %w", a.Name, a.Duration, err)
 		}
 		return nil
 	}
