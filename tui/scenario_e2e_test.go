@@ -175,7 +175,7 @@ func TestScenarioFlags(t *testing.T) {
 		}
 		names = append(names, f[0])
 	}
-	want := []string{"replay", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight"}
+	want := []string{"replay", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "leader-election", "min-insync", "key-ordering"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("--list-scenarios names %q, want %q", names, want)
 	}
