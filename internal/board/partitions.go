@@ -200,6 +200,34 @@ type PartitionRow struct {
 	LeaderDown bool
 }
 
+// Fresh: the latest metadata read succeeded, is recent and has partitions.
+func (v PartitionsView) Fresh() bool { return v.Seen && !v.Stale && len(v.Rows) > 0 }
+
+// AllInSync: every partition has a leader and exactly n in-sync replicas
+// (by fresh metadata).
+func (v PartitionsView) AllInSync(n int) bool {
+	if !v.Fresh() {
+		return false
+	}
+	for _, r := range v.Rows {
+		if r.Leaderless || len(r.ISR) != n {
+			return false
+		}
+	}
+	return true
+}
+
+// LedBy lists the partitions node leads.
+func (v PartitionsView) LedBy(node int32) []int32 {
+	var out []int32
+	for _, r := range v.Rows {
+		if r.Leader == node {
+			out = append(out, r.Partition)
+		}
+	}
+	return out
+}
+
 // Partitions is the partitions panel's view.
 func (b *Board) Partitions() PartitionsView {
 	v := PartitionsView{Topic: b.parts.topic, Seen: b.parts.seen, Err: b.parts.err, At: b.parts.at, MinISR: b.parts.minISR}

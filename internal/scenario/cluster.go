@@ -38,17 +38,7 @@ func inSync(n int, lead int32) *Cond {
 		what += fmt.Sprintf(", broker-%d leading one", lead)
 	}
 	return &Cond{What: what, Holds: func(o Observation) bool {
-		if !o.Parts.Seen || o.Parts.Stale || len(o.Parts.Rows) == 0 {
-			return false
-		}
-		leads := lead <= 0
-		for _, r := range o.Parts.Rows {
-			if r.Leaderless || len(r.ISR) != n {
-				return false
-			}
-			leads = leads || r.Leader == lead
-		}
-		return leads
+		return o.Parts.AllInSync(n) && (lead <= 0 || len(o.Parts.LedBy(lead)) > 0)
 	}}
 }
 
@@ -61,24 +51,13 @@ var clusterReady = &Cond{
 	},
 }
 
-// ledBy lists the partitions node leads.
-func ledBy(o Observation, node int32) []int32 {
-	var out []int32
-	for _, r := range o.Parts.Rows {
-		if r.Leader == node {
-			out = append(out, r.Partition)
-		}
-	}
-	return out
-}
-
 // leadersMovedOff: node leads nothing and is in no ISR; every partition
 // has a leader.
 func leadersMovedOff(node int32) *Cond {
 	return &Cond{
 		What: fmt.Sprintf("every partition with a leader other than broker-%d, broker-%d out of every ISR", node, node),
 		Holds: func(o Observation) bool {
-			if !o.Parts.Seen || o.Parts.Stale || len(o.Parts.Rows) == 0 {
+			if !o.Parts.Fresh() {
 				return false
 			}
 			for _, r := range o.Parts.Rows {
@@ -151,7 +130,7 @@ func tellMovedOff(node int32) func(Observation) string {
 // leader at the second, taken from the first mark's ISR, within bound.
 func leaderElected(before, moved string, node int32) Check {
 	return between(fmt.Sprintf("broker-%d's partitions got new leaders from the ISR", node), before, moved, func(b, m Observation) (bool, string) {
-		led := ledBy(b, node)
+		led := b.Parts.LedBy(node)
 		if len(led) == 0 {
 			return false, fmt.Sprintf("broker-%d led no partition before the crash (%s)", node, tellLeaders(b))
 		}

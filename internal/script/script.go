@@ -573,40 +573,30 @@ func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-ch
 	case EffectDelay:
 		return t.SetEffectDelay(a.Name, a.Duration)
 	case WaitHeld:
-		ctx, cancel := context.WithTimeout(ctx, a.Duration)
-		defer cancel()
-		if err := t.WaitHeld(ctx, a.Name); err != nil {
-			return fmt.Errorf("%s holds no usage write after %v: %w", a.Name, a.Duration, err)
-		}
-		return nil
+		return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitHeld(ctx, a.Name) },
+			"%s holds no usage write", a.Name)
 	case WaitDown:
-		ctx, cancel := context.WithTimeout(ctx, a.Duration)
-		defer cancel()
-		if err := t.WaitDown(ctx, a.Name); err != nil {
-			return fmt.Errorf("%s still running after %v: %w", a.Name, a.Duration, err)
-		}
-		return nil
+		return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitDown(ctx, a.Name) },
+			"%s still running", a.Name)
 	case WaitISR:
-		ctx, cancel := context.WithTimeout(ctx, a.Duration)
-		defer cancel()
-		if err := t.WaitISR(ctx, a.Count); err != nil {
-			return fmt.Errorf("not every partition has a leader and %d in-sync replicas after %v: %w", a.Count, a.Duration, err)
-		}
-		return nil
+		return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitISR(ctx, a.Count) },
+			"not every partition has a leader and %d in-sync replicas", a.Count)
 	case WaitBlocked:
-		ctx, cancel := context.WithTimeout(ctx, a.Duration)
-		defer cancel()
-		if err := t.WaitBlocked(ctx, a.Name); err != nil {
-			return fmt.Errorf("%s not blocked after %v: %w", a.Name, a.Duration, err)
-		}
-		return nil
+		return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitBlocked(ctx, a.Name) },
+			"%s not blocked", a.Name)
 	case WaitLeads:
-		ctx, cancel := context.WithTimeout(ctx, a.Duration)
-		defer cancel()
-		if err := t.WaitLeads(ctx, a.Name); err != nil {
-			return fmt.Errorf("%s leads no partition after %v: %w", a.Name, a.Duration, err)
-		}
-		return nil
+		return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitLeads(ctx, a.Name) },
+			"%s leads no partition", a.Name)
 	}
 	return fmt.Errorf("unknown action kind %q", a.Kind)
+}
+
+// within runs wait with timeout; its failure reads "<what> after <timeout>: <cause>".
+func within(ctx context.Context, timeout time.Duration, wait func(context.Context) error, what string, args ...any) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := wait(ctx); err != nil {
+		return fmt.Errorf("%s after %v: %w", fmt.Sprintf(what, args...), timeout, err)
+	}
+	return nil
 }
