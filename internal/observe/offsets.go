@@ -62,7 +62,7 @@ type Offsets struct {
 	closed    bool
 	readersMu sync.Mutex
 	readers   map[string]*kafka.Consumer
-	// minISRKnown: per topic the last min.insync.replicas read (Layout).
+	// minISRKnown: per topic the min.insync.replicas read (Layout, once).
 	minISRMu    sync.Mutex
 	minISRKnown map[string]int
 }

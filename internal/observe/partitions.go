@@ -56,14 +56,23 @@ func (o *Offsets) Layout(ctx context.Context, topic string) (Layout, error) {
 		out.Partitions = append(out.Partitions, pi)
 	}
 	sort.Slice(out.Partitions, func(i, j int) bool { return out.Partitions[i].Partition < out.Partitions[j].Partition })
-	out.MinISR, out.MinISRErr = o.minISR(ctx, topic)
+	// min.insync.replicas is read once per topic (the lab sets it when it
+	// creates the topic): DescribeConfigs goes to the controller librdkafka
+	// knows, and while that broker is dead each call waited out the whole
+	// deadline, and the poll, which waits twice a slow call, went slow too.
 	o.minISRMu.Lock()
-	if out.MinISRErr == nil && out.MinISR > 0 {
-		o.minISRKnown[topic] = out.MinISR
-	} else if known, ok := o.minISRKnown[topic]; ok {
-		out.MinISR = known
-	}
+	known, ok := o.minISRKnown[topic]
 	o.minISRMu.Unlock()
+	if ok {
+		out.MinISR = known
+		return out, nil
+	}
+	out.MinISR, out.MinISRErr = o.minISR(ctx, topic)
+	if out.MinISRErr == nil && out.MinISR > 0 {
+		o.minISRMu.Lock()
+		o.minISRKnown[topic] = out.MinISR
+		o.minISRMu.Unlock()
+	}
 	return out, nil
 }
 
