@@ -344,6 +344,10 @@ func (b *Board) HighWatermarks() (hwm map[int32]int64, stale bool) {
 	return maps.Clone(b.hwm), b.hwmErr != nil
 }
 
+// HighWatermarksAt: when the watermarks HighWatermarks returns were asked
+// for.
+func (b *Board) HighWatermarksAt() time.Time { return b.hwmAt }
+
 // RefreshedSince reports whether every view the report is built from was
 // read again after t and covers the watermarks hwm: consumer-current's state
 // (while it runs), consumer-query's usage (while it runs), and the audit,

@@ -21,6 +21,8 @@ type partsState struct {
 	lastLeader map[int32]int32
 	// moves: per partition its latest leader change to a node.
 	moves map[int32]LeaderMove
+	// isrSince: when the first read showing the current ISRs was asked.
+	isrSince time.Time
 }
 
 // LeaderMove is a partition's leader change as the metadata showed it.
@@ -90,6 +92,9 @@ func (b *Board) partitions(v Partitions) {
 			}
 			level[c] = max(level[c], l)
 		}
+	}
+	if len(changes) > 0 || !b.parts.seen {
+		b.parts.isrSince = v.At
 	}
 	for _, c := range changes {
 		ps := byChange[c]
@@ -166,7 +171,10 @@ type PartitionsView struct {
 	Seen, Stale bool
 	Err         error
 	At          time.Time
-	MinISR      int
+	// ISRSince: when the first metadata read showing the current ISRs
+	// was asked (a watermark read asked later saw them in force).
+	ISRSince time.Time
+	MinISR   int
 	// Nodes: the distinct node ids holding a replica, in order.
 	Nodes []int32
 	// SingleNode: one node holds everything and nothing is replicated
@@ -230,7 +238,7 @@ func (v PartitionsView) LedBy(node int32) []int32 {
 
 // Partitions is the partitions panel's view.
 func (b *Board) Partitions() PartitionsView {
-	v := PartitionsView{Topic: b.parts.topic, Seen: b.parts.seen, Err: b.parts.err, At: b.parts.at, MinISR: b.parts.minISR}
+	v := PartitionsView{Topic: b.parts.topic, Seen: b.parts.seen, Err: b.parts.err, At: b.parts.at, ISRSince: b.parts.isrSince, MinISR: b.parts.minISR}
 	if v.Topic == "" {
 		v.Topic = b.cfg.Topic
 	}

@@ -68,6 +68,12 @@ func TestPartitionsFailoverEvents(t *testing.T) {
 	if got := b.NotEnoughReplicas(); got != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
 		t.Errorf("NotEnoughReplicas = %q", got)
 	}
+	// ISRSince is the first read showing these ISRs, not the latest read.
+	b.Apply(Partitions{At: at(20.5), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
+		meta(0, 1, r123, []int32{1}), meta(1, 1, r123, []int32{1}), meta(2, 1, r123, []int32{1})}})
+	if v := b.Partitions(); !v.ISRSince.Equal(at(20)) || !v.At.Equal(at(20.5)) {
+		t.Errorf("ISRSince %v, At %v: want the read at 20 s, the latest at 20.5 s", v.ISRSince, v.At)
+	}
 	b.Apply(Partitions{At: at(30), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
 		meta(0, 1, r123, r123), meta(1, 1, r123, r123), meta(2, 1, r123, r123)}})
 	if !hasEvent(b, "", "partitions 0 1 2 ISR [1] → [1 2 3]") || b.NotEnoughReplicas() != "" {

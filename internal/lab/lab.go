@@ -111,6 +111,7 @@ type Lab struct {
 	runPID    map[string]int // the latest Started pid per process, as the pump has seen it
 	listening map[string]chan string
 	arms      map[string]armNote
+	readErrs  map[string]string // per poll its latest error ("" none): logReadError
 	// baseline counts reset-labs: each gives consumer-usage a group of its
 	// own, so it starts at the end of the topic.
 	baseline int
@@ -173,6 +174,7 @@ func New(cfg Config) (*Lab, error) {
 		runPID:         map[string]int{},
 		listening:      map[string]chan string{},
 		arms:           map[string]armNote{},
+		readErrs:       map[string]string{},
 		quit:           make(chan struct{}),
 	}
 	l.sup = supervisor.New(supervisor.Config{Exe: cfg.Exe, RunDir: cfg.RunDir, StopTimeout: 6 * time.Second})
@@ -676,6 +678,7 @@ func (l *Lab) pollOffsets(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		l.logReadError("committed offsets", commitErr)
 	}
 	asked := time.Now()
 	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -684,9 +687,30 @@ func (l *Lab) pollOffsets(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	l.logReadError("watermarks", err)
 	l.emit(board.Offsets{At: asked, HighWatermarks: hwm, Err: err})
 	if group != "" {
 		l.emit(board.Committed{At: committedAsked, Group: group, Offsets: committed, Err: commitErr})
+	}
+}
+
+// logReadError writes a poll's failure to the lab's log when it differs
+// from that poll's previous outcome: the board says a read failed, the log
+// says why (an outage repeats the same error twice a second).
+func (l *Lab) logReadError(what string, err error) {
+	text := ""
+	if err != nil {
+		text = err.Error()
+	}
+	l.mu.Lock()
+	prev, seen := l.readErrs[what]
+	l.readErrs[what] = text
+	l.mu.Unlock()
+	switch {
+	case err != nil && text != prev:
+		l.log.Warn("reading the "+what+" failed", "err", err)
+	case err == nil && seen && prev != "":
+		l.log.Info("reading the " + what + " works again")
 	}
 }
 
@@ -701,6 +725,7 @@ func (l *Lab) pollPartitions(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	l.logReadError("metadata", err)
 	if err == nil && lay.MinISRErr != nil {
 		l.log.Warn("min.insync.replicas unknown", "topic", l.cfg.Topic, "err", lay.MinISRErr)
 	}

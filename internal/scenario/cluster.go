@@ -87,6 +87,9 @@ var producerRefused = &Cond{
 	},
 }
 
+// offsetsPoll is how often the lab reads the watermarks and the metadata.
+const offsetsPoll = 500 * time.Millisecond
+
 var producerAcked = &Cond{
 	What:  "the producer's records acknowledged again",
 	Holds: func(o Observation) bool { p := o.Proc(board.Producer); return p.Alive && p.Blocked == 0 },
@@ -196,28 +199,50 @@ func backInSync(mark string, node int32) Check {
 	}
 }
 
-// writesRefused: with the ISR below min.insync.replicas the log end stood
-// still while the producer held its records, and the cause shown is the
-// broker's NOT_ENOUGH_REPLICAS.
+// writesRefused: with the ISR below min.insync.replicas the producer got
+// no acknowledgement between the two marks (blocked all along, its
+// acknowledged count unchanged) while its buffer grew, and the cause shown
+// is the broker's NOT_ENOUGH_REPLICAS. The log end is compared too when it
+// was read at both marks after the ISR shrank: a leader elected below
+// min.insync.replicas may answer OFFSET_NOT_AVAILABLE ("leader high
+// watermark is not caught up") all through the refusal, and a stale read
+// proves nothing (seen on Apache Kafka 4.1).
 func writesRefused(refused, held string) Check {
 	return between("acks=all writes refused with one replica in sync (NOT_ENOUGH_REPLICAS), nothing acknowledged", refused, held, func(a, b Observation) (bool, string) {
 		pa, pb := a.Proc(board.Producer), b.Proc(board.Producer)
-		obs := fmt.Sprintf("log end Σ%d → Σ%d over %s while the producer went from %d to %d records buffered; cause: %s",
-			a.HWMSum(), b.HWMSum(), b.At.Sub(a.At).Round(100*time.Millisecond), pa.Buffered, pb.Buffered, orDash(pb.BlockedCause))
-		return a.HWMSum() == b.HWMSum() && pb.Blocked > 0 && pb.Buffered > pa.Buffered &&
+		span := b.At.Sub(a.At)
+		// Blocked since before the first mark and never unblocked since.
+		continuous := pa.Blocked > 0 && pb.Blocked >= pa.Blocked+span-time.Second
+		logEnd, logEndOK := logEndBetween(a, b, func(x, y int64) bool { return x == y })
+		obs := fmt.Sprintf("acknowledged %d → %d and buffered %d → %d over %s, blocked %s → %s; %s; cause: %s",
+			pa.Produced, pb.Produced, pa.Buffered, pb.Buffered, span.Round(100*time.Millisecond),
+			pa.Blocked.Round(100*time.Millisecond), pb.Blocked.Round(100*time.Millisecond), logEnd, orDash(pb.BlockedCause))
+		return continuous && pb.Produced == pa.Produced && pb.Buffered > pa.Buffered && logEndOK &&
 			strings.Contains(pb.BlockedCause, "NOT_ENOUGH_REPLICAS"), obs
 	})
 }
 
-// bufferedLanded: after the ISR grew back the buffered records reached
-// the topic: the log end passed where it stood plus what was buffered,
-// and consumer-current equals the audit's read of the topic.
+// logEndBetween compares the log ends of two marks with ok when both were
+// read fresh, the first after the ISRs it shows came into force; otherwise
+// it says why they are not compared (and does not fail).
+func logEndBetween(a, b Observation, ok func(first, second int64) bool) (string, bool) {
+	if a.HWMStale || b.HWMStale || a.HWMAt.Sub(a.Parts.ISRSince) < offsetsPoll {
+		return fmt.Sprintf("log end not compared: not read since the ISR changed (stale %v → %v)", a.HWMStale, b.HWMStale), true
+	}
+	return fmt.Sprintf("log end Σ%d → Σ%d", a.HWMSum(), b.HWMSum()), ok(a.HWMSum(), b.HWMSum())
+}
+
+// bufferedLanded: after the ISR grew back the buffered records were
+// acknowledged (the producer's count grew by at least what it held), it is
+// no longer blocked, and consumer-current equals the audit's read of the
+// topic.
 func bufferedLanded(held, after string) Check {
 	return between("the buffered records landed once the ISR grew back", held, after, func(h, a Observation) (bool, string) {
-		buffered := h.Proc(board.Producer).Buffered
-		obs := fmt.Sprintf("%d buffered; log end Σ%d → Σ%d; producer blocked %v; %d/%d sensors match the audit",
-			buffered, h.HWMSum(), a.HWMSum(), a.Proc(board.Producer).Blocked > 0, matching(a), len(a.Sensors.Rows))
-		return a.HWMSum() >= h.HWMSum()+buffered && a.Proc(board.Producer).Blocked == 0 && allMatchTruth(a), obs
+		ph, pa := h.Proc(board.Producer), a.Proc(board.Producer)
+		logEnd, logEndOK := logEndBetween(h, a, func(x, y int64) bool { return y >= x+ph.Buffered })
+		obs := fmt.Sprintf("%d buffered; acknowledged %d → %d; %s; producer blocked %v; %d/%d sensors match the audit",
+			ph.Buffered, ph.Produced, pa.Produced, logEnd, pa.Blocked > 0, matching(a), len(a.Sensors.Rows))
+		return pa.Produced >= ph.Produced+ph.Buffered && logEndOK && pa.Blocked == 0 && allMatchTruth(a), obs
 	})
 }
 

@@ -17,8 +17,12 @@ type Observation struct {
 	// HWM: the topic's latest high watermarks; Committed: consumer-usage's
 	// group's latest committed offsets, CommitsCurrent when that group is
 	// the one it runs with now.
-	HWM            map[int32]int64
-	Committed      map[int32]int64
+	HWM       map[int32]int64
+	Committed map[int32]int64
+	// HWMAt: when HWM was asked for; HWMStale: the latest read failed, so
+	// HWM is older than that.
+	HWMAt          time.Time
+	HWMStale       bool
 	CommitGroup    string
 	CommitsCurrent bool
 	// CaughtUp and UsageCaughtUp as the board decides them.
@@ -45,7 +49,8 @@ func Capture(b *board.Board) Observation {
 	for _, p := range b.Processes() {
 		o.Procs[p.Name] = p
 	}
-	o.HWM, _ = b.HighWatermarks()
+	o.HWM, o.HWMStale = b.HighWatermarks()
+	o.HWMAt = b.HighWatermarksAt()
 	o.Committed, o.CommitGroup, o.CommitsCurrent = b.Committed()
 	o.UsageMode, o.UsageReset = b.UsageConfig()
 	o.Keys = b.AuditKeys()
