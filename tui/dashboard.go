@@ -347,19 +347,12 @@ func startScenario(ctx context.Context, l *lab.Lab, name string) <-chan scenario
 	return done
 }
 
-// scenarioHost gives the TUI the catalog and the one running scenario.
-type scenarioHost struct{ session *scenario.Session }
-
-func (h scenarioHost) Catalog() []scenario.Scenario { return scenario.Catalog() }
-func (h scenarioHost) Start(name string) error      { return h.session.Start(name) }
-func (h scenarioHost) Stop()                        { h.session.Stop() }
-
 func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan os.Signal) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// With a presenter at the keyboard, scenarios wait for their keys.
 	session := &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true}}
-	model := ui.New(l.NewBoard(), l, ui.Options{Scenarios: scenarioHost{session}})
+	model := ui.New(l.NewBoard(), l, ui.Options{Scenarios: session})
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithoutSignalHandler())
 	session.Runner.OnProgress = func(pr scenario.Progress) { p.Send(pr) }
 	go ui.Forward(l.Inputs(), p.Send, ui.Frame)

@@ -16,6 +16,10 @@ type Session struct {
 	last   *Result
 }
 
+// Catalog lists the scenarios a session can start (the dashboard's
+// picker).
+func (s *Session) Catalog() []Scenario { return Catalog() }
+
 // Start stops the running scenario (if any) and starts name; it returns at
 // once, the run continues in the background.
 func (s *Session) Start(name string) error {

@@ -27,6 +27,9 @@ type KeyMap struct {
 	Quit                 key.Binding // q, ctrl+c
 	// Scroll the narration or the log view.
 	ScrollUp, ScrollDown key.Binding // [ and ], pgup and pgdown
+
+	// readOnlyView: the composite help entries (scale, scroll) are left out.
+	readOnlyView bool
 }
 
 // DefaultKeyMap returns the key contract.
@@ -85,12 +88,28 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	}
 }
 
+// readOnly leaves a watcher's keys: help, close and quit. The footer and
+// the ? view then list only those.
+func (k KeyMap) readOnly() KeyMap {
+	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.Next, &k.Prev, &k.Jump, &k.Crash, &k.Stop, &k.Restart,
+		&k.Freeze, &k.Pause, &k.Mode, &k.Reset, &k.CrashPoint, &k.ResetLab, &k.InjectBad, &k.ScaleUp,
+		&k.ScaleDown, &k.Logs, &k.Scenarios, &k.ScrollUp, &k.ScrollDown} {
+		b.SetEnabled(false)
+	}
+	k.readOnlyView = true
+	return k
+}
+
 // scale is + and - as one help entry: consumer-usage instances, 1 to 3.
 func (k KeyMap) scale() key.Binding {
-	return key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+ -", "scale usage"))
+	b := key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+ -", "scale usage"))
+	b.SetEnabled(!k.readOnlyView)
+	return b
 }
 
 // scroll is [ and ] as one help entry.
 func (k KeyMap) scroll() key.Binding {
-	return key.NewBinding(key.WithKeys("[", "]"), key.WithHelp("[ ]", "scroll"))
+	b := key.NewBinding(key.WithKeys("[", "]"), key.WithHelp("[ ]", "scroll"))
+	b.SetEnabled(!k.readOnlyView)
+	return b
 }

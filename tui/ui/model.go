@@ -21,10 +21,13 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
@@ -49,7 +52,31 @@ type Options struct {
 	// Scenarios, when set, enables the g key (the scenario picker) and the
 	// narration panel; without it g only says scenarios are not available.
 	Scenarios ScenarioHost
+
+	// Renderer, when set, is the renderer every style of the model comes
+	// from (theme.New): a session's colour profile and background (one
+	// per SSH session, e.g. from wish's bubbletea.MakeRenderer) instead of
+	// lipgloss's default renderer, which is the process's own terminal.
+	Renderer *lipgloss.Renderer
+
+	// ReadOnly makes the model a watch-only view of someone else's lab:
+	// every key but Help (?), Close (esc) and Quit (q, ctrl+c) is refused
+	// (typed together or pasted too): no Controller call, no selection
+	// change, no scenario picker, and the status line says ReadOnlyNote.
+	ReadOnly bool
+	// ReadOnlyNote is what the status line says in a read-only view
+	// (default DefaultReadOnlyNote).
+	ReadOnlyNote string
+
+	// Banner, when set, is shown in the header after the product name
+	// ("lab 3f2a9c01", "presenter's lab · read-only"), cut to what the
+	// width leaves it: the header stays one line.
+	Banner string
 }
+
+// DefaultReadOnlyNote is the status line of a read-only view without
+// Options.ReadOnlyNote.
+const DefaultReadOnlyNote = "read-only view of the presenter's lab: only ? (help) and q (quit) work here"
 
 // Model is the dashboard's tea.Model.
 type Model struct {
@@ -101,9 +128,17 @@ func New(b *board.Board, ctl Controller, opts Options) Model {
 	if opts.LogEvery <= 0 {
 		opts.LogEvery = time.Second
 	}
+	opts.Banner = oneLine(opts.Banner)
+	opts.ReadOnlyNote = oneLine(opts.ReadOnlyNote)
+	if opts.ReadOnlyNote == "" {
+		opts.ReadOnlyNote = DefaultReadOnlyNote
+	}
 	keys := DefaultKeyMap()
-	m := Model{board: b, ctl: ctl, opts: opts, styles: theme.Default(), keys: keys}
-	if opts.Scenarios != nil {
+	if opts.ReadOnly {
+		keys = keys.readOnly()
+	}
+	m := Model{board: b, ctl: ctl, opts: opts, styles: theme.New(opts.Renderer), keys: keys}
+	if opts.Scenarios != nil && !opts.ReadOnly {
 		m.keys.Scenarios.SetEnabled(true)
 		m.catalog = opts.Scenarios.Catalog()
 	}
@@ -113,12 +148,27 @@ func New(b *board.Board, ctl Controller, opts Options) Model {
 	return m
 }
 
+// oneLine makes text fit for a single screen line: no escape sequences
+// (a banner may carry a remote user's name), control characters as spaces.
+func oneLine(s string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, ansi.Strip(s)))
+}
+
 // Board returns the board (for a caller that needs Report after the
 // program ended).
 func (m Model) Board() *board.Board { return m.board }
 
 // Selected is the name of the selected process.
 func (m Model) Selected() string { return m.selected }
+
+// BoardChanged tells a model whose board someone else fed (a hub shared
+// by several sessions applies each input once) that the board moved on.
+type BoardChanged struct{}
 
 // InspectMsg runs Fn on the board inside Update, on the program's
 // goroutine: the race-free way for another goroutine (a script runner
@@ -154,6 +204,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m.keys1by1(msg.Runes)
 		}
 		return m.key(msg)
+	case tea.MouseMsg:
+		return m, nil // no mouse actions (and none in a read-only view)
 	case ActionResultMsg:
 		return m.result(msg), nil
 	case InspectMsg:
@@ -168,6 +220,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case scenario.Progress:
 		return m.narrate(msg)
+	case BoardChanged:
+		m.statusFollowsArm()
+		m.keepSelection()
+		return m, m.refreshLogs()
 	case Inputs:
 		for _, in := range msg {
 			m.board.Apply(in)
@@ -246,6 +302,10 @@ func (m Model) keys1by1(runes []rune) (tea.Model, tea.Cmd) {
 
 func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
+	if m.opts.ReadOnly && (msg.Paste || !key.Matches(msg, k.Help, k.Close, k.Quit)) {
+		m.setStatus(board.LevelWarn, m.opts.ReadOnlyNote)
+		return m, nil
+	}
 	if m.picking {
 		return m.pickerKey(msg)
 	}

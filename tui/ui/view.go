@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
@@ -221,16 +222,19 @@ func (m Model) header(w int) string {
 	st := m.styles
 	cfg := m.board.Config()
 	sep := st.Muted.Render(" │ ")
-	bold := lipgloss.NewStyle().Bold(true)
+	bold := st.Strong
 	addrs := []string{"brokers " + bold.Render(orDash(cfg.Brokers)), "mongo " + bold.Render(orDash(mongoHost(cfg.Mongo)))}
 	right := ""
 	if now := m.board.Now(); !now.IsZero() {
 		right = st.Muted.Render(now.Format("15:04:05"))
 	}
 	title := st.App.Render("Kafka Recovery Lab")
+	if m.opts.Banner != "" {
+		title = m.brand(title, sep, w-lipgloss.Width(strings.Join(addrs, sep)+sep)-lipgloss.Width(right)-1)
+	}
 	left := strings.Join(append([]string{title}, addrs...), sep)
 	// The run directory gives way first (from its start: its end names the
-	// run), then the product name; the clock stays.
+	// run), then the product name (to a banner too: brand); the clock stays.
 	if room := w - lipgloss.Width(left+sep+"run ") - lipgloss.Width(right) - 1; cfg.RunDir != "" && room >= 12 {
 		left += sep + "run " + keepEnd(cfg.RunDir, room)
 	}
@@ -244,6 +248,28 @@ func (m Model) header(w int) string {
 		return left + strings.Repeat(" ", gap) + right
 	}
 	return common.Fit(left, w)
+}
+
+// bannerMin is the fewest cells a cut banner is shown in.
+const bannerMin = 8
+
+// brand is the product name and the banner in room cells (what the
+// addresses and the clock leave): the banner has that room before the run
+// directory, the product name gives way to it, and it is cut (to no fewer
+// than bannerMin cells) only when it does not fit alone. When not even
+// that fits it is the product name alone, as without a banner.
+func (m Model) brand(title, sep string, room int) string {
+	st, banner := m.styles, m.opts.Banner
+	bw := lipgloss.Width(banner)
+	switch {
+	case lipgloss.Width(title+sep)+bw <= room:
+		return title + sep + st.Strong.Render(banner)
+	case bw <= room:
+		return st.Strong.Render(banner)
+	case room >= bannerMin:
+		return st.Strong.Render(ansi.Truncate(banner, room, "…"))
+	}
+	return title
 }
 
 // keepEnd shortens s to width cells by cutting its start ("…" marks it).
@@ -276,13 +302,18 @@ func orDash(s string) string {
 // usage line in the process box, so it carries consumer-usage's mode here.
 func (m Model) statusLine(w int, compact bool) string {
 	st := m.styles
-	text := m.status
-	if text == "" {
+	text, level := m.status, m.statusLevel
+	if text == "" && m.opts.ReadOnly {
+		// A read-only view says so until something else is to be said.
+		text, level = m.opts.ReadOnlyNote, board.LevelWarn
+	}
+	plain := text == ""
+	if plain {
 		text = "select a process with ↑/↓ or 1-6 · x crash · s stop · r restart"
 	}
-	symbol := map[board.Level]string{board.LevelGood: "✓ ", board.LevelBad: "✗ ", board.LevelWarn: "! ", board.LevelAction: "› "}[m.statusLevel]
-	left := st.Level(m.statusLevel).Render(symbol + text)
-	if m.status == "" {
+	symbol := map[board.Level]string{board.LevelGood: "✓ ", board.LevelBad: "✗ ", board.LevelWarn: "! ", board.LevelAction: "› "}[level]
+	left := st.Level(level).Render(symbol + text)
+	if plain {
 		left = st.Muted.Render(text)
 	}
 	right := ""
@@ -321,7 +352,7 @@ func (m Model) tooSmall() string {
 		st.Muted.Render("q quits"),
 	)
 	// Wrap to the width first so even a very narrow terminal gets the message.
-	msg = lipgloss.NewStyle().Width(m.width).Align(lipgloss.Center).Render(msg)
-	lines := common.Lines(common.Center(msg, m.width, m.height))
+	msg = st.NewStyle().Width(m.width).Align(lipgloss.Center).Render(msg)
+	lines := common.Lines(common.Center(st.Renderer(), msg, m.width, m.height))
 	return strings.Join(common.FitLines(lines, m.width, m.height), "\n")
 }

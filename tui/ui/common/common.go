@@ -106,9 +106,13 @@ func Section(title string, body []string, width, height int) string {
 	return strings.Join(FitLines(lines, width, height), "\n")
 }
 
-// Center places msg in the middle of a width×height area.
-func Center(msg string, width, height int) string {
-	return lipgloss.Place(width, height, lipgloss.Center, lipgloss.Center, msg)
+// Center places msg in the middle of a width×height area, with r's
+// whitespace (nil: lipgloss's default renderer).
+func Center(r *lipgloss.Renderer, msg string, width, height int) string {
+	if r == nil {
+		r = lipgloss.DefaultRenderer()
+	}
+	return r.Place(width, height, lipgloss.Center, lipgloss.Center, msg)
 }
 
 // Elide keeps the last lines that fit in height, replacing the first of

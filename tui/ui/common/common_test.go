@@ -102,7 +102,7 @@ func TestTableFixedColumns(t *testing.T) {
 	if TableWidth(cols) != 18 {
 		t.Fatalf("width %d", TableWidth(cols))
 	}
-	head, lines := Table(cols, rows, 20, lipgloss.NewStyle(), nil)
+	head, lines := Table(nil, cols, rows, 20, lipgloss.NewStyle(), nil)
 	want := []string{
 		"name   value note   ",
 		"a       1.00 nnnn   ",
@@ -112,7 +112,7 @@ func TestTableFixedColumns(t *testing.T) {
 		t.Fatalf("table:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// Other values, same columns: nothing moves.
-	head2, _ := Table(cols, [][]Cell{{Plain("x"), Plain("1"), Plain("")}}, 20, lipgloss.NewStyle(), nil)
+	head2, _ := Table(nil, cols, [][]Cell{{Plain("x"), Plain("1"), Plain("")}}, 20, lipgloss.NewStyle(), nil)
 	if head2 != head {
 		t.Fatalf("header moved: %q vs %q", head2, head)
 	}

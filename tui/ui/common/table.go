@@ -52,32 +52,37 @@ func TableWidth(cols []Column) int {
 // cell longer than its column is cut with an ellipsis. rowStyle (may be
 // nil) gives a style layered under every cell of a row (selection). It
 // returns the header line and one line per row, each exactly width cells
-// wide (padded or cut after the last column).
+// wide (padded or cut after the last column). The styles Table makes
+// itself (a plain cell under a row style, the padding) come from r, the
+// renderer of the cells' styles (nil: lipgloss's default renderer).
 //
 // Each cell is laid out by hand and styled with one Render of its text:
 // the dashboard draws after every input it receives, and lipgloss/table
 // (which this replaced) was about half of a frame (54% in pprof). The padding gets what
 // lipgloss gives its whitespace: a background and reverse video, never an
 // underline.
-func Table(cols []Column, rows [][]Cell, width int, header lipgloss.Style, rowStyle func(i int) *lipgloss.Style) (string, []string) {
+func Table(r *lipgloss.Renderer, cols []Column, rows [][]Cell, width int, header lipgloss.Style, rowStyle func(i int) *lipgloss.Style) (string, []string) {
+	if r == nil {
+		r = lipgloss.DefaultRenderer()
+	}
 	titles := make([]Cell, len(cols))
 	for c, col := range cols {
 		titles[c] = Cell{Text: col.Title, Style: header}
 	}
 	out := make([]string, 0, len(rows)+1)
-	out = append(out, tableLine(cols, titles, width, nil))
-	for i, r := range rows {
+	out = append(out, tableLine(r, cols, titles, width, nil))
+	for i, row := range rows {
 		var base *lipgloss.Style
 		if rowStyle != nil {
 			base = rowStyle(i)
 		}
-		out = append(out, tableLine(cols, r, width, base))
+		out = append(out, tableLine(r, cols, row, width, base))
 	}
 	return out[0], out[1:]
 }
 
 // tableLine is one row of cells, under base (may be nil), width wide.
-func tableLine(cols []Column, cells []Cell, width int, base *lipgloss.Style) string {
+func tableLine(r *lipgloss.Renderer, cols []Column, cells []Cell, width int, base *lipgloss.Style) string {
 	var b strings.Builder
 	// lineW counts the cells written while every text is printable ASCII
 	// (their width is then exact); otherwise the line is measured.
@@ -89,6 +94,11 @@ func tableLine(cols []Column, cells []Cell, width int, base *lipgloss.Style) str
 		}
 		st := cell.Style
 		if base != nil {
+			if isPlain(st) {
+				// A zero style has no renderer: it would render with
+				// the default one.
+				st = r.NewStyle()
+			}
 			st = st.Inherit(*base)
 		}
 		text := cell.Text
@@ -106,7 +116,7 @@ func tableLine(cols []Column, cells []Cell, width int, base *lipgloss.Style) str
 		if c > 0 {
 			left++ // the gap before the column belongs to the cell, so a row style covers it
 		}
-		ws := whitespace(st)
+		ws := whitespace(r, st)
 		b.WriteString(ws(left))
 		switch {
 		case text == "":
@@ -123,7 +133,7 @@ func tableLine(cols []Column, cells []Cell, width int, base *lipgloss.Style) str
 		lineW = lipgloss.Width(l)
 	}
 	if pad := width - lineW; pad > 0 && base != nil {
-		l += whitespace(*base)(pad)
+		l += whitespace(r, *base)(pad)
 		lineW += pad
 	}
 	if exact && lineW == width {
@@ -133,12 +143,12 @@ func tableLine(cols []Column, cells []Cell, width int, base *lipgloss.Style) str
 }
 
 // whitespace renders n spaces as lipgloss renders a style's padding.
-func whitespace(st lipgloss.Style) func(n int) string {
+func whitespace(r *lipgloss.Renderer, st lipgloss.Style) func(n int) string {
 	_, noBg := st.GetBackground().(lipgloss.NoColor)
 	if !st.GetReverse() && noBg {
 		return func(n int) string { return strings.Repeat(" ", n) }
 	}
-	ws := lipgloss.NewStyle().Reverse(st.GetReverse()).Background(st.GetBackground())
+	ws := r.NewStyle().Reverse(st.GetReverse()).Background(st.GetBackground())
 	if st.GetReverse() {
 		ws = ws.Foreground(st.GetForeground())
 	}

@@ -21,9 +21,14 @@ var (
 	gray    = lipgloss.AdaptiveColor{Light: "8", Dark: "7"}
 )
 
-// Styles is every style a view uses.
+// Styles is every style a view uses. All of them come from one
+// lipgloss.Renderer (see New), so a session's colour profile and
+// background decide every colour the views print: views and components
+// build no style of their own but from these (NewStyle for a plain one).
 type Styles struct {
 	Good, Warn, Bad, Info, Action, Muted lipgloss.Style
+
+	Strong lipgloss.Style // bold without colour: addresses, names, totals
 
 	App       lipgloss.Style // the product name in the header
 	Title     lipgloss.Style // panel titles
@@ -36,11 +41,22 @@ type Styles struct {
 	Separator lipgloss.Style
 
 	ProgressFull, ProgressEmpty string // colours for the replay bar
+
+	r *lipgloss.Renderer
 }
 
-// Default returns the dashboard's styles.
-func Default() *Styles {
-	s := lipgloss.NewStyle
+// Default returns the dashboard's styles on lipgloss's default renderer
+// (the program's own terminal): New(nil).
+func Default() *Styles { return New(nil) }
+
+// New returns the dashboard's styles built from r (r.NewStyle), so r's
+// colour profile and background detection govern them: one renderer per
+// SSH session. A nil r is lipgloss's default renderer.
+func New(r *lipgloss.Renderer) *Styles {
+	if r == nil {
+		r = lipgloss.DefaultRenderer()
+	}
+	s := r.NewStyle
 	return &Styles{
 		Good:          s().Foreground(green).Bold(true),
 		Warn:          s().Foreground(yellow).Bold(true),
@@ -48,6 +64,7 @@ func Default() *Styles {
 		Info:          s(),
 		Action:        s().Foreground(magenta).Bold(true),
 		Muted:         s().Foreground(gray),
+		Strong:        s().Bold(true),
 		App:           s().Foreground(cyan).Bold(true),
 		Title:         s().Foreground(cyan).Bold(true),
 		Border:        s().Foreground(gray),
@@ -59,8 +76,22 @@ func Default() *Styles {
 		Separator:     s().Foreground(gray),
 		ProgressFull:  "11",
 		ProgressEmpty: "8",
+		r:             r,
 	}
 }
+
+// Renderer is the renderer the styles come from (lipgloss's default one
+// for Styles not made by New).
+func (st *Styles) Renderer() *lipgloss.Renderer {
+	if st == nil || st.r == nil {
+		return lipgloss.DefaultRenderer()
+	}
+	return st.r
+}
+
+// NewStyle is an empty style of the same renderer, for a view that needs
+// one of its own (an alignment, a width).
+func (st *Styles) NewStyle() lipgloss.Style { return st.Renderer().NewStyle() }
 
 // Level returns the style for a board level.
 func (st *Styles) Level(l board.Level) lipgloss.Style {

@@ -135,7 +135,7 @@ func (p Panel) View(width, height int) string {
 		}
 		head := []common.Cell{
 			common.Plain(mark + " " + key),
-			common.Styled(pv.Name, lipgloss.NewStyle().Bold(true)),
+			common.Styled(pv.Name, st.Strong),
 			common.Plain(strategy(pv, instances > 1)),
 			common.Styled(pv.StateLabel, st.Level(pv.Level)),
 			common.Styled(pv.Health.Label, st.Level(pv.Health.Level)),
@@ -153,7 +153,7 @@ func (p Panel) View(width, height int) string {
 		}
 		return nil
 	}
-	head, lines := common.Table(cols, rows, width, st.Header, rowStyle)
+	head, lines := common.Table(st.Renderer(), cols, rows, width, st.Header, rowStyle)
 	out := append([]string{head}, lines...)
 	return strings.Join(common.FitLines(out, width, min(height, len(out))), "\n")
 }
@@ -171,7 +171,7 @@ func UsageLine(st *theme.Styles, pv board.ProcView, procs []board.ProcView, widt
 		mode = st.Warn.Render(pv.Mode)
 	}
 	s := fmt.Sprintf("consumer-usage: mode %s %s · reset %s %s · crash point %s %s",
-		mode, st.Muted.Render("(m)"), lipgloss.NewStyle().Bold(true).Render(pv.Reset), st.Muted.Render("(e)"),
+		mode, st.Muted.Render("(m)"), st.Strong.Render(pv.Reset), st.Muted.Render("(e)"),
 		armed, st.Muted.Render("(c)"))
 	// Then what its lag means when it is not a plain number, else its group.
 	var extras []string

@@ -95,7 +95,7 @@ func (p Panel) View(width, height int) string {
 			rows[i][c] = cell[col.Title]
 		}
 	}
-	head, body := common.Table(cols, rows, width, st.Header, nil)
+	head, body := common.Table(st.Renderer(), cols, rows, width, st.Header, nil)
 	lines = append(append(lines, head), body...)
 	if more > 0 {
 		lines = append(lines, st.Muted.Render(fmt.Sprintf("  … %d more sensors", more)))
@@ -134,7 +134,7 @@ func (p Panel) statusLine(width int) string {
 		if barW >= 4 {
 			bar = " " + progress.New(
 				progress.WithSolidFill(st.ProgressFull), progress.WithoutPercentage(),
-				progress.WithWidth(barW), progress.WithColorProfile(lipgloss.ColorProfile()),
+				progress.WithWidth(barW), progress.WithColorProfile(st.Renderer().ColorProfile()),
 			).ViewAs(v.Progress)
 		}
 		return common.Fit(word+st.Warn.Render(pct)+bar+count, width)

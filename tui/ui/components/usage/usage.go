@@ -87,8 +87,8 @@ func (p Panel) View(width, height int) string {
 	for _, r := range v.Rows[:shown] {
 		rows = append(rows, p.row(r, lipgloss.Style{}, cols))
 	}
-	total := p.row(v.Total, lipgloss.NewStyle().Bold(true), cols)
-	head, body := common.Table(cols, append(rows, total), width, st.Header, nil)
+	total := p.row(v.Total, st.Strong, cols)
+	head, body := common.Table(st.Renderer(), cols, append(rows, total), width, st.Header, nil)
 	totalLine, body := body[len(body)-1], body[:len(body)-1]
 	lines = append(append(lines, head), body...)
 	if more > 0 {
