@@ -26,6 +26,7 @@ usage:
   tui consumer current [flags]    consumer-current: replay from earliest, state in memory
   tui consumer usage [flags]      consumer-usage: checkpoint in the store + latest
   tui consumer query [flags]      consumer-query: stateless usage totals over HTTP
+  tui serve [flags]               the workshop over SSH: a lab per attendee (tui serve -h)
 `
 
 func main() {
@@ -46,6 +47,8 @@ func dispatch(args []string, stderr io.Writer) int {
 		return kafkaNodeMain(args[1:])
 	case "producer":
 		return producer.Main(args[1:])
+	case "serve":
+		return serveMain(args[1:])
 	case "consumer":
 		if len(args) < 2 {
 			fmt.Fprint(stderr, "error: consumer needs a name: current, usage or query\n\n", usageText)

@@ -1,0 +1,269 @@
+package serve
+
+import (
+	"reflect"
+	"sync"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/tui/ui"
+)
+
+// Hub is one lab's dashboard shared by the sessions showing it (its
+// attendee, reconnecting; the room watching the presenter). It owns the
+// lab's board and one ui.Model per viewer, and runs every Update on its
+// own goroutine: the board takes each input once, and only that goroutine
+// reads it, so a late viewer sees the whole run so far (the board was fed
+// from the lab's first input on) without replaying anything.
+type Hub struct {
+	board *board.Board
+	msgs  chan any
+	done  chan struct{}
+	once  sync.Once
+
+	// The hub goroutine's own.
+	viewers map[int]*viewer
+	nextID  int
+}
+
+// viewer is one session's dashboard on the hub.
+type viewer struct {
+	id    int
+	model tea.Model
+	last  string
+	// frames holds the latest rendered screen not yet handed to the
+	// session's program (older ones are dropped: only the latest matters).
+	frames   chan string
+	gone     chan struct{} // closed when the viewer detached
+	quit     chan struct{} // closed when its model asked to quit
+	quitOnce sync.Once
+}
+
+type (
+	hubInputs ui.Inputs
+	toViewer  struct {
+		id  int
+		msg tea.Msg
+	}
+	toAll     struct{ msg tea.Msg }
+	attachMsg struct {
+		build func(*board.Board) tea.Model
+		reply chan *viewer
+	}
+	detachMsg  struct{ id int }
+	inspectMsg struct{ fn func(*board.Board) }
+)
+
+// NewHub starts a hub on board b, fed from inputs (a lab's Inputs) until
+// that channel closes.
+func NewHub(b *board.Board, inputs <-chan any) *Hub {
+	h := &Hub{board: b, msgs: make(chan any, 64), done: make(chan struct{}), viewers: map[int]*viewer{}}
+	go h.run()
+	go func() {
+		ui.Forward(inputs, func(m tea.Msg) { h.send(hubInputs(m.(ui.Inputs))) }, ui.Frame)
+	}()
+	return h
+}
+
+// Close stops the hub; its viewers' sessions see their last screen.
+func (h *Hub) Close() { h.once.Do(func() { close(h.done) }) }
+
+func (h *Hub) send(m any) bool {
+	select {
+	case h.msgs <- m:
+		return true
+	case <-h.done:
+		return false
+	}
+}
+
+// Broadcast hands msg to every viewer's model (a scenario's progress).
+func (h *Hub) Broadcast(msg tea.Msg) { h.send(toAll{msg}) }
+
+// Inspect runs fn on the board on the hub's goroutine and waits for it.
+func (h *Hub) Inspect(fn func(*board.Board)) {
+	ran := make(chan struct{})
+	if h.send(inspectMsg{func(b *board.Board) { fn(b); close(ran) }}) {
+		select {
+		case <-ran:
+		case <-h.done:
+		}
+	}
+}
+
+func (h *Hub) run() {
+	for {
+		select {
+		case <-h.done:
+			return
+		case m := <-h.msgs:
+			h.handle(m)
+		}
+	}
+}
+
+func (h *Hub) handle(m any) {
+	switch m := m.(type) {
+	case hubInputs:
+		for _, in := range m {
+			h.board.Apply(in)
+		}
+		for _, v := range h.viewers {
+			h.update(v, ui.BoardChanged{})
+		}
+	case toViewer:
+		if v := h.viewers[m.id]; v != nil {
+			h.update(v, m.msg)
+		}
+	case toAll:
+		for _, v := range h.viewers {
+			h.update(v, m.msg)
+		}
+	case attachMsg:
+		h.nextID++
+		v := &viewer{id: h.nextID, model: m.build(h.board), frames: make(chan string, 1),
+			gone: make(chan struct{}), quit: make(chan struct{})}
+		h.viewers[v.id] = v
+		h.render(v)
+		m.reply <- v
+	case detachMsg:
+		if v := h.viewers[m.id]; v != nil {
+			delete(h.viewers, m.id)
+			close(v.gone)
+		}
+	case viewerQuit:
+		if v := h.viewers[m.id]; v != nil {
+			v.quitOnce.Do(func() { close(v.quit) })
+		}
+	case inspectMsg:
+		m.fn(h.board)
+	}
+}
+
+type viewerQuit struct{ id int }
+
+// update is the viewer's Update; its Cmds run off the hub's goroutine and
+// their messages come back to it.
+func (h *Hub) update(v *viewer, msg tea.Msg) {
+	next, cmd := v.model.Update(msg)
+	v.model = next
+	if cmd != nil {
+		go h.exec(v.id, cmd)
+	}
+	h.render(v)
+}
+
+func (h *Hub) render(v *viewer) {
+	s := v.model.View()
+	if s == v.last {
+		return
+	}
+	v.last = s
+	select {
+	case <-v.frames: // drop the unsent older frame
+	default:
+	}
+	v.frames <- s
+}
+
+var cmdType = reflect.TypeOf(tea.Cmd(nil))
+
+// exec runs a Cmd as a tea.Program would: a batch concurrently, a
+// sequence in order, a quit ends the viewer's session (not the lab).
+func (h *Hub) exec(id int, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	msg := cmd()
+	switch m := msg.(type) {
+	case nil:
+		return
+	case tea.QuitMsg:
+		h.send(viewerQuit{id})
+		return
+	case tea.BatchMsg:
+		for _, c := range m {
+			go h.exec(id, c)
+		}
+		return
+	}
+	// tea.Sequence's message is unexported: a slice of Cmds.
+	if rv := reflect.ValueOf(msg); rv.Kind() == reflect.Slice && rv.Type().Elem() == cmdType {
+		for i := range rv.Len() {
+			h.exec(id, rv.Index(i).Interface().(tea.Cmd))
+		}
+		return
+	}
+	h.send(toViewer{id, msg})
+}
+
+// Attach adds a viewer whose model build makes (on the hub's goroutine,
+// from the board) and returns the session's tea.Model: a window on the
+// hub's viewer, which forwards keys and sizes and shows what the hub
+// renders. The session ends when the viewer's model quits.
+func (h *Hub) Attach(build func(*board.Board) tea.Model) (*Window, bool) {
+	reply := make(chan *viewer, 1)
+	if !h.send(attachMsg{build: build, reply: reply}) {
+		return nil, false
+	}
+	select {
+	case v := <-reply:
+		return &Window{hub: h, v: v}, true
+	case <-h.done:
+		return nil, false
+	}
+}
+
+// Window is a session's view of a hub viewer.
+type Window struct {
+	hub *Hub
+	v   *viewer
+}
+
+// Quit is closed when the viewer's model asked to quit (q).
+func (w *Window) Quit() <-chan struct{} { return w.v.quit }
+
+// Detach removes the viewer; idempotent.
+func (w *Window) Detach() { w.hub.send(detachMsg{w.v.id}) }
+
+// Pump hands the hub's frames to send (a tea.Program's Send) until the
+// viewer is detached or the hub stops.
+func (w *Window) Pump(send func(tea.Msg)) {
+	for {
+		select {
+		case s := <-w.v.frames:
+			send(frameMsg(s))
+		case <-w.v.gone:
+			return
+		case <-w.hub.done:
+			return
+		}
+	}
+}
+
+// Model is the session's tea.Model.
+func (w *Window) Model() tea.Model { return windowModel{w: w} }
+
+type frameMsg string
+
+// windowModel is what runs in the session's tea.Program: it forwards the
+// terminal's messages to the hub and draws the hub's latest frame.
+type windowModel struct {
+	w    *Window
+	view string
+}
+
+func (m windowModel) Init() tea.Cmd { return nil }
+
+func (m windowModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case frameMsg:
+		m.view = string(msg)
+	case tea.KeyMsg, tea.WindowSizeMsg, tea.MouseMsg:
+		m.w.hub.send(toViewer{m.w.v.id, msg})
+	}
+	return m, nil
+}
+
+func (m windowModel) View() string { return m.view }

@@ -1,0 +1,115 @@
+package serve
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/tui/ui"
+)
+
+// clockModel shows the board's clock and how many times it was told the
+// board changed; q quits through a sequence (as keys typed together do).
+type clockModel struct {
+	b       *board.Board
+	changes int
+}
+
+func (m clockModel) Init() tea.Cmd { return nil }
+
+func (m clockModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case ui.BoardChanged:
+		m.changes++
+	case tea.KeyMsg:
+		if msg.String() == "q" {
+			return m, tea.Sequence(func() tea.Msg { return nil }, tea.Quit)
+		}
+	}
+	return m, nil
+}
+
+func (m clockModel) View() string {
+	return fmt.Sprintf("%s changes=%d", m.b.Now().UTC().Format("15:04:05"), m.changes)
+}
+
+func nextFrame(t *testing.T, w *Window, want string) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case s := <-w.v.frames:
+			if s == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no frame %q within 5 s", want)
+		}
+	}
+}
+
+func TestHubFeedsEveryViewerFromOneBoard(t *testing.T) {
+	b := board.New([]string{board.Producer}, board.Config{Topic: "t"})
+	inputs := make(chan any)
+	h := NewHub(b, inputs)
+	defer h.Close()
+	build := func(b *board.Board) tea.Model { return clockModel{b: b} }
+	w1, ok1 := h.Attach(build)
+	w2, ok2 := h.Attach(build)
+	if !ok1 || !ok2 {
+		t.Fatal("attach failed")
+	}
+	at := time.Date(2026, 12, 1, 10, 0, 7, 0, time.UTC)
+	inputs <- board.Tick{Now: at}
+	// Each viewer is told once; the board took the input once.
+	nextFrame(t, w1, "10:00:07 changes=1")
+	nextFrame(t, w2, "10:00:07 changes=1")
+
+	// A late viewer sees the board as it is, without a replay.
+	w3, _ := h.Attach(build)
+	nextFrame(t, w3, "10:00:07 changes=0")
+
+	// q in one viewer ends that viewer's session only.
+	h.send(toViewer{w2.v.id, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")}})
+	select {
+	case <-w2.Quit():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the viewer's quit did not reach its session")
+	}
+	select {
+	case <-w1.Quit():
+		t.Fatal("another viewer's quit ended this one")
+	default:
+	}
+	w2.Detach()
+	inputs <- board.Tick{Now: at.Add(time.Second)}
+	nextFrame(t, w1, "10:00:08 changes=2")
+}
+
+func TestLightBackground(t *testing.T) {
+	for in, want := range map[string]bool{"": false, "15;0": false, "0;15": true, "0;default;7": true, "12;8": false} {
+		if got := lightBackground(in); got != want {
+			t.Errorf("lightBackground(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestFormatTable(t *testing.T) {
+	rows := []LabRow{
+		{ID: "3f2a9c01b4", Fingerprint: "SHA256:abcdefghijklmnopqrstuvwxyz", Sessions: 1, State: "connected", Uptime: 95 * time.Second,
+			Crashes: 2, Running: 4, Verdict: "exact", Records: 90, Group: "demo-usage-3f2a9c01b4-baseline-1"},
+		{ID: "77aa00bb11", Fingerprint: "SHA256:zz", State: "stopped", KeepLeft: 9 * time.Minute, Uptime: time.Minute,
+			Verdict: "over-counted", DriftH: 1.5, Records: 12, Group: "demo-usage-77aa00bb11"},
+	}
+	got := FormatTable(rows, 5, 1)
+	want := "labs 2/5 · 1 refused (full)\n" +
+		"LAB         KEY                   STATE               UPTIME  PROCS  CRASHES  GROUP       USAGE DRIFT\n" +
+		"3f2a9c01b4  SHA256:abcdefghijkl…  connected           1m35s   4      2        baseline-1  exact (+0.00 h / +0.00 km) over 90 records\n" +
+		"77aa00bb11  SHA256:zz             stopped, kept 9m0s  1m0s    0      0        base        over-counted (+1.50 h / +0.00 km) over 12 records\n"
+	if got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -1,0 +1,573 @@
+// Package serve is the workshop over SSH: one shared broker and store,
+// the presenter's lab, and a lab of their own for every attendee who
+// connects with `ssh -p PORT HOST`, rendered by the same dashboard.
+//
+// Guarantees:
+//   - An attendee's lab is named by the server from the SHA-256 of their
+//     public key: their topic sensor-data-<lab>, consumer-usage group
+//     demo-usage-<lab>, database krl_<lab> and run directory labs/<lab>.
+//     Nothing the client sends names a lab; keys act on that lab only.
+//   - At most MaxLabs attendee labs exist (connected or kept); the next new
+//     key is refused with one line, never left waiting.
+//   - When an attendee's last session ends, however it ends, the lab's
+//     processes are stopped (SIGTERM, SIGKILL after the supervisor's stop
+//     timeout): none runs without a session. The lab (its board, topic,
+//     database and settings) is kept for Keep; the same key reconnecting
+//     within it gets the lab back and its processes start again.
+//   - `watch` sessions see the presenter's lab read-only.
+//   - Close stops every lab; the supervisors' process groups and
+//     parent-death signals leave no child behind.
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/ssh"
+	"github.com/charmbracelet/wish"
+	"github.com/charmbracelet/wish/activeterm"
+	bm "github.com/charmbracelet/wish/bubbletea"
+	"github.com/muesli/termenv"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/lab"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
+	"github.com/kafka-recovery-lab/krl/tui/ui"
+)
+
+// WatchUser is the SSH user name of the presenter's read-only view.
+const WatchUser = "watch"
+
+// Auth modes.
+const (
+	AuthOpen = "open" // any public key
+	AuthKeys = "keys" // the keys of an authorized_keys file
+)
+
+// Config is what serve's flags decide.
+type Config struct {
+	Listen         string
+	DataDir        string
+	MaxLabs        int
+	Keep           time.Duration
+	Auth           string
+	AuthorizedKeys string
+	// Lab is the template of every lab: the presenter's as is (it starts
+	// the embedded broker and store unless Brokers / Mongo are set), the
+	// attendees' on the presenter's broker and store.
+	Lab lab.Config
+	Log *slog.Logger
+}
+
+// Server is the workshop server.
+type Server struct {
+	cfg       Config
+	presenter *labHub
+	srv       *ssh.Server
+	listener  net.Listener
+
+	mu      sync.Mutex
+	labs    map[string]*attendee
+	closing bool
+	// refused counts sessions turned away because the workshop was full.
+	refused int
+}
+
+// labHub is a lab with its dashboard hub and scenario session.
+type labHub struct {
+	lab       *lab.Lab
+	hub       *Hub
+	scenarios *scenario.Session
+	launched  chan struct{} // closed when Launch returned
+	launchErr error
+}
+
+func newLabHub(cfg lab.Config) (*labHub, error) {
+	l, err := lab.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	h := &labHub{lab: l, launched: make(chan struct{})}
+	h.hub = NewHub(l.NewBoard(), l.Inputs())
+	h.scenarios = &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true,
+		OnProgress: func(p scenario.Progress) { h.hub.Broadcast(p) }}}
+	return h, nil
+}
+
+func (h *labHub) launch(ctx context.Context) {
+	defer close(h.launched)
+	h.launchErr = h.lab.Launch(ctx)
+}
+
+func (h *labHub) shutdown(ctx context.Context) {
+	h.scenarios.Stop()
+	_ = h.lab.Shutdown(ctx)
+	h.hub.Close()
+}
+
+// attendee is one attendee's lab.
+type attendee struct {
+	*labHub
+	id, fingerprint string
+	created         time.Time
+	crashes         atomic.Int64
+
+	// Under Server.mu.
+	sessions int
+	detached time.Time // when the last session ended; zero while attached
+	expiry   *time.Timer
+
+	// opMu makes a stop (last session gone) and a start (a session back)
+	// one after the other, in the order they were asked.
+	opMu    sync.Mutex
+	stopped bool
+}
+
+// New prepares a server; Start launches the presenter's lab and listens.
+func New(cfg Config) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxLabs < 1 {
+		return nil, errors.New("serve: --max-labs must be at least 1")
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "ssh"), 0o700); err != nil {
+		return nil, fmt.Errorf("serve: data dir: %w", err)
+	}
+	pcfg := cfg.Lab
+	pcfg.RunDir = filepath.Join(cfg.DataDir, "presenter")
+	if err := os.MkdirAll(filepath.Join(pcfg.RunDir, "logs"), 0o755); err != nil {
+		return nil, fmt.Errorf("serve: data dir: %w", err)
+	}
+	logf, err := os.OpenFile(filepath.Join(pcfg.RunDir, "logs", "dashboard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	pcfg.Log = slog.New(slog.NewTextHandler(logf, nil))
+	presenter, err := newLabHub(pcfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, presenter: presenter, labs: map[string]*attendee{}}
+	opts := []ssh.Option{
+		wish.WithAddress(cfg.Listen),
+		// Created once, reused: attendees' known_hosts stay valid.
+		wish.WithHostKeyPath(filepath.Join(cfg.DataDir, "ssh", "host_ed25519")),
+		wish.WithMiddleware(
+			sessionEnd,
+			bm.MiddlewareWithProgramHandler(s.program, termenv.ANSI256),
+			activeterm.Middleware(),
+		),
+	}
+	switch cfg.Auth {
+	case AuthOpen:
+		opts = append(opts,
+			wish.WithPublicKeyAuth(func(ssh.Context, ssh.PublicKey) bool { return true }),
+			// Lets a client without a key in, to be told it needs one.
+			wish.WithKeyboardInteractiveAuth(func(ssh.Context, gossh.KeyboardInteractiveChallenge) bool { return true }))
+	case AuthKeys:
+		opts = append(opts, wish.WithAuthorizedKeys(cfg.AuthorizedKeys))
+	default:
+		return nil, fmt.Errorf("serve: --auth %q: want open or keys", cfg.Auth)
+	}
+	if s.srv, err = wish.NewServer(opts...); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	return s, nil
+}
+
+// Presenter is the presenter's lab (for the server's own dashboard).
+func (s *Server) Presenter() *lab.Lab { return s.presenter.lab }
+
+// Start launches the presenter's lab (and with it the embedded broker and
+// store), then listens. It returns the address it listens on.
+func (s *Server) Start(ctx context.Context) (string, error) {
+	s.presenter.launch(ctx)
+	if s.presenter.launchErr != nil {
+		return "", fmt.Errorf("the presenter's lab did not start: %w", s.presenter.launchErr)
+	}
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return "", fmt.Errorf("serve: --ssh %s: %w", s.cfg.Listen, err)
+	}
+	s.listener = ln
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, ssh.ErrServerClosed) {
+			s.cfg.Log.Error("ssh server stopped", "err", err)
+		}
+	}()
+	return ln.Addr().String(), nil
+}
+
+// LabID names the lab of a public key: the first 10 hex digits of the
+// SHA-256 of its wire form (never anything the client chose).
+func LabID(key ssh.PublicKey) string {
+	sum := sha256.Sum256(key.Marshal())
+	return hex.EncodeToString(sum[:])[:10]
+}
+
+// LabConfig is lab id's configuration on the presenter's broker and store.
+func (s *Server) LabConfig(id string) (lab.Config, error) {
+	brokers, mongo := s.presenter.lab.Addresses()
+	u, err := url.Parse(mongo)
+	if err != nil {
+		return lab.Config{}, fmt.Errorf("the store's URI %q: %w", mongo, err)
+	}
+	u.Path = "/krl_" + id
+	c := s.cfg.Lab
+	c.Brokers, c.Mongo, c.Cluster, c.StoreLatency = brokers, u.String(), 0, 0
+	c.Topic = c.Topic + "-" + id
+	c.UsageGroup = "demo-usage-" + id
+	c.RunDir = filepath.Join(s.cfg.DataDir, "labs", id)
+	return c, nil
+}
+
+// errFull and errClosing are what a refused session is told.
+var errClosing = errors.New("the workshop server is stopping")
+
+func (s *Server) fullError() error {
+	return fmt.Errorf("this workshop is full: all %d labs are in use (--max-labs %d); ask the presenter for a place", s.cfg.MaxLabs, s.cfg.MaxLabs)
+}
+
+// acquire returns key's lab, creating and launching it if it has none.
+func (s *Server) acquire(key ssh.PublicKey) (*attendee, error) {
+	id := LabID(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return nil, errClosing
+	}
+	if a := s.labs[id]; a != nil {
+		a.sessions++
+		a.detached = time.Time{}
+		if a.expiry != nil {
+			a.expiry.Stop()
+			a.expiry = nil
+		}
+		go s.startAgain(a)
+		return a, nil
+	}
+	if len(s.labs) >= s.cfg.MaxLabs {
+		s.refused++
+		s.cfg.Log.Warn("session refused: the workshop is full", "labs", len(s.labs), "fingerprint", gossh.FingerprintSHA256(key))
+		return nil, s.fullError()
+	}
+	cfg, err := s.LabConfig(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.RunDir, "logs"), 0o755); err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(filepath.Join(cfg.RunDir, "logs", "dashboard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Log = slog.New(slog.NewTextHandler(logf, nil))
+	h, err := newLabHub(cfg)
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	a := &attendee{labHub: h, id: id, fingerprint: gossh.FingerprintSHA256(key), created: time.Now(), sessions: 1}
+	s.labs[id] = a
+	s.cfg.Log.Info("lab created", "lab", id, "fingerprint", a.fingerprint, "topic", cfg.Topic, "labs", len(s.labs))
+	go h.launch(context.Background())
+	return a, nil
+}
+
+// release ends one of a's sessions; the last one stops its processes and
+// starts the keep timer.
+func (s *Server) release(a *attendee) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a.sessions--
+	if a.sessions > 0 || s.closing {
+		return
+	}
+	a.detached = time.Now()
+	a.expiry = time.AfterFunc(s.cfg.Keep, func() { s.expire(a) })
+	s.cfg.Log.Info("session ended: stopping the lab's processes", "lab", a.id, "keep", s.cfg.Keep)
+	go s.stopProcesses(a)
+}
+
+// StopBound is how long an attendee's processes may take to end after
+// their session did: the supervisor's SIGTERM-then-SIGKILL timeout (6 s)
+// and some slack.
+const StopBound = 10 * time.Second
+
+// stopProcesses stops every process of a's lab (producer first, so
+// nothing is published that no consumer reads).
+func (s *Server) stopProcesses(a *attendee) {
+	a.opMu.Lock()
+	defer a.opMu.Unlock()
+	<-a.launched
+	s.mu.Lock()
+	still := a.sessions == 0
+	s.mu.Unlock()
+	if !still || a.stopped {
+		return
+	}
+	names := roleNames(a.lab)
+	var wg sync.WaitGroup
+	for _, n := range names {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = a.lab.Stop(n) }()
+	}
+	wg.Wait()
+	a.stopped = true
+	a.lab.Note("the attendee's session ended: every process of this lab stopped; it is kept for " + s.cfg.Keep.String())
+	s.cfg.Log.Info("lab processes stopped", "lab", a.id)
+}
+
+// startAgain restarts the processes of a lab whose session came back.
+func (s *Server) startAgain(a *attendee) {
+	a.opMu.Lock()
+	defer a.opMu.Unlock()
+	<-a.launched
+	if !a.stopped {
+		return
+	}
+	// Consumers first, the producer last: none misses a message.
+	names := roleNames(a.lab)
+	slices.SortStableFunc(names, func(x, y string) int {
+		if (x == board.Producer) == (y == board.Producer) {
+			return 0
+		}
+		if x == board.Producer {
+			return 1
+		}
+		return -1
+	})
+	a.lab.Note("the attendee reconnected: the lab's processes start again on its topic and database")
+	for _, n := range names {
+		if err := a.lab.Start(n); err != nil {
+			s.cfg.Log.Warn("restart after reconnect failed", "lab", a.id, "process", n, "err", err)
+		}
+	}
+	a.stopped = false
+	s.cfg.Log.Info("lab processes started again", "lab", a.id)
+}
+
+// roleNames lists the lab's own processes (no shared infrastructure).
+func roleNames(l *lab.Lab) []string {
+	var names []string
+	l.Observe(func(b *board.Board) {
+		for _, n := range b.Names() {
+			if n == board.Broker || n == board.Store {
+				continue
+			}
+			names = append(names, n)
+		}
+	})
+	return names
+}
+
+// expire drops a lab nobody came back to within Keep.
+func (s *Server) expire(a *attendee) {
+	s.mu.Lock()
+	if s.labs[a.id] != a || a.sessions > 0 {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.labs, a.id)
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a.shutdown(ctx)
+	s.cfg.Log.Info("lab dropped: not reconnected within --keep", "lab", a.id, "keep", s.cfg.Keep)
+}
+
+// Close stops accepting sessions, ends every session and stops every lab,
+// the presenter's last (it holds the embedded broker and store).
+func (s *Server) Close(ctx context.Context) {
+	s.mu.Lock()
+	s.closing = true
+	labs := make([]*attendee, 0, len(s.labs))
+	for _, a := range s.labs {
+		if a.expiry != nil {
+			a.expiry.Stop()
+		}
+		labs = append(labs, a)
+	}
+	s.labs = map[string]*attendee{}
+	s.mu.Unlock()
+	_ = s.srv.Close()
+	var wg sync.WaitGroup
+	for _, a := range labs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-a.launched
+			s.finish(ctx, a)
+			a.shutdown(ctx)
+		}()
+	}
+	wg.Wait()
+	s.presenter.shutdown(ctx)
+}
+
+// finish ends a running lab as the dashboard ends a run: the producer
+// paused, the consumers caught up (at most 30 s), then its report written
+// to report.json in its run directory: the lab's numbers as they were,
+// for the presenter (and the tests) to compare with the topic.
+func (s *Server) finish(ctx context.Context, a *attendee) {
+	a.opMu.Lock()
+	running := !a.stopped && a.launchErr == nil
+	a.opMu.Unlock()
+	if running {
+		if err := a.lab.Pause(); err == nil {
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			if err := a.lab.WaitCaughtUp(wctx); err != nil {
+				s.cfg.Log.Warn("lab not caught up before the server stopped", "lab", a.id, "err", err)
+			}
+			cancel()
+		}
+	}
+	b, err := json.MarshalIndent(a.lab.Report(), "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(s.cfg.DataDir, "labs", a.id, "report.json"), append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		s.cfg.Log.Warn("lab report not written", "lab", a.id, "err", err)
+	}
+}
+
+// KillAll kills every child at once (a second signal while stopping).
+func (s *Server) KillAll() {
+	s.mu.Lock()
+	for _, a := range s.labs {
+		a.lab.KillAll()
+	}
+	s.mu.Unlock()
+	s.presenter.lab.KillAll()
+}
+
+type cleanupKey struct{}
+
+// sessionRenderer styles a session's dashboard for the client's terminal
+// (TERM and the environment it sent) at ANSI256 at least. Unlike wish's
+// MakeRenderer it asks the terminal nothing: that query reads the session
+// until the terminal answers, and a client that never answers (a script,
+// some terminals) would see nothing until its first key, which the query
+// then swallows. The background is taken as dark unless COLORFGBG says
+// otherwise (OpenSSH sends it only with SendEnv).
+func sessionRenderer(sess ssh.Session) *lipgloss.Renderer {
+	pty, _, _ := sess.Pty()
+	env := environ(append(sess.Environ(), "TERM="+pty.Term))
+	r := lipgloss.NewRenderer(sess, termenv.WithEnvironment(env), termenv.WithUnsafe(), termenv.WithColorCache(true))
+	if r.ColorProfile() > termenv.ANSI256 {
+		r.SetColorProfile(termenv.ANSI256)
+	}
+	r.SetHasDarkBackground(!lightBackground(env.Getenv("COLORFGBG")))
+	return r
+}
+
+// lightBackground reads COLORFGBG ("15;0": white on black): backgrounds 7
+// and 15 are light.
+func lightBackground(colorfgbg string) bool {
+	parts := strings.Split(colorfgbg, ";")
+	bg := parts[len(parts)-1]
+	return bg == "7" || bg == "15"
+}
+
+// environ is a session's environment for termenv.
+type environ []string
+
+func (e environ) Environ() []string { return e }
+
+func (e environ) Getenv(k string) string {
+	for _, v := range slices.Backward(e) {
+		if after, ok := strings.CutPrefix(v, k+"="); ok {
+			return after
+		}
+	}
+	return ""
+}
+
+// program is the wish handler: one tea.Program per session, on the
+// presenter's hub (watch) or the attendee's own.
+func (s *Server) program(sess ssh.Session) *tea.Program {
+	key := sess.PublicKey()
+	if key == nil {
+		wish.Fatalln(sess, "no public key offered: this workshop names your lab after your SSH key; create one with ssh-keygen -t ed25519 and connect again")
+		return nil
+	}
+	r := sessionRenderer(sess)
+	var (
+		w       *Window
+		ok      bool
+		release func()
+	)
+	if sess.User() == WatchUser {
+		w, ok = s.presenter.hub.Attach(func(b *board.Board) tea.Model {
+			return ui.New(b, readOnlyControl{}, ui.Options{Renderer: r, ReadOnly: true,
+				Banner: "presenter's lab · read-only"})
+		})
+		release = func() {}
+	} else {
+		a, err := s.acquire(key)
+		if err != nil {
+			wish.Fatalln(sess, err.Error())
+			return nil
+		}
+		w, ok = a.hub.Attach(func(b *board.Board) tea.Model {
+			return ui.New(b, attendeeControl{Lab: a.lab, crashes: &a.crashes}, ui.Options{Renderer: r,
+				Banner: "lab " + a.id, Scenarios: a.scenarios})
+		})
+		release = func() { s.release(a) }
+	}
+	if !ok {
+		release()
+		wish.Fatalln(sess, errClosing.Error())
+		return nil
+	}
+	p := tea.NewProgram(w.Model(), append(bm.MakeOptions(sess), tea.WithAltScreen())...)
+	go w.Pump(p.Send)
+	go func() {
+		select {
+		case <-w.Quit():
+			p.Quit()
+		case <-sess.Context().Done():
+		}
+	}()
+	// The middleware calls the next handler once the program ended,
+	// whatever ended it (q, the client gone, the server closing).
+	sess.Context().SetValue(cleanupKey{}, func() { w.Detach(); release() })
+	return p
+}
+
+// sessionEnd runs after the session's program: its cleanup.
+func sessionEnd(next ssh.Handler) ssh.Handler {
+	return func(sess ssh.Session) {
+		if f, ok := sess.Context().Value(cleanupKey{}).(func()); ok {
+			f()
+		}
+		next(sess)
+	}
+}
+
+// PresenterWindow is the presenter's own dashboard on their lab, every
+// key working (the serve process's screen, p).
+func (s *Server) PresenterWindow() (*Window, bool) {
+	return s.presenter.hub.Attach(func(b *board.Board) tea.Model {
+		return ui.New(b, s.presenter.lab, ui.Options{Banner: "presenter's lab", Scenarios: s.presenter.scenarios})
+	})
+}

@@ -1,0 +1,144 @@
+package serve
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+)
+
+// LabRow is one attendee lab on the server's table: who, since when, what
+// they broke and whether their usage is still exact, so the presenter sees
+// who is stuck.
+type LabRow struct {
+	ID          string `json:"id"`
+	Fingerprint string `json:"fingerprint"`
+	Sessions    int    `json:"sessions"`
+	// State: starting, connected, or stopped (kept KeepLeft more).
+	State    string        `json:"state"`
+	KeepLeft time.Duration `json:"keep_left_ns,omitempty"`
+	Uptime   time.Duration `json:"uptime_ns"`
+	Crashes  int64         `json:"crashes"`
+	Running  int           `json:"running"`
+	// Drift: the usage panel's total verdict and drift.
+	Verdict string  `json:"verdict"`
+	DriftH  float64 `json:"drift_hours"`
+	DriftKm float64 `json:"drift_km"`
+	// Records: usage records consumer-query answered for; Group:
+	// consumer-usage's group (a reset-lab gives it a new one).
+	Records int64  `json:"records"`
+	Group   string `json:"group"`
+}
+
+// Labs is the table as of now, oldest lab first.
+func (s *Server) Labs() []LabRow {
+	s.mu.Lock()
+	labs := make([]*attendee, 0, len(s.labs))
+	rows := map[*attendee]LabRow{}
+	now := time.Now()
+	for _, a := range s.labs {
+		labs = append(labs, a)
+		r := LabRow{ID: a.id, Fingerprint: a.fingerprint, Sessions: a.sessions, Uptime: now.Sub(a.created).Round(time.Second)}
+		switch {
+		case a.sessions > 0:
+			r.State = "connected"
+		default:
+			r.State = "stopped"
+			r.KeepLeft = max(0, s.cfg.Keep-now.Sub(a.detached)).Round(time.Second)
+		}
+		rows[a] = r
+	}
+	s.mu.Unlock()
+	slices.SortFunc(labs, func(x, y *attendee) int { return x.created.Compare(y.created) })
+	out := make([]LabRow, 0, len(labs))
+	for _, a := range labs {
+		r := rows[a]
+		r.Crashes = a.crashes.Load()
+		select {
+		case <-a.launched:
+		default:
+			if r.State == "connected" {
+				r.State = "starting"
+			}
+		}
+		a.hub.Inspect(func(b *board.Board) {
+			for _, p := range b.Processes() {
+				if p.Alive {
+					r.Running++
+				}
+			}
+			r.Group = b.Process(board.Usage).GroupID
+			u := b.Usage()
+			if u.Total.Recorded != nil {
+				r.Records = u.Total.Recorded.Records
+			}
+			r.Verdict = string(u.Total.Verdict)
+			if d := u.Total.Drift; d != nil {
+				r.DriftH, r.DriftKm = d.Hours(), d.Km()
+			}
+		})
+		out = append(out, r)
+	}
+	return out
+}
+
+// Refused is how many sessions were turned away because the workshop was
+// full.
+func (s *Server) Refused() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
+// FormatTable renders rows as the server's table (its screen and its
+// headless log).
+func FormatTable(rows []LabRow, maxLabs, refused int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "labs %d/%d", len(rows), maxLabs)
+	if refused > 0 {
+		fmt.Fprintf(&b, " · %d refused (full)", refused)
+	}
+	b.WriteString("\n")
+	if len(rows) == 0 {
+		b.WriteString("no attendee connected yet\n")
+		return b.String()
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "LAB\tKEY\tSTATE\tUPTIME\tPROCS\tCRASHES\tGROUP\tUSAGE DRIFT")
+	for _, r := range rows {
+		state := r.State
+		if r.Sessions > 1 {
+			state += fmt.Sprintf(" ×%d", r.Sessions)
+		}
+		if r.State == "stopped" {
+			state += ", kept " + r.KeepLeft.String()
+		}
+		verdict := r.Verdict
+		if verdict == "" {
+			verdict = "—"
+		}
+		if r.Verdict != "" && r.Verdict != string(board.VerdictPending) {
+			verdict += fmt.Sprintf(" (%+.2f h / %+.2f km) over %d records", r.DriftH, r.DriftKm, r.Records)
+		}
+		// The lab's own group is "base"; a reset-lab's "baseline-N".
+		group := strings.TrimPrefix(strings.TrimPrefix(r.Group, "demo-usage-"+r.ID), "-")
+		if group == "" {
+			group = "base"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, shortFingerprint(r.Fingerprint), state, r.Uptime, r.Running, r.Crashes, group, verdict)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+// shortFingerprint keeps "SHA256:" and 12 characters: enough to tell the
+// room's keys apart on a projector.
+func shortFingerprint(fp string) string {
+	if len(fp) > len("SHA256:")+12 {
+		return fp[:len("SHA256:")+12] + "…"
+	}
+	return fp
+}

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+	"github.com/kafka-recovery-lab/krl/tui/serve"
+)
+
+type serveFlags struct {
+	serve.Config
+	headless bool
+}
+
+// authFlag is --auth open or --auth keys (FILE: joinAuthFile).
+type authFlag struct{ mode string }
+
+func (a *authFlag) String() string { return a.mode }
+func (a *authFlag) Set(v string) error {
+	switch v {
+	case serve.AuthOpen, serve.AuthKeys:
+		a.mode = v
+		return nil
+	}
+	return fmt.Errorf("want open or keys FILE, got %q", v)
+}
+
+// joinAuthFile turns "--auth keys FILE" into "--auth keys
+// --authorized-keys FILE": the contract's two-word form, which the flag
+// package would otherwise stop at.
+func joinAuthFile(args []string) []string {
+	out := make([]string, 0, len(args)+1)
+	for i := 0; i < len(args); i++ {
+		out = append(out, args[i])
+		if (args[i] == "--auth" || args[i] == "-auth") && i+2 < len(args) && args[i+1] == serve.AuthKeys &&
+			!strings.HasPrefix(args[i+2], "-") {
+			out = append(out, args[i+1], "--authorized-keys", args[i+2])
+			i += 2
+		}
+	}
+	return out
+}
+
+func parseServeFlags(args []string, stdout io.Writer) (serveFlags, error) {
+	var f serveFlags
+	auth := authFlag{mode: serve.AuthOpen}
+	fs := flag.NewFlagSet("tui serve", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: tui serve [flags]
+
+The workshop over SSH: one shared broker and store, the presenter's lab, and
+for every attendee who connects (ssh -p PORT HOST) a lab of their own; user
+`+serve.WatchUser+` shows the presenter's lab read-only (ssh -p PORT `+serve.WatchUser+`@HOST).
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.Listen, "ssh", "127.0.0.1:2222", "listen `ADDR` for SSH (loopback by default; 0.0.0.0:2222 for a room)")
+	fs.IntVar(&f.MaxLabs, "max-labs", serve.DefaultMaxLabs(), "attendee labs at most (default sized to this machine: "+serve.MaxLabsRule()+")")
+	fs.DurationVar(&f.Keep, "keep", 10*time.Minute, "keep a disconnected attendee's lab this long for a reconnect with the same key")
+	fs.Var(&auth, "auth", "open (any public key: a room on a private network) or keys FILE (the keys of an authorized_keys file)")
+	fs.StringVar(&f.AuthorizedKeys, "authorized-keys", "", "the `FILE` of --auth keys (--auth keys FILE sets it)")
+	fs.StringVar(&f.DataDir, "data-dir", filepath.Join(os.TempDir(), "krl-serve"), "the server's directory: host key, the presenter's and every attendee's lab")
+	fs.BoolVar(&f.headless, "headless", false, "no screen: log the table of labs to stderr")
+	fs.StringVar(&f.Lab.Brokers, "brokers", os.Getenv("KAFKA_BROKER"), "Kafka bootstrap servers; empty starts the embedded broker (env KAFKA_BROKER)")
+	fs.StringVar(&f.Lab.Mongo, "mongo", os.Getenv("MONGO_URI"), "MongoDB URI; empty starts the embedded store (env MONGO_URI)")
+	fs.IntVar(&f.Lab.Sensors, "sensors", 10, "simulated sensors per lab")
+	fs.DurationVar(&f.Lab.Interval, "interval", time.Second, "time between two messages of one sensor")
+	fs.StringVar(&f.Lab.UsageMode, "usage-mode", string(lesson.Naive), "consumer-usage mode in every lab: naive (the article) or guarded")
+	fs.StringVar(&f.Lab.UsageReset, "usage-reset", "latest", "consumer-usage offset reset: latest or earliest")
+	if err := cli.Parse(fs, joinAuthFile(args)); err != nil {
+		return f, err
+	}
+	if auth.mode == serve.AuthKeys && f.AuthorizedKeys == "" {
+		return f, cli.Usagef("--auth keys needs a FILE: --auth keys ~/.ssh/authorized_keys")
+	}
+	f.Auth = auth.mode
+	if f.Auth == serve.AuthKeys {
+		if _, err := os.Stat(f.AuthorizedKeys); err != nil {
+			return f, cli.Usagef("--auth keys %s: %v", f.AuthorizedKeys, err)
+		}
+	}
+	if _, _, err := net.SplitHostPort(f.Listen); err != nil {
+		return f, cli.Usagef("--ssh %q: %v", f.Listen, err)
+	}
+	if f.MaxLabs < 1 || f.MaxLabs > 500 {
+		return f, cli.Usagef("--max-labs must be between 1 and 500, got %d", f.MaxLabs)
+	}
+	if f.Keep < 0 {
+		return f, cli.Usagef("--keep must not be negative, got %s", f.Keep)
+	}
+	if f.Lab.Sensors < 1 || f.Lab.Sensors > 1000 {
+		return f, cli.Usagef("--sensors must be between 1 and 1000, got %d", f.Lab.Sensors)
+	}
+	if f.Lab.Interval < 10*time.Millisecond {
+		return f, cli.Usagef("--interval must be at least 10ms, got %s", f.Lab.Interval)
+	}
+	if _, err := lesson.ParseMode(f.Lab.UsageMode); err != nil {
+		return f, cli.Usagef("--usage-mode: %v", err)
+	}
+	if _, err := lesson.ParseReset(f.Lab.UsageReset); err != nil {
+		return f, cli.Usagef("--usage-reset: %v", err)
+	}
+	f.Lab.Topic = telemetry.DefaultTopic
+	return f, nil
+}
+
+func serveMain(args []string) int {
+	f, err := parseServeFlags(args, os.Stdout)
+	if err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	if f.DataDir, err = filepath.Abs(f.DataDir); err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	if err := os.MkdirAll(f.DataDir, 0o755); err != nil {
+		return cli.Exit(os.Stderr, fmt.Errorf("--data-dir %s: %w", f.DataDir, err))
+	}
+	logf, err := os.OpenFile(filepath.Join(f.DataDir, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return cli.Exit(os.Stderr, fmt.Errorf("--data-dir %s: %w", f.DataDir, err))
+	}
+	defer logf.Close()
+	var logOut io.Writer = logf
+	if f.headless {
+		logOut = io.MultiWriter(logf, os.Stderr)
+	}
+	f.Log = slog.New(slog.NewTextHandler(logOut, nil))
+	srv, err := serve.New(f.Config)
+	if err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	defer func() {
+		if r := recover(); r != nil {
+			srv.KillAll()
+			panic(r)
+		}
+	}()
+	fmt.Fprintf(os.Stderr, "starting the shared broker and store and the presenter's lab in %s ...\n", f.DataDir)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	addr, err := srv.Start(ctx)
+	if err != nil {
+		stopServer(srv, sigs)
+		cancel()
+		return cli.Exit(os.Stderr, err)
+	}
+	cancel() // from here on, signals are the loop's
+	f.Log.Info("serving", "ssh", addr, "max_labs", f.MaxLabs, "keep", f.Keep, "auth", f.Auth, "data_dir", f.DataDir)
+	fmt.Fprint(os.Stderr, connectLines(addr))
+	if f.headless {
+		serveHeadless(srv, f, sigs)
+	} else {
+		serveScreen(srv, f, addr, sigs)
+	}
+	stopServer(srv, sigs)
+	return cli.ExitOK
+}
+
+// connectLines is what the presenter reads out to the room.
+func connectLines(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	if host == "0.0.0.0" || host == "::" || host == "" {
+		host = "THIS-HOST"
+	}
+	return fmt.Sprintf("attendees:  ssh -p %s %s\nwatch:      ssh -p %s %s@%s\n", port, host, port, serve.WatchUser, host)
+}
+
+// stopServer ends every lab; a second signal kills what is left at once.
+func stopServer(srv *serve.Server, sigs <-chan os.Signal) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	go func() {
+		if _, ok := <-sigs; ok {
+			srv.KillAll()
+			cancel()
+		}
+	}()
+	srv.Close(ctx)
+}
+
+// serveHeadless logs the table of labs whenever it changes (at most every
+// 2 s) until a signal.
+func serveHeadless(srv *serve.Server, f serveFlags, sigs <-chan os.Signal) {
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	last := ""
+	for {
+		select {
+		case sig := <-sigs:
+			f.Log.Info("signal, stopping", "signal", sig.String())
+			return
+		case <-tick.C:
+			t := serve.FormatTable(stripUptime(srv.Labs()), f.MaxLabs, srv.Refused())
+			if t != last {
+				last = t
+				fmt.Fprint(os.Stderr, indent(t))
+			}
+		}
+	}
+}
+
+// stripUptime leaves out what changes every second, so the log shows a
+// table only when something happened.
+func stripUptime(rows []serve.LabRow) []serve.LabRow {
+	for i := range rows {
+		rows[i].Uptime = 0
+		rows[i].KeepLeft = rows[i].KeepLeft.Truncate(time.Minute)
+	}
+	return rows
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
+}
+
+// serveScreen shows the table of labs; p opens the presenter's own
+// dashboard (q in it comes back), q stops the server.
+func serveScreen(srv *serve.Server, f serveFlags, addr string, sigs <-chan os.Signal) {
+	stop := make(chan struct{})
+	go func() {
+		<-sigs
+		close(stop)
+	}()
+	for {
+		m := newTableModel(srv, f.MaxLabs, connectLines(addr))
+		p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithoutSignalHandler())
+		go func() {
+			<-stop
+			p.Quit()
+		}()
+		res, err := p.Run()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "error: screen:", err)
+			return
+		}
+		if tm, ok := res.(tableModel); !ok || !tm.openPresenter {
+			return
+		}
+		w, ok := srv.PresenterWindow()
+		if !ok {
+			return
+		}
+		dp := tea.NewProgram(w.Model(), tea.WithAltScreen(), tea.WithoutSignalHandler())
+		go w.Pump(dp.Send)
+		go func() {
+			select {
+			case <-w.Quit():
+			case <-stop:
+			}
+			dp.Quit()
+		}()
+		_, err = dp.Run()
+		w.Detach()
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "error: dashboard:", err)
+			return
+		}
+	}
+}
