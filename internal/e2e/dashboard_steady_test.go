@@ -17,13 +17,13 @@ import (
 // and around faults, at the designed size.
 
 // steadyFor is how long each steady phase lasts: KRL_STEADY (a Go duration),
-// 45 s by default to keep the suite's time down; KRL_STEADY=3m is the
+// 30 s by default to keep the suite's time down; KRL_STEADY=3m is the
 // presenter-length run.
 func steadyFor(t *testing.T) time.Duration {
 	t.Helper()
 	s := os.Getenv("KRL_STEADY")
 	if s == "" {
-		return 45 * time.Second
+		return 30 * time.Second
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
@@ -148,7 +148,7 @@ func awaitAllExact(tm *tmuxTerm, what string, timeout time.Duration) string {
 // TestDashboardSteadyVerdicts runs the dashboard in tmux at 120x36 at the
 // default rate and reads it as the audience does:
 //
-//  1. guarded, then naive, each for KRL_STEADY (45 s; 3m for the
+//  1. guarded, then naive, each for KRL_STEADY (30 s; 3m for the
 //     presenter-length run): every screen has
 //     every column and the footer's ? help and q quit, no sensor state
 //     reads WRONG, and every verdict is exact (nothing is broken, so

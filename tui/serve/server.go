@@ -41,7 +41,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/ssh"
 	"github.com/charmbracelet/wish"
-	"github.com/charmbracelet/wish/activeterm"
 	bm "github.com/charmbracelet/wish/bubbletea"
 	"github.com/muesli/termenv"
 	gossh "golang.org/x/crypto/ssh"
@@ -173,7 +172,7 @@ func New(cfg Config) (*Server, error) {
 		wish.WithMiddleware(
 			sessionEnd,
 			bm.MiddlewareWithProgramHandler(s.program, termenv.ANSI256),
-			activeterm.Middleware(),
+			needTerminal,
 		),
 	}
 	switch cfg.Auth {
@@ -552,6 +551,18 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	// whatever ended it (q, the client gone, the server closing).
 	sess.Context().SetValue(cleanupKey{}, func() { w.Detach(); release() })
 	return p
+}
+
+// needTerminal turns away a session without a pty (ssh HOST CMD, or
+// stdin not a terminal) with what to type instead.
+func needTerminal(next ssh.Handler) ssh.Handler {
+	return func(sess ssh.Session) {
+		if _, _, ok := sess.Pty(); !ok {
+			wish.Fatalln(sess, "the lab is a terminal dashboard: connect from a terminal, or force one with ssh -t")
+			return
+		}
+		next(sess)
+	}
 }
 
 // sessionEnd runs after the session's program: its cleanup.
