@@ -195,16 +195,18 @@ func New(cfg Config) (*Server, error) {
 // Presenter is the presenter's lab (for the server's own dashboard).
 func (s *Server) Presenter() *lab.Lab { return s.presenter.lab }
 
-// Start launches the presenter's lab (and with it the embedded broker and
-// store), then listens. It returns the address it listens on.
+// Start listens (so a port in use fails before anything starts), then
+// launches the presenter's lab (and with it the embedded broker and store)
+// and serves. It returns the address it listens on.
 func (s *Server) Start(ctx context.Context) (string, error) {
-	s.presenter.launch(ctx)
-	if s.presenter.launchErr != nil {
-		return "", fmt.Errorf("the presenter's lab did not start: %w", s.presenter.launchErr)
-	}
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return "", fmt.Errorf("serve: --ssh %s: %w", s.cfg.Listen, err)
+	}
+	s.presenter.launch(ctx)
+	if s.presenter.launchErr != nil {
+		ln.Close()
+		return "", fmt.Errorf("the presenter's lab did not start: %w", s.presenter.launchErr)
 	}
 	s.listener = ln
 	go func() {
