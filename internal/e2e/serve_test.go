@@ -172,8 +172,12 @@ func awaitRows(t *testing.T, srv *Child, what string, ids []string, timeout time
 }
 
 // labProcs lists the live processes of lab id (their command line names
-// its topic).
+// its topic); id "" is the presenter's lab (topic sensor-data).
 func labProcs(id string) []int {
+	topic := "sensor-data-" + id
+	if id == "" {
+		topic = "sensor-data"
+	}
 	var pids []int
 	dirs, _ := os.ReadDir("/proc")
 	for _, e := range dirs {
@@ -182,7 +186,7 @@ func labProcs(id string) []int {
 			continue
 		}
 		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmd, []byte("sensor-data-"+id+"\x00")) && alive(pid) {
+		if err == nil && bytes.Contains(cmd, []byte("\x00"+topic+"\x00")) && alive(pid) {
 			pids = append(pids, pid)
 		}
 	}
@@ -276,6 +280,41 @@ func TestServeWorkshop(t *testing.T) {
 	}
 	if got := strings.TrimSpace(over.out.String()); !strings.Contains(got, "this workshop is full") || strings.Count(got, "\n") > 0 {
 		t.Errorf("the sixth session was told %q, want one line saying the workshop is full", got)
+	}
+
+	// The same sixth key as watch@: the presenter's lab, read-only. x is
+	// refused with the note and crashes nothing; it makes no lab; q ends it.
+	// (The embedded broker's command line names sensor-data too.)
+	presenter := fmt.Sprint(labProcs(""))
+	watcher := connect(t, addr, "watch", sixth)
+	AwaitCondition(t, "the presenter's lab on the watcher's screen", 60*time.Second, 100*time.Millisecond, func() error {
+		if !strings.Contains(watcher.out.String(), "presenter's lab · read-only") {
+			return fmt.Errorf("screen so far: %q", Tail(watcher.out.String(), 3))
+		}
+		return nil
+	})
+	watcher.press(t, "1")
+	watcher.press(t, "x")
+	AwaitCondition(t, "the read-only note", 30*time.Second, 100*time.Millisecond, func() error {
+		if !strings.Contains(watcher.out.String(), "only ? (help) and q (quit) work here") {
+			return fmt.Errorf("no note yet")
+		}
+		return nil
+	})
+	watcher.press(t, "q")
+	select {
+	case err := <-watcher.done:
+		if err != nil {
+			t.Errorf("the watch session ended with %v after q, want exit 0", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch session did not end within 30 s of q")
+	}
+	if now := fmt.Sprint(labProcs("")); now != presenter || len(labProcs("")) < 4 {
+		t.Errorf("the presenter's processes are %s after a watcher typed x, were %s: want the same four or more", now, presenter)
+	}
+	if n := len(latestRows(srv.StderrTail(1 << 30))); n != serveLabs {
+		t.Errorf("the table lists %d labs after a watcher came and went, want %d", n, serveLabs)
 	}
 
 	// The first attendee's client dies (connection cut): their lab's
