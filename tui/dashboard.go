@@ -68,17 +68,8 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	if err := cli.Parse(fs, args); err != nil {
 		return f, err
 	}
-	if f.Sensors < 1 || f.Sensors > 1000 {
-		return f, cli.Usagef("--sensors must be between 1 and 1000, got %d", f.Sensors)
-	}
-	if f.Interval < 10*time.Millisecond {
-		return f, cli.Usagef("--interval must be at least 10ms, got %s", f.Interval)
-	}
-	if _, err := lesson.ParseMode(f.UsageMode); err != nil {
-		return f, cli.Usagef("--usage-mode: %v", err)
-	}
-	if _, err := lesson.ParseReset(f.UsageReset); err != nil {
-		return f, cli.Usagef("--usage-reset: %v", err)
+	if err := checkLabFlags(f.Config); err != nil {
+		return f, err
 	}
 	if f.UsageGroup == "" {
 		return f, cli.Usagef("--usage-group is empty")
@@ -113,6 +104,23 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 		}
 	}
 	return f, nil
+}
+
+// checkLabFlags checks the lab's flags the dashboard and serve share.
+func checkLabFlags(c lab.Config) error {
+	if c.Sensors < 1 || c.Sensors > 1000 {
+		return cli.Usagef("--sensors must be between 1 and 1000, got %d", c.Sensors)
+	}
+	if c.Interval < 10*time.Millisecond {
+		return cli.Usagef("--interval must be at least 10ms, got %s", c.Interval)
+	}
+	if _, err := lesson.ParseMode(c.UsageMode); err != nil {
+		return cli.Usagef("--usage-mode: %v", err)
+	}
+	if _, err := lesson.ParseReset(c.UsageReset); err != nil {
+		return cli.Usagef("--usage-reset: %v", err)
+	}
+	return nil
 }
 
 func runDashboard(args []string) int {
@@ -152,17 +160,13 @@ func runDashboard(args []string) int {
 	unwritable := func(err error) int {
 		return cli.Exit(os.Stderr, fmt.Errorf("--data-dir %s is not a writable directory (%v): choose another with --data-dir, or leave it out for a fresh one under the temp dir", f.RunDir, err))
 	}
-	if err := os.MkdirAll(filepath.Join(f.RunDir, "logs"), 0o755); err != nil {
-		return unwritable(err)
-	}
 	// The lab's own diagnostics go to a file: stderr is the terminal the
 	// dashboard draws on.
-	logFile, err := os.OpenFile(filepath.Join(f.RunDir, "logs", "dashboard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
+	var logFile io.Closer
+	if f.Log, logFile, err = lab.OpenLog(f.RunDir); err != nil {
 		return unwritable(err)
 	}
 	defer logFile.Close()
-	f.Log = slog.New(slog.NewTextHandler(logFile, nil))
 	logs := filepath.Join(f.RunDir, "logs")
 	// Whatever happens from here on, the last line says where to look.
 	defer fmt.Fprintf(os.Stderr, "logs of this run: %s\n", logs)

@@ -106,17 +106,8 @@ flags:
 	if f.Keep < 0 {
 		return f, cli.Usagef("--keep must not be negative, got %s", f.Keep)
 	}
-	if f.Lab.Sensors < 1 || f.Lab.Sensors > 1000 {
-		return f, cli.Usagef("--sensors must be between 1 and 1000, got %d", f.Lab.Sensors)
-	}
-	if f.Lab.Interval < 10*time.Millisecond {
-		return f, cli.Usagef("--interval must be at least 10ms, got %s", f.Lab.Interval)
-	}
-	if _, err := lesson.ParseMode(f.Lab.UsageMode); err != nil {
-		return f, cli.Usagef("--usage-mode: %v", err)
-	}
-	if _, err := lesson.ParseReset(f.Lab.UsageReset); err != nil {
-		return f, cli.Usagef("--usage-reset: %v", err)
+	if err := checkLabFlags(f.Lab); err != nil {
+		return f, err
 	}
 	f.Lab.Topic = telemetry.DefaultTopic
 	return f, nil

@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kafka-recovery-lab/krl/tui/serve"
 )
@@ -74,7 +75,7 @@ func (m tableModel) View() string {
 		lines := strings.Split(out, "\n")
 		for i, l := range lines {
 			if lipgloss.Width(l) > m.width {
-				lines[i] = truncateCells(l, m.width)
+				lines[i] = ansi.Truncate(l, m.width, "")
 			}
 		}
 		if m.height > 0 && len(lines) > m.height {
@@ -83,13 +84,4 @@ func (m tableModel) View() string {
 		out = strings.Join(lines, "\n")
 	}
 	return out
-}
-
-// truncateCells cuts a plain line to w cells.
-func truncateCells(s string, w int) string {
-	r := []rune(s)
-	for len(r) > 0 && lipgloss.Width(string(r)) > w {
-		r = r[:len(r)-1]
-	}
-	return string(r)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
-	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -109,28 +107,8 @@ func Stack(t testing.TB) *Infra {
 	return in
 }
 
-// WithDatabase returns uri naming database db instead of its own.
-func WithDatabase(uri, db string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "", err
-	}
-	if u.Scheme != "mongodb" && u.Scheme != "mongodb+srv" {
-		return "", fmt.Errorf("%q is not a mongodb:// URI", uri)
-	}
-	q := u.Query()
-	if u.User != nil && q.Get("authSource") == "" {
-		// Credentials are checked against the database the URI named.
-		src := "admin"
-		if p := u.Path; len(p) > 1 {
-			src = p[1:]
-		}
-		q.Set("authSource", src)
-		u.RawQuery = q.Encode()
-	}
-	u.Path = "/" + db
-	return u.String(), nil
-}
+// WithDatabase returns uri naming database db (store.WithDatabase).
+func WithDatabase(uri, db string) (string, error) { return store.WithDatabase(uri, db) }
 
 // checkStore fails the test when the store does not answer; an external
 // database is dropped at the end of the test.

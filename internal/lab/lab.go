@@ -8,7 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -21,6 +21,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/audit"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/cluster"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/observe"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
@@ -916,3 +917,16 @@ func (l *Lab) closeClients() {
 
 // KillAll SIGKILLs every child at once (signal and panic paths).
 func (l *Lab) KillAll() { l.sup.KillAll() }
+
+// OpenLog creates runDir/logs and opens runDir/logs/dashboard.log
+// (appending) for a lab's own diagnostics: the terminal is the screen's.
+func OpenLog(runDir string) (*slog.Logger, io.Closer, error) {
+	if err := os.MkdirAll(filepath.Join(runDir, "logs"), 0o755); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(runDir, "logs", "dashboard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slog.New(slog.NewTextHandler(f, nil)), f, nil
+}

@@ -86,6 +86,31 @@ func databaseName(uri string) (string, error) {
 	return DefaultDatabase, nil
 }
 
+// WithDatabase returns uri naming database db instead of its own; with
+// credentials, authSource keeps naming the database they were checked
+// against (the one the URI named, else admin).
+func WithDatabase(uri, db string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme != "mongodb" && u.Scheme != "mongodb+srv" {
+		return "", fmt.Errorf("%q is not a mongodb:// URI", uri)
+	}
+	q := u.Query()
+	if u.User != nil && q.Get("authSource") == "" {
+		// Credentials are checked against the database the URI named.
+		src := "admin"
+		if p := u.Path; len(p) > 1 {
+			src = p[1:]
+		}
+		q.Set("authSource", src)
+		u.RawQuery = q.Encode()
+	}
+	u.Path = "/" + db
+	return u.String(), nil
+}
+
 // Close disconnects.
 func (s *Store) Close(ctx context.Context) error { return s.client.Disconnect(ctx) }
 

@@ -26,9 +26,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,6 +48,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/lab"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
+	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/tui/ui"
 )
 
@@ -94,16 +95,23 @@ type labHub struct {
 	lab       *lab.Lab
 	hub       *Hub
 	scenarios *scenario.Session
+	logFile   io.Closer
 	launched  chan struct{} // closed when Launch returned
 	launchErr error
 }
 
 func newLabHub(cfg lab.Config) (*labHub, error) {
-	l, err := lab.New(cfg)
+	log, logFile, err := lab.OpenLog(cfg.RunDir)
 	if err != nil {
 		return nil, err
 	}
-	h := &labHub{lab: l, launched: make(chan struct{})}
+	cfg.Log = log
+	l, err := lab.New(cfg)
+	if err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	h := &labHub{lab: l, logFile: logFile, launched: make(chan struct{})}
 	h.hub = NewHub(l.NewBoard(), l.Inputs())
 	h.scenarios = &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true,
 		OnProgress: func(p scenario.Progress) { h.hub.Broadcast(p) }}}
@@ -119,6 +127,7 @@ func (h *labHub) shutdown(ctx context.Context) {
 	h.scenarios.Stop()
 	_ = h.lab.Shutdown(ctx)
 	h.hub.Close()
+	h.logFile.Close()
 }
 
 // attendee is one attendee's lab.
@@ -152,17 +161,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	pcfg := cfg.Lab
 	pcfg.RunDir = filepath.Join(cfg.DataDir, "presenter")
-	if err := os.MkdirAll(filepath.Join(pcfg.RunDir, "logs"), 0o755); err != nil {
-		return nil, fmt.Errorf("serve: data dir: %w", err)
-	}
-	logf, err := os.OpenFile(filepath.Join(pcfg.RunDir, "logs", "dashboard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
-	}
-	pcfg.Log = slog.New(slog.NewTextHandler(logf, nil))
 	presenter, err := newLabHub(pcfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("serve: %w", err)
 	}
 	s := &Server{cfg: cfg, presenter: presenter, labs: map[string]*attendee{}}
 	opts := []ssh.Option{
@@ -227,13 +228,12 @@ func LabID(key ssh.PublicKey) string {
 // LabConfig is lab id's configuration on the presenter's broker and store.
 func (s *Server) LabConfig(id string) (lab.Config, error) {
 	brokers, mongo := s.presenter.lab.Addresses()
-	u, err := url.Parse(mongo)
+	uri, err := store.WithDatabase(mongo, "krl_"+id)
 	if err != nil {
-		return lab.Config{}, fmt.Errorf("the store's URI %q: %w", mongo, err)
+		return lab.Config{}, fmt.Errorf("the store's URI: %w", err)
 	}
-	u.Path = "/krl_" + id
 	c := s.cfg.Lab
-	c.Brokers, c.Mongo, c.Cluster, c.StoreLatency = brokers, u.String(), 0, 0
+	c.Brokers, c.Mongo, c.Cluster, c.StoreLatency = brokers, uri, 0, 0
 	c.Topic = c.Topic + "-" + id
 	c.UsageGroup = "demo-usage-" + id
 	c.RunDir = filepath.Join(s.cfg.DataDir, "labs", id)
@@ -274,17 +274,8 @@ func (s *Server) acquire(key ssh.PublicKey) (*attendee, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(cfg.RunDir, "logs"), 0o755); err != nil {
-		return nil, err
-	}
-	logf, err := os.OpenFile(filepath.Join(cfg.RunDir, "logs", "dashboard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Log = slog.New(slog.NewTextHandler(logf, nil))
 	h, err := newLabHub(cfg)
 	if err != nil {
-		logf.Close()
 		return nil, err
 	}
 	a := &attendee{labHub: h, id: id, fingerprint: gossh.FingerprintSHA256(key), created: time.Now(), sessions: 1}
