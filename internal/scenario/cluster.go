@@ -328,7 +328,7 @@ var leaderElection = Scenario{
 			Title: "Three brokers",
 			Say: "Three Apache Kafka brokers and a KRaft controller run under the dashboard. sensor-data has 3 " +
 				"partitions, each replicated on all three brokers; each partition has its own leader.",
-			Watch: "The partitions line: leader and isr of p0, p1, p2.",
+			Watch: "The partitions line: leader and isr of p0, p1, p2 (t shows them in full, t again closes).",
 			Until: clusterReady, Stable: time.Second, Timeout: 3 * time.Minute,
 			Tell: tellLeaders,
 			Mark: "before",
@@ -464,8 +464,8 @@ var keyOrdering = Scenario{
 	Steps: []Step{
 		{
 			Title: "Keys and partitions",
-			Say:   "Each sensor id hashes to one partition: the partitions panel lists which sensors land where.",
-			Watch: "The sensors of p0, p1 and p2.",
+			Say:   "Each sensor id hashes to one partition: the partitions view lists which sensors land where.",
+			Watch: "Press t: the sensors of p0, p1 and p2 (t again closes).",
 			Until: clusterReady, Stable: time.Second, Timeout: 3 * time.Minute,
 			Tell: func(o Observation) string {
 				parts := make([]string, 0, len(o.Parts.Rows))

@@ -21,6 +21,7 @@ type KeyMap struct {
 	InjectBad            key.Binding // b
 	ScaleUp, ScaleDown   key.Binding // + and -: consumer-usage instances
 	Logs                 key.Binding // l
+	Partitions           key.Binding // t: the topic's partitions in full
 	Scenarios            key.Binding // g (reserved)
 	Help                 key.Binding // ?
 	Close                key.Binding // esc
@@ -53,6 +54,7 @@ func DefaultKeyMap() KeyMap {
 		ScaleUp:    key.NewBinding(key.WithKeys("+"), key.WithHelp("+", "one more consumer-usage (max 3)")),
 		ScaleDown:  key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "one consumer-usage less")),
 		Logs:       key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs")),
+		Partitions: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "partitions")),
 		Scenarios:  key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "scenarios"), key.WithDisabled()),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
@@ -71,7 +73,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{
 		k.Up, k.Jump, short(k.Crash, "crash"), k.Stop, short(k.Restart, "restart"), short(k.Pause, "pause"),
 		short(k.Mode, "mode"), short(k.Reset, "reset"), short(k.CrashPoint, "crash point"),
-		short(k.ResetLab, "reset lab"), k.Logs,
+		short(k.ResetLab, "reset lab"), k.Logs, k.Partitions,
 		k.Scenarios, k.scroll(), k.Help, k.Quit,
 	}
 }
@@ -81,15 +83,16 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	up := k.Up
 	up.SetHelp("↑/k", "previous process")
 	return [][]key.Binding{
-		{up, k.Down, k.Next, k.Jump, k.scale()},
+		{up, k.Down, k.Next, k.Jump, k.scale(), k.Partitions},
 		{k.Crash, k.Stop, k.Restart, k.Freeze, k.Pause},
 		{k.Mode, k.Reset, k.CrashPoint, k.ResetLab, k.InjectBad, k.Scenarios},
 		{k.Logs, k.scroll(), k.Help, k.Close, k.Quit},
 	}
 }
 
-// readOnly leaves a watcher's keys: help, close and quit. The footer and
-// the ? view then list only those.
+// readOnly leaves a watcher's keys: help, the partitions view, close and
+// quit (they change only what this viewer sees). The footer and the ?
+// view then list only those.
 func (k KeyMap) readOnly() KeyMap {
 	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.Next, &k.Prev, &k.Jump, &k.Crash, &k.Stop, &k.Restart,
 		&k.Freeze, &k.Pause, &k.Mode, &k.Reset, &k.CrashPoint, &k.ResetLab, &k.InjectBad, &k.ScaleUp,

@@ -76,7 +76,7 @@ type Options struct {
 
 // DefaultReadOnlyNote is the status line of a read-only view without
 // Options.ReadOnlyNote.
-const DefaultReadOnlyNote = "read-only view of the presenter's lab: only ? (help) and q (quit) work here"
+const DefaultReadOnlyNote = "read-only view of the presenter's lab: only ? (help), t (partitions) and q (quit) work here"
 
 // Model is the dashboard's tea.Model.
 type Model struct {
@@ -90,9 +90,12 @@ type Model struct {
 	selected      string
 	showHelp      bool
 	showLogs      bool
-	logName       string
-	logLines      []string
-	logFetched    bool
+	// showPartitions: the t view, the topic's partitions in full in place
+	// of the sensors and usage.
+	showPartitions bool
+	logName        string
+	logLines       []string
+	logFetched     bool
 	// logAsked is the board's time when the open log overlay last asked
 	// for its lines.
 	logAsked time.Time
@@ -302,7 +305,7 @@ func (m Model) keys1by1(runes []rune) (tea.Model, tea.Cmd) {
 
 func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
-	if m.opts.ReadOnly && (msg.Paste || !key.Matches(msg, k.Help, k.Close, k.Quit)) {
+	if m.opts.ReadOnly && (msg.Paste || !key.Matches(msg, k.Help, k.Partitions, k.Close, k.Quit)) {
 		m.setStatus(board.LevelWarn, m.opts.ReadOnlyNote)
 		return m, nil
 	}
@@ -322,7 +325,7 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		if !m.showHelp && !m.showLogs && m.narration != nil && m.narration.Done {
 			m.narration = nil // a finished scenario's panel gives the events back
 		}
-		m.showHelp, m.showLogs = false, false
+		m.showHelp, m.showLogs, m.showPartitions = false, false, false
 	case key.Matches(msg, k.Up, k.Prev):
 		return m.selectBy(-1)
 	case key.Matches(msg, k.Down, k.Next):
@@ -357,10 +360,16 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Logs):
 		m.showLogs = !m.showLogs
 		if m.showLogs {
+			m.showPartitions = false
 			return m.openLogs()
 		}
+	case key.Matches(msg, k.Partitions):
+		m.showPartitions = !m.showPartitions
+		if m.showPartitions {
+			m.showLogs = false
+		}
 	case key.Matches(msg, k.Scenarios):
-		m.picking, m.pickCursor, m.showHelp, m.showLogs = true, 0, false, false
+		m.picking, m.pickCursor, m.showHelp, m.showLogs, m.showPartitions = true, 0, false, false, false
 	case msg.String() == "g":
 		m.setStatus(board.LevelInfo, "scenarios are not available in this build (g is reserved for them)")
 	}

@@ -78,7 +78,7 @@ func (m Model) screen() screen {
 			body = append(body, line)
 		}
 		title := "Processes · lag"
-		if pv := m.board.Partitions(); pv.Seen {
+		if pv := m.board.Partitions(); pv.Seen && !m.showPartitions {
 			// A line per partition while the events keep minEventLines,
 			// else all of them on one line, else none (on one node).
 			// A narration needs its whole box instead.
@@ -151,11 +151,26 @@ func (m Model) View() string {
 	case m.showLogs:
 		lower = m.logsView(w, sc.middleH+sc.eventsH, full)
 	case m.narration != nil:
-		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sc.sensors, sc.usage, w, sc.middleH, full), m.narrationView(w, sc.eventsH, full))
+		lower = lipgloss.JoinVertical(lipgloss.Left, m.middleOrPartitions(sc, w, full), m.narrationView(w, sc.eventsH, full))
 	default:
-		lower = lipgloss.JoinVertical(lipgloss.Left, m.middle(sc.sensors, sc.usage, w, sc.middleH, full), m.events(w, sc.eventsH, full))
+		lower = lipgloss.JoinVertical(lipgloss.Left, m.middleOrPartitions(sc, w, full), m.events(w, sc.eventsH, full))
 	}
 	return strings.Join([]string{sc.header, sc.top, lower, statusLine, sc.footer}, "\n")
+}
+
+// middleOrPartitions is the sensors and usage, or the t view in their place.
+func (m Model) middleOrPartitions(sc screen, w int, full bool) string {
+	if !m.showPartitions {
+		return m.middle(sc.sensors, sc.usage, w, sc.middleH, full)
+	}
+	st, h := m.styles, sc.middleH
+	pv := m.board.Partitions()
+	p := partitions.Panel{Styles: st, View: pv}
+	title := "Partitions of " + pv.Topic + " · t or esc closes"
+	if full {
+		return common.Box(st, title, p.Detail(w-2, h-2), w, h)
+	}
+	return common.Section(st.Title.Render(title), p.Detail(w, h-1), w, h)
 }
 
 func (m Model) middle(sv board.SensorsView, uv board.UsageView, w, h int, full bool) string {

@@ -207,3 +207,75 @@ func shortIDs(ids []string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// Detail is the partitions view (the t key): Lines, then per partition
+// its latest leader change, whether acks=all writes are taken, and what
+// the columns mean. Each line is exactly width cells; at most height
+// lines (the explanations are left out first when there is no room).
+func (p Panel) Detail(width, height int) []string {
+	st, v := p.Styles, p.View
+	lines := p.Lines(width)
+	if !v.Seen {
+		return common.FitLines(lines, width, height)
+	}
+	muted := st.Muted.Render
+	var more []string
+	add := func(s string) { more = append(more, common.Fit(" "+s, width)) }
+	// Wrapped before styling, so no line carries half an escape sequence.
+	addWrapped := func(s string, style func(...string) string) {
+		for _, l := range common.Wrap(s, width-1) {
+			add(style(l))
+		}
+	}
+	add("")
+	add(st.Title.Render("Leaders"))
+	if v.SingleNode {
+		add(muted("one node leads every partition: nothing to elect, nothing replicated"))
+	} else {
+		for _, row := range v.Rows {
+			add(fmt.Sprintf("p%d  %s", row.Partition, p.lastMove(row)))
+		}
+	}
+	if v.MinISR > 0 {
+		add("")
+		add(st.Title.Render("acks=all writes"))
+		var refused []string
+		for _, row := range v.Rows {
+			if row.BelowMinISR {
+				refused = append(refused, fmt.Sprintf("p%d", row.Partition))
+			}
+		}
+		if len(refused) > 0 {
+			addWrapped(fmt.Sprintf("refused on %s: ISR below min.insync.replicas %d (NOT_ENOUGH_REPLICAS); the producer holds its records until the ISR grows back",
+				strings.Join(refused, " "), v.MinISR), st.Bad.Render)
+		} else {
+			add(fmt.Sprintf("taken on every partition: each ISR has at least min.insync.replicas %d", v.MinISR))
+		}
+	}
+	add("")
+	group := v.Group
+	if group == "" {
+		group = "consumer-usage's group"
+	}
+	for _, s := range []string{
+		fmt.Sprintf("sensors: the keys the producer's partitioner (CRC-32 of the key mod %d) sends to the partition", len(v.Rows)),
+		"hw: the high watermark, the offset the next record gets · committed: " + group + "'s committed offset",
+		"isr: the replicas in sync with the leader; yellow when fewer than the replicas, red below min.insync.replicas",
+	} {
+		addWrapped(s, muted)
+	}
+	return common.FitLines(append(lines, more...), width, height)
+}
+
+// lastMove is a partition's latest leader change seen in this run.
+func (p Panel) lastMove(row board.PartitionRow) string {
+	m := row.LastMove
+	if m == nil {
+		return p.Styles.Muted.Render(fmt.Sprintf("leader %s, no change seen in this run", leaderText(row)))
+	}
+	s := fmt.Sprintf("leader %d → %d at %s", m.From, m.To, m.At.Format("15:04:05"))
+	if m.After > 0 {
+		s += fmt.Sprintf(", %.1f s after broker-%d exited", m.After.Seconds(), m.From)
+	}
+	return s
+}
