@@ -2,6 +2,7 @@ package board
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -183,6 +184,27 @@ type PartitionsView struct {
 	// Group: the consumer group whose committed offsets the rows carry.
 	Group string
 	Rows  []PartitionRow
+	// Keys: the audit's read of the topic, key by key, against Rows.
+	Keys KeysCheck
+}
+
+// KeysCheck is the audit's read of the topic set against the partitioner:
+// whether every sensor's records are in the partition its key hashes to,
+// and in order.
+type KeysCheck struct {
+	// Seen: the audit has read the topic at least once; At: its latest read.
+	Seen bool
+	At   time.Time
+	// Keys: the sensors checked (placed by the partitioner, records read);
+	// Records: their valid records; Disordered: records of a key not later
+	// than the key's previous one (0 while per-key order holds).
+	Keys                int
+	Records, Disordered int64
+	// Scattered: sensors whose records the audit found in a partition other
+	// than the computed one ("sensor-03 in [0 2], computed 1"), in order.
+	Scattered []string
+	// DisorderedKeys: the sensors with Disordered records, in order.
+	DisorderedKeys []string
 }
 
 // PartitionRow is one partition's line.
@@ -294,7 +316,31 @@ func (b *Board) Partitions() PartitionsView {
 	}
 	slices.Sort(v.Nodes)
 	v.SingleNode = len(v.Nodes) == 1 && !replicated
+	v.Keys = b.keysCheck(placed)
 	return v
+}
+
+// keysCheck sets the audit's latest read against where the partitioner
+// places each sensor (placed).
+func (b *Board) keysCheck(placed map[string]int32) KeysCheck {
+	k := KeysCheck{Seen: b.truthSeen, At: b.truthAt}
+	for _, id := range slices.Sorted(maps.Keys(b.truth)) {
+		t := b.truth[id]
+		want, ok := placed[id]
+		if !ok || len(t.Partitions) == 0 {
+			continue
+		}
+		k.Keys++
+		k.Records += t.Valid
+		k.Disordered += t.Disordered
+		if t.Disordered > 0 {
+			k.DisorderedKeys = append(k.DisorderedKeys, id)
+		}
+		if len(t.Partitions) != 1 || t.Partitions[0] != want {
+			k.Scattered = append(k.Scattered, fmt.Sprintf("%s in %s, computed %d", id, nodeList(t.Partitions), want))
+		}
+	}
+	return k
 }
 
 // NotEnoughReplicas says why acks=all writes are refused when the latest

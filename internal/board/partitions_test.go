@@ -241,3 +241,39 @@ func TestProducerRefusedAfterBrokerLoss(t *testing.T) {
 		t.Errorf("%d blocked events, want 2 (no fallback to the first cause): %v", n, b.Events())
 	}
 }
+
+// TestPartitionsKeysCheck: the audit's read of the topic set against the
+// partitioner's placement: a sensor found elsewhere, or out of order, is
+// named; sensors the audit has not read, or the partitioner did not place,
+// are not counted as checked.
+func TestPartitionsKeysCheck(t *testing.T) {
+	parts := Partitions{At: at(1), Topic: "sensor-data", MinISR: 1, Rows: []PartitionMeta{
+		meta(0, 0, []int32{0}, []int32{0}, "sensor-09"),
+		meta(1, 0, []int32{0}, []int32{0}, "sensor-02", "sensor-03"),
+		meta(2, 0, []int32{0}, []int32{0}, "sensor-01")}}
+	if k := newBoard(parts, Tick{Now: at(2)}).Partitions().Keys; k.Seen || k.Keys != 0 {
+		t.Errorf("before the audit: %+v", k)
+	}
+	b := newBoard(parts, TruthSnapshot{At: at(1), Sensors: []Truth{
+		{SensorID: "sensor-09", Partitions: []int32{0}, Valid: 5},
+		{SensorID: "sensor-02", Partitions: []int32{1}, Valid: 6},
+		{SensorID: "sensor-03", Partitions: []int32{1}, Valid: 7},
+		{SensorID: "sensor-01", Partitions: []int32{2}, Valid: 8},
+		{SensorID: "sensor-44", Partitions: []int32{0}, Valid: 1}, // not placed: not checked
+	}}, Tick{Now: at(2)})
+	k := b.Partitions().Keys
+	if !k.Seen || k.Keys != 4 || k.Records != 26 || k.Disordered != 0 || len(k.Scattered) != 0 {
+		t.Errorf("all in place: %+v", k)
+	}
+	b.Apply(TruthSnapshot{At: at(3), Sensors: []Truth{
+		{SensorID: "sensor-09", Partitions: []int32{0}, Valid: 5},
+		{SensorID: "sensor-02", Partitions: []int32{1, 2}, Valid: 6},
+		{SensorID: "sensor-03", Partitions: []int32{1}, Valid: 7, Disordered: 2},
+		{SensorID: "sensor-01", Partitions: []int32{0}, Valid: 8},
+	}})
+	k = b.Partitions().Keys
+	want := []string{"sensor-01 in [0], computed 2", "sensor-02 in [1 2], computed 1"}
+	if !slices.Equal(k.Scattered, want) || k.Disordered != 2 || !slices.Equal(k.DisorderedKeys, []string{"sensor-03"}) {
+		t.Errorf("scattered and disordered: %+v", k)
+	}
+}

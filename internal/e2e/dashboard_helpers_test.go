@@ -68,7 +68,9 @@ func newDashboard(t *testing.T) *dashboard {
 		})
 		t.Logf("dashboard on KAFKA_BROKER=%s, topic %s", d.external, d.topic)
 	} else {
-		t.Logf("dashboard with its embedded broker, topic %s", d.topic)
+		// The test's own flags say whether it is the embedded broker or
+		// --cluster N (the cluster tests log their cluster).
+		t.Logf("dashboard with a broker of its own, topic %s", d.topic)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

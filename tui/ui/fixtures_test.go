@@ -162,7 +162,8 @@ func truthAt(n int, sec float64) []board.Truth {
 	out := make([]board.Truth, nSensors)
 	for i := range out {
 		last := sensorAt(i, n, sec)
-		out[i] = board.Truth{SensorID: sensorID(i), Last: &last}
+		out[i] = board.Truth{SensorID: sensorID(i), Last: &last, Valid: int64(n),
+			Partitions: []int32{int32(kafkacfg.PartitionFor(sensorID(i), 3))}}
 	}
 	return out
 }

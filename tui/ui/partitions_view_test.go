@@ -15,8 +15,8 @@ func TestPartitionsViewKey(t *testing.T) {
 	m = press(t, m, "t")
 	v := m.View()
 	checkFrame(t, v, 120, 36)
-	for _, want := range []string{"Partitions of sensor-data · t or esc closes", "p1  leader 3 → 1 at 10:01:00, 0.5 s after broker-3 exited",
-		"refused on p0 p1 p2: ISR below min.insync.replicas 2"} {
+	for _, want := range []string{"Partitions of sensor-data · t or esc closes", "p1 leader 3 → 1 at 10:01:00, 0.5 s after broker-3 exited",
+		"acks=all refused on p0 p1 p2: ISR below min.insync.replicas 2", "10 sensors, each in its key's partition, in order: 610 records read, 0 out of order"} {
 		if !strings.Contains(v, want) {
 			t.Fatalf("t view lacks %q:\n%s", want, v)
 		}

@@ -209,8 +209,9 @@ func shortIDs(ids []string) string {
 }
 
 // Detail is the partitions view (the t key): Lines, then per partition
-// its latest leader change, whether acks=all writes are taken, and what
-// the columns mean. Each line is exactly width cells; at most height
+// its latest leader change, whether acks=all writes are taken, whether the
+// audit found every key in its partition and in order, and what the
+// columns mean. Each line is exactly width cells; at most height
 // lines (the explanations are left out first when there is no room).
 func (p Panel) Detail(width, height int) []string {
 	st, v := p.Styles, p.View
@@ -221,37 +222,52 @@ func (p Panel) Detail(width, height int) []string {
 	muted := st.Muted.Render
 	var more []string
 	add := func(s string) { more = append(more, common.Fit(" "+s, width)) }
-	// Wrapped before styling, so no line carries half an escape sequence.
-	addWrapped := func(s string, style func(...string) string) {
-		for _, l := range common.Wrap(s, width-1) {
-			add(style(l))
+	// A section is a label column and its lines, wrapped before styling so
+	// no line carries half an escape sequence.
+	const labelW = 9
+	section := func(label string, body []styledLine) {
+		first := true
+		for _, b := range body {
+			for _, l := range common.Wrap(b.text, width-1-labelW) {
+				lead := strings.Repeat(" ", labelW)
+				if first {
+					lead, first = st.Title.Render(label)+strings.Repeat(" ", labelW-len(label)), false
+				}
+				add(lead + b.style(l))
+			}
 		}
 	}
+	plain := func(s ...string) string { return strings.Join(s, " ") }
 	add("")
-	add(st.Title.Render("Leaders"))
+	var leaders []styledLine
 	if v.SingleNode {
-		add(muted("one node leads every partition: nothing to elect, nothing replicated"))
+		leaders = append(leaders, styledLine{"one node leads every partition: nothing to elect, nothing replicated", muted})
 	} else {
 		for _, row := range v.Rows {
-			add(fmt.Sprintf("p%d  %s", row.Partition, p.lastMove(row)))
+			text, moved := p.lastMove(row)
+			style := muted
+			if moved {
+				style = plain
+			}
+			leaders = append(leaders, styledLine{fmt.Sprintf("p%d %s", row.Partition, text), style})
 		}
 	}
+	section("Leaders", leaders)
 	if v.MinISR > 0 {
-		add("")
-		add(st.Title.Render("acks=all writes"))
 		var refused []string
 		for _, row := range v.Rows {
 			if row.BelowMinISR {
 				refused = append(refused, fmt.Sprintf("p%d", row.Partition))
 			}
 		}
+		w := styledLine{fmt.Sprintf("acks=all taken on every partition: each ISR has at least min.insync.replicas %d", v.MinISR), plain}
 		if len(refused) > 0 {
-			addWrapped(fmt.Sprintf("refused on %s: ISR below min.insync.replicas %d (NOT_ENOUGH_REPLICAS); the producer holds its records until the ISR grows back",
-				strings.Join(refused, " "), v.MinISR), st.Bad.Render)
-		} else {
-			add(fmt.Sprintf("taken on every partition: each ISR has at least min.insync.replicas %d", v.MinISR))
+			w = styledLine{fmt.Sprintf("acks=all refused on %s: ISR below min.insync.replicas %d (NOT_ENOUGH_REPLICAS); the producer holds its records until the ISR grows back",
+				strings.Join(refused, " "), v.MinISR), st.Bad.Render}
 		}
+		section("Writes", []styledLine{w})
 	}
+	section("Keys", p.keys())
 	add("")
 	group := v.Group
 	if group == "" {
@@ -261,21 +277,56 @@ func (p Panel) Detail(width, height int) []string {
 		fmt.Sprintf("sensors: the keys the producer's partitioner (CRC-32 of the key mod %d) sends to the partition", len(v.Rows)),
 		"hw: the high watermark, the offset the next record gets · committed: " + group + "'s committed offset",
 		"isr: the replicas in sync with the leader; yellow when fewer than the replicas, red below min.insync.replicas",
+		"keys: the audit reads the whole topic and finds each sensor's records and their order",
 	} {
-		addWrapped(s, muted)
+		for _, l := range common.Wrap(s, width-1) {
+			add(muted(l))
+		}
 	}
 	return common.FitLines(append(lines, more...), width, height)
 }
 
-// lastMove is a partition's latest leader change seen in this run.
-func (p Panel) lastMove(row board.PartitionRow) string {
+// lastMove is a partition's latest leader change seen in this run, and
+// whether there was one.
+func (p Panel) lastMove(row board.PartitionRow) (string, bool) {
 	m := row.LastMove
 	if m == nil {
-		return p.Styles.Muted.Render(fmt.Sprintf("leader %s, no change seen in this run", leaderText(row)))
+		return fmt.Sprintf("leader %s, no change seen in this run", leaderText(row)), false
 	}
 	s := fmt.Sprintf("leader %d → %d at %s", m.From, m.To, m.At.Format("15:04:05"))
 	if m.After > 0 {
 		s += fmt.Sprintf(", %.1f s after broker-%d exited", m.After.Seconds(), m.From)
 	}
-	return s
+	return s, true
+}
+
+type styledLine struct {
+	text  string
+	style func(...string) string
+}
+
+// keys says whether the audit found every sensor's records in the
+// partition its key hashes to, and in order.
+func (p Panel) keys() []styledLine {
+	st, k := p.Styles, p.View.Keys
+	if !k.Seen {
+		return []styledLine{{"the audit has not read the topic yet", st.Muted.Render}}
+	}
+	var out []styledLine
+	if len(k.Scattered) > 0 {
+		out = append(out, styledLine{"records in another partition than their key's: " + strings.Join(k.Scattered, "; "), st.Bad.Render})
+	}
+	if k.Disordered > 0 {
+		out = append(out, styledLine{fmt.Sprintf("%s of %s records out of order for their key (%s)",
+			common.Count(k.Disordered), common.Count(k.Records), shortIDs(k.DisorderedKeys)), st.Bad.Render})
+	}
+	switch {
+	case len(out) > 0:
+	case k.Records == 0:
+		out = append(out, styledLine{"the audit has read no valid record yet", st.Muted.Render})
+	default:
+		out = append(out, styledLine{fmt.Sprintf("%d sensors, each in its key's partition, in order: %s records read, 0 out of order",
+			k.Keys, common.Count(k.Records)), st.Good.Render})
+	}
+	return out
 }

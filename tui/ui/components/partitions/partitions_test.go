@@ -3,6 +3,7 @@ package partitions
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -60,5 +61,47 @@ func TestLines(t *testing.T) {
 	}
 	if got := plain(Panel{Styles: st, View: board.PartitionsView{Topic: "t"}}.Lines(60)); !strings.Contains(got, "reading the metadata") {
 		t.Errorf("before the first read: %q", got)
+	}
+}
+
+func TestDetail(t *testing.T) {
+	st := theme.Default()
+	all := []int32{1, 2, 3}
+	moved := row(1, 3, all, []int32{1, 3})
+	moved.LastMove = &board.LeaderMove{From: 2, To: 3, At: time.Date(2026, 3, 1, 10, 41, 7, 0, time.UTC), After: 5300 * time.Millisecond}
+	low := row(2, 1, all, []int32{1})
+	low.BelowMinISR = true
+	v := board.PartitionsView{Topic: "sensor-data", Seen: true, Nodes: all, MinISR: 2, Group: "demo-usage",
+		Rows: []board.PartitionRow{row(0, 1, all, all), moved, low},
+		Keys: board.KeysCheck{Seen: true, Keys: 3, Records: 90, Disordered: 2, DisorderedKeys: []string{"sensor-05"},
+			Scattered: []string{"sensor-02 in [1 2], computed 1"}}}
+	lines := Panel{Styles: st, View: v}.Detail(118, 30)
+	got := plain(lines)
+	for _, want := range []string{
+		"Leaders  p0 leader 1, no change seen in this run",
+		"p1 leader 2 → 3 at 10:41:07, 5.3 s after broker-2 exited",
+		"Writes   acks=all refused on p2: ISR below min.insync.replicas 2 (NOT_ENOUGH_REPLICAS)",
+		"Keys     records in another partition than their key's: sensor-02 in [1 2], computed 1",
+		"2 of 90 records out of order for their key (05)",
+		"committed: demo-usage's committed offset",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	if len(lines) != 30 {
+		t.Errorf("%d lines, want 30", len(lines))
+	}
+	// Any size: exact width and height, no panic.
+	for _, sz := range [][2]int{{0, 0}, {1, 1}, {20, 3}, {80, 8}} {
+		ls := Panel{Styles: st, View: v}.Detail(sz[0], sz[1])
+		if len(ls) != sz[1] {
+			t.Errorf("%v: %d lines", sz, len(ls))
+		}
+		for _, l := range ls {
+			if common.Width(l) != sz[0] {
+				t.Errorf("%v: line of %d cells", sz, common.Width(l))
+			}
+		}
 	}
 }
