@@ -205,6 +205,9 @@ type KeysCheck struct {
 	Scattered []string
 	// DisorderedKeys: the sensors with Disordered records, in order.
 	DisorderedKeys []string
+	// Through: per partition, the offset after the last record the audit
+	// had read (what Records counts up to); nil when unknown.
+	Through map[int32]int64
 }
 
 // PartitionRow is one partition's line.
@@ -323,7 +326,7 @@ func (b *Board) Partitions() PartitionsView {
 // keysCheck sets the audit's latest read against where the partitioner
 // places each sensor (placed).
 func (b *Board) keysCheck(placed map[string]int32) KeysCheck {
-	k := KeysCheck{Seen: b.truthSeen, At: b.truthAt}
+	k := KeysCheck{Seen: b.truthSeen, At: b.truthAt, Through: maps.Clone(b.auditThrough)}
 	for _, id := range slices.Sorted(maps.Keys(b.truth)) {
 		t := b.truth[id]
 		want, ok := placed[id]

@@ -254,7 +254,7 @@ func TestPartitionsKeysCheck(t *testing.T) {
 	if k := newBoard(parts, Tick{Now: at(2)}).Partitions().Keys; k.Seen || k.Keys != 0 {
 		t.Errorf("before the audit: %+v", k)
 	}
-	b := newBoard(parts, TruthSnapshot{At: at(1), Sensors: []Truth{
+	b := newBoard(parts, TruthSnapshot{At: at(1), AuditThrough: map[int32]int64{0: 6, 1: 13, 2: 8}, Sensors: []Truth{
 		{SensorID: "sensor-09", Partitions: []int32{0}, Valid: 5},
 		{SensorID: "sensor-02", Partitions: []int32{1}, Valid: 6},
 		{SensorID: "sensor-03", Partitions: []int32{1}, Valid: 7},
@@ -264,6 +264,12 @@ func TestPartitionsKeysCheck(t *testing.T) {
 	k := b.Partitions().Keys
 	if !k.Seen || k.Keys != 4 || k.Records != 26 || k.Disordered != 0 || len(k.Scattered) != 0 {
 		t.Errorf("all in place: %+v", k)
+	}
+	if rk := b.Report().Keys; rk == nil || rk.Sensors != 4 || rk.Records != 26 || rk.Scattered == nil {
+		t.Errorf("report keys: %+v", rk)
+	}
+	if newBoard().Report().Keys != nil {
+		t.Error("report keys before the audit's first read")
 	}
 	b.Apply(TruthSnapshot{At: at(3), Sensors: []Truth{
 		{SensorID: "sensor-09", Partitions: []int32{0}, Valid: 5},

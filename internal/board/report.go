@@ -16,6 +16,20 @@ type Report struct {
 	// Partitions: the topic's partitions as the latest successful metadata
 	// read said (empty before the first).
 	Partitions []ReportPartition `json:"partitions"`
+	// Keys: the audit's read of the topic against the partitioner, as the
+	// partitions view (t) shows it; null before the audit's first read.
+	Keys *ReportKeys `json:"keys"`
+}
+
+// ReportKeys is the partitions view's keys line.
+type ReportKeys struct {
+	Sensors    int      `json:"sensors"`
+	Records    int64    `json:"records"`
+	Disordered int64    `json:"disordered"`
+	Scattered  []string `json:"scattered"`
+	// Through: per partition, the offset after the last record the audit
+	// had read: Records counts the valid records below it.
+	Through map[int32]int64 `json:"through"`
 }
 
 // ReportPartition is one partition of the topic.
@@ -170,6 +184,9 @@ func (b *Board) Report() Report {
 			rp.Committed[pv.Group] = row.Committed
 		}
 		r.Partitions = append(r.Partitions, rp)
+	}
+	if k := pv.Keys; k.Seen {
+		r.Keys = &ReportKeys{Sensors: k.Keys, Records: k.Records, Disordered: k.Disordered, Scattered: append([]string{}, k.Scattered...), Through: maps.Clone(k.Through)}
 	}
 	for _, pv := range b.Processes() {
 		rp := ReportProcess{

@@ -133,6 +133,7 @@ wait 10m
 	}
 	r := d.readReport()
 	checkUsageExact(t, r, rt)
+	checkReportKeys(t, r, tp)
 	if len(r.Partitions) != Partitions {
 		t.Errorf("report has %d partitions, want %d", len(r.Partitions), Partitions)
 	}

@@ -158,6 +158,17 @@ type dashReport struct {
 	Processes  []reportProc `json:"processes"`
 	Sensors    []reportSens `json:"sensors"`
 	Partitions []reportPart `json:"partitions"`
+	Keys       *reportKeys  `json:"keys"`
+}
+
+// reportKeys is the partitions view's keys line: the audit's read of the
+// topic against the partitioner.
+type reportKeys struct {
+	Sensors    int             `json:"sensors"`
+	Records    int64           `json:"records"`
+	Disordered int64           `json:"disordered"`
+	Scattered  []string        `json:"scattered"`
+	Through    map[int32]int64 `json:"through"`
 }
 
 // reportPart is one entry of the report's partitions.
@@ -559,4 +570,31 @@ func missingRecords(t *testing.T, rt runTruth, id string) {
 		extra = append(extra, fmt.Sprintf("%d/%d", p.Partition, p.Offset))
 	}
 	t.Errorf("%s: no usage record for %v; records the topic does not call for: %v", id, missing, extra)
+}
+
+// checkReportKeys compares the partitions view's keys line (the report's
+// keys) with the topic read independently: up to where the audit had
+// read, the valid records (LastStates' rule), the sensors they belong to,
+// none out of order per key and none outside its key's partition.
+func checkReportKeys(t *testing.T, r dashReport, tp Topic) {
+	t.Helper()
+	k := r.Keys
+	if k == nil {
+		t.Error("report has no keys: the audit never read the topic")
+		return
+	}
+	upTo := Topic{HighWatermarks: tp.HighWatermarks}
+	for _, rec := range tp.Records {
+		if rec.Offset < k.Through[rec.Partition] {
+			upTo.Records = append(upTo.Records, rec)
+		}
+	}
+	truth := LastStates(upTo)
+	records := int64(len(upTo.Records) - truth.Invalid)
+	if k.Records != records || k.Sensors != len(truth.Sensors) || k.Disordered != 0 || len(k.Scattered) != 0 {
+		t.Errorf("keys line: %d sensors, %d records, %d out of order, scattered %v; the topic through %v: %d sensors, %d valid records, each key in its partition, in order",
+			k.Sensors, k.Records, k.Disordered, k.Scattered, k.Through, len(truth.Sensors), records)
+		return
+	}
+	t.Logf("keys line: %d sensors, %d records, 0 out of order, as the topic through %v", k.Sensors, k.Records, k.Through)
 }
