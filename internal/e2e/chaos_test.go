@@ -42,7 +42,7 @@ func TestChaos(t *testing.T) {
 		}
 		seed = v
 	}
-	faults := 25 // the suite's share; KRL_CHAOS_FAULTS=40 and more by hand (README)
+	faults := 20 // the suite's share; KRL_CHAOS_FAULTS=40 and more by hand (README)
 	if s := os.Getenv("KRL_CHAOS_FAULTS"); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil || v < 1 {
