@@ -183,7 +183,10 @@ type PartitionsView struct {
 	SingleNode bool
 	// Group: the consumer group whose committed offsets the rows carry.
 	Group string
-	Rows  []PartitionRow
+	// OffsetsStale: the latest high-watermark read failed (during a leader
+	// change, say); the rows carry the last ones read, and lags from them.
+	OffsetsStale bool
+	Rows         []PartitionRow
 	// Keys: the audit's read of the topic, key by key, against Rows.
 	Keys KeysCheck
 }
@@ -289,7 +292,7 @@ func (b *Board) Partitions() PartitionsView {
 		}
 	}
 	committed, group, current := b.committed, b.commitGroup, b.commitSeen && b.commitErr == nil
-	v.Group = group
+	v.Group, v.OffsetsStale = group, b.hwmErr != nil
 	for _, r := range b.parts.rows {
 		row := PartitionRow{PartitionMeta: r, HighWatermark: -1, Committed: -1, Lag: -1}
 		if hw, ok := b.hwm[r.Partition]; ok {

@@ -145,6 +145,16 @@ func TestPartitionsEmbeddedAndMisplaced(t *testing.T) {
 	if v := b.Partitions(); !v.Rows[0].CommittedUnknown || v.Rows[0].Lag != -1 {
 		t.Errorf("a failed commit read: %+v", v.Rows[0])
 	}
+	// A failed watermark read marks the rows' watermarks stale until one
+	// succeeds (they keep the last ones read).
+	b.Apply(Offsets{At: at(5), Err: errors.New("no log end in the answer (-1001)")})
+	if v := b.Partitions(); !v.OffsetsStale || v.Rows[0].HighWatermark != 10 {
+		t.Errorf("after a failed watermark read: stale %v hw %d", v.OffsetsStale, v.Rows[0].HighWatermark)
+	}
+	b.Apply(Offsets{At: at(6), HighWatermarks: map[int32]int64{0: 11, 1: 20, 2: 30}})
+	if v := b.Partitions(); v.OffsetsStale || v.Rows[0].HighWatermark != 11 {
+		t.Errorf("after a good read: stale %v hw %d", v.OffsetsStale, v.Rows[0].HighWatermark)
+	}
 	if b := newBoard(); len(b.Report().Partitions) != 0 || b.Report().Partitions == nil {
 		t.Error("a fresh board's report needs an empty partitions list")
 	}

@@ -86,21 +86,20 @@ func (p Panel) waiting() string {
 // note says what the cluster is and whether the figures are old.
 func (p Panel) note() string {
 	st, v := p.Styles, p.View
-	var s string
+	var parts []string
+	if v.Stale {
+		parts = append(parts, st.Warn.Render("stale"))
+	}
+	if v.OffsetsStale {
+		parts = append(parts, st.Warn.Render("hw stale: the latest read failed"))
+	}
 	switch {
 	case v.SingleNode && len(v.Nodes) == 1:
-		s = st.Muted.Render(fmt.Sprintf("one node (id %d), no replication", v.Nodes[0]))
+		parts = append(parts, st.Muted.Render(fmt.Sprintf("one node (id %d), no replication", v.Nodes[0])))
 	case v.MinISR > 0:
-		s = st.Muted.Render(fmt.Sprintf("%d nodes · min.insync.replicas %d", len(v.Nodes), v.MinISR))
+		parts = append(parts, st.Muted.Render(fmt.Sprintf("%d nodes · min.insync.replicas %d", len(v.Nodes), v.MinISR)))
 	}
-	if v.Stale {
-		stale := st.Warn.Render("stale")
-		if s == "" {
-			return stale
-		}
-		return stale + st.Muted.Render(" · ") + s
-	}
-	return s
+	return strings.Join(parts, st.Muted.Render(" · "))
 }
 
 // columns are the widths of the aligned parts.
@@ -185,7 +184,13 @@ func (p Panel) row(row board.PartitionRow, c columns) string {
 	isr := board.NodeList(row.ISR)
 	b.WriteString(muted("isr ") + pad(p.isr(row), len(isr), c.isr) + "  ")
 	hw := hwText(row)
-	b.WriteString(muted("hw ") + strings.Repeat(" ", c.hw-len(hw)) + hw + "  ")
+	hwShown := hw
+	if p.View.OffsetsStale {
+		// The last watermarks read, and the lags from them, until a read
+		// succeeds again: said, not passed off as current.
+		hwShown = st.Warn.Render(hw)
+	}
+	b.WriteString(muted("hw ") + strings.Repeat(" ", c.hw-len(hw)) + hwShown + "  ")
 	ct := committedText(row)
 	b.WriteString(muted("committed ") + pad(ct, len(ct), c.committed) + "  ")
 	b.WriteString(muted("sensors ") + shortIDs(row.Sensors))
@@ -254,18 +259,7 @@ func (p Panel) Detail(width, height int) []string {
 	}
 	section("Leaders", leaders)
 	if v.MinISR > 0 {
-		var refused []string
-		for _, row := range v.Rows {
-			if row.BelowMinISR {
-				refused = append(refused, fmt.Sprintf("p%d", row.Partition))
-			}
-		}
-		w := styledLine{fmt.Sprintf("acks=all taken on every partition: each ISR has at least min.insync.replicas %d", v.MinISR), plain}
-		if len(refused) > 0 {
-			w = styledLine{fmt.Sprintf("acks=all refused on %s: ISR below min.insync.replicas %d (NOT_ENOUGH_REPLICAS); the producer holds its records until the ISR grows back",
-				strings.Join(refused, " "), v.MinISR), st.Bad.Render}
-		}
-		section("Writes", []styledLine{w})
+		section("Writes", p.writes())
 	}
 	section("Keys", p.keys())
 	add("")
@@ -327,6 +321,38 @@ func (p Panel) keys() []styledLine {
 	default:
 		out = append(out, styledLine{fmt.Sprintf("%d sensors, each in its key's partition, in order: %s records read, 0 out of order",
 			k.Keys, common.Count(k.Records)), st.Good.Render})
+	}
+	return out
+}
+
+// writes says whether acks=all writes are taken, partition by partition:
+// refused below min.insync.replicas, waiting while a leader is down or
+// missing, else taken.
+func (p Panel) writes() []styledLine {
+	st, v := p.Styles, p.View
+	var refused, waiting []string
+	for _, row := range v.Rows {
+		switch {
+		case row.Leaderless:
+			waiting = append(waiting, fmt.Sprintf("p%d (no leader)", row.Partition))
+		case row.LeaderDown:
+			waiting = append(waiting, fmt.Sprintf("p%d (leader %d down)", row.Partition, row.Leader))
+		case row.BelowMinISR:
+			refused = append(refused, fmt.Sprintf("p%d", row.Partition))
+		}
+	}
+	var out []styledLine
+	if len(waiting) > 0 {
+		out = append(out, styledLine{fmt.Sprintf("acks=all writes to %s wait for the controller to elect a leader from the ISR; the producer holds them meanwhile",
+			strings.Join(waiting, ", ")), st.Warn.Render})
+	}
+	if len(refused) > 0 {
+		out = append(out, styledLine{fmt.Sprintf("acks=all refused on %s: ISR below min.insync.replicas %d (NOT_ENOUGH_REPLICAS); the producer holds its records until the ISR grows back",
+			strings.Join(refused, " "), v.MinISR), st.Bad.Render})
+	}
+	if len(out) == 0 {
+		out = append(out, styledLine{fmt.Sprintf("acks=all taken on every partition: each has a leader and at least min.insync.replicas %d in sync", v.MinISR),
+			func(s ...string) string { return strings.Join(s, " ") }})
 	}
 	return out
 }

@@ -92,6 +92,24 @@ func TestDetail(t *testing.T) {
 	if len(lines) != 30 {
 		t.Errorf("%d lines, want 30", len(lines))
 	}
+	// A dead leader not yet fenced, and watermarks whose latest read failed.
+	down := row(0, 2, all, all)
+	down.LeaderDown = true
+	w := board.PartitionsView{Topic: "sensor-data", Seen: true, Nodes: all, MinISR: 2, OffsetsStale: true,
+		Rows: []board.PartitionRow{down, row(1, 1, all, all), row(2, 3, all, all)}}
+	got = plain(Panel{Styles: st, View: w}.Detail(118, 30))
+	for _, want := range []string{
+		"p0  leader 2 (down)",
+		"hw stale: the latest read failed",
+		"acks=all writes to p0 (leader 2 down) wait for the controller to elect a leader from the ISR",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "taken on every partition") {
+		t.Errorf("writes said taken while p0's leader is down:\n%s", got)
+	}
 	// Any size: exact width and height, no panic.
 	for _, sz := range [][2]int{{0, 0}, {1, 1}, {20, 3}, {80, 8}} {
 		ls := Panel{Styles: st, View: v}.Detail(sz[0], sz[1])
