@@ -128,8 +128,8 @@ func TestStallWatch(t *testing.T) {
 	if count(status.Blocked) != 1 || sink.all[0].Count != 20 || sink.all[0].Millis != 3000 {
 		t.Fatalf("blocked: %+v", sink.all)
 	}
-	w.check(sec(6), false) // repeated only every blockedRepeat
-	w.check(sec(8.5), false)
+	w.check(sec(3.5), false) // repeated only every blockedRepeat
+	w.check(sec(4), false)
 	if count(status.Blocked) != 2 {
 		t.Fatalf("repeats: %d", count(status.Blocked))
 	}

@@ -79,8 +79,9 @@ const (
 	// write is acknowledged within milliseconds; linger.ms is 5).
 	BlockedAfter = 2 * time.Second
 	// blockedRepeat: while blocked, the Blocked event is repeated this
-	// often with the growing buffered count.
-	blockedRepeat = 5 * time.Second
+	// often with the growing buffered count (the row's "N buf" is never
+	// more than a second old).
+	blockedRepeat = time.Second
 )
 
 // Main runs the producer role: flags, signals, exit code.

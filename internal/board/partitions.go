@@ -34,6 +34,9 @@ type LeaderMove struct {
 	// After: from the exit of From's process (broker-From) to At; 0 when
 	// that exit is not known (the leader moved for another reason).
 	After time.Duration
+	// Preferred: the leader went back to the partition's preferred
+	// replica (the controller's rebalance), no exit involved.
+	Preferred bool
 }
 
 func (b *Board) partitions(v Partitions) {
@@ -141,15 +144,24 @@ func (b *Board) leaderChange(at time.Time, prev, cur PartitionMeta) {
 	}
 	text := fmt.Sprintf("partition %d leader %d → %d", cur.Partition, from, cur.Leader)
 	move := LeaderMove{From: from, To: cur.Leader, At: at}
-	if p := b.procs[ClusterBroker(int(from))]; p != nil && p.lastExit != nil && !p.lastExit.At.After(at) && !p.alive() {
+	level := LevelWarn
+	p := b.procs[ClusterBroker(int(from))]
+	switch {
+	case p != nil && p.lastExit != nil && !p.lastExit.At.After(at) && !p.alive():
 		move.After = at.Sub(p.lastExit.At)
 		text += fmt.Sprintf(" in %.1f s after %s exited (metadata polled every 0.5 s)", move.After.Seconds(), p.name)
+	case len(cur.Replicas) > 0 && cur.Leader == cur.Replicas[0] && slices.Contains(cur.ISR, from):
+		// The controller's leader rebalance, nothing failed (the old
+		// leader is still in sync): the first replica is the partition's
+		// preferred leader.
+		move.Preferred, level = true, LevelInfo
+		text += " (back to its preferred leader, the first replica)"
 	}
 	if b.parts.moves == nil {
 		b.parts.moves = map[int32]LeaderMove{}
 	}
 	b.parts.moves[cur.Partition] = move
-	b.event(at, "", LevelWarn, text)
+	b.event(at, "", level, text)
 }
 
 // nodeList is "[1 2 3]".

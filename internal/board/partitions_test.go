@@ -79,6 +79,16 @@ func TestPartitionsFailoverEvents(t *testing.T) {
 	if !hasEvent(b, "", "partitions 0 1 2 ISR [1] → [1 2 3]") || b.NotEnoughReplicas() != "" {
 		t.Errorf("ISR grown back: %v", b.Events())
 	}
+	// The controller hands leadership back to the first replica while the
+	// old leader stays in sync: a rebalance, not a failure.
+	b.Apply(Partitions{At: at(31), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
+		meta(0, 1, r123, r123), meta(1, 2, []int32{2, 3, 1}, r123), meta(2, 1, r123, r123)}})
+	if got := lastEvent(b); got != "partition 1 leader 1 → 2 (back to its preferred leader, the first replica)" {
+		t.Errorf("preferred leader: %q", got)
+	}
+	if m := b.Partitions().Rows[1].LastMove; m == nil || !m.Preferred || m.After != 0 {
+		t.Errorf("preferred move: %+v", m)
+	}
 	// A late answer of an older poll changes nothing.
 	b.Apply(Partitions{At: at(25), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{meta(0, 2, r123, []int32{2})}})
 	if v := b.Partitions(); len(v.Rows) != 3 || v.Rows[0].Leader != 1 {

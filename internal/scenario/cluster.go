@@ -417,7 +417,7 @@ var minInsync = Scenario{
 			Title: "Nothing acknowledged",
 			Say:   "The producer keeps its records and retries; the log end does not move. Nothing is acknowledged that the cluster could lose.",
 			Watch: "The buffered count growing, the log end standing still.",
-			// The producer repeats its blocked report every 5 s.
+			// The producer repeats its blocked report every second.
 			Hold:  6 * time.Second,
 			Until: producerRefused,
 			Mark:  "held",

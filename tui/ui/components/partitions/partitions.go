@@ -288,8 +288,11 @@ func (p Panel) lastMove(row board.PartitionRow) (string, bool) {
 		return fmt.Sprintf("leader %s, no change seen in this run", leaderText(row)), false
 	}
 	s := fmt.Sprintf("leader %d → %d at %s", m.From, m.To, m.At.Format("15:04:05"))
-	if m.After > 0 {
+	switch {
+	case m.After > 0:
 		s += fmt.Sprintf(", %.1f s after broker-%d exited", m.After.Seconds(), m.From)
+	case m.Preferred:
+		s += ", back to its preferred leader"
 	}
 	return s, true
 }
