@@ -69,3 +69,19 @@ func clusterStrategy(name string) string {
 
 // ClusterNames are every process name a cluster can have (the largest).
 func ClusterNames() []string { return cluster.Names(cluster.MaxBrokers) }
+
+// brokerAwayText names what is away: "broker-2 down" (a cluster's
+// brokers, the others carry on after a failover), else "broker
+// unreachable".
+func (b *Board) brokerAwayText() string {
+	var down []string
+	for _, p := range b.clusterBrokers() {
+		if p.down() {
+			down = append(down, p.name)
+		}
+	}
+	if len(down) == 0 || b.brokerDown() {
+		return "broker unreachable"
+	}
+	return strings.Join(down, " and ") + " down"
+}

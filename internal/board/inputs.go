@@ -228,6 +228,9 @@ type PartitionMeta struct {
 	Leader   int32
 	Replicas []int32
 	ISR      []int32
+	// Preferred: the assignment's first replica, the leader the controller
+	// hands the partition back to (-1 or 0 with one node: unknown/none).
+	Preferred int32
 	// Sensors: the sensor ids whose key lands in this partition
 	// (kafkacfg.PartitionFor, the producer's own partitioner), in order.
 	Sensors []string

@@ -150,10 +150,10 @@ func (b *Board) leaderChange(at time.Time, prev, cur PartitionMeta) {
 	case p != nil && p.lastExit != nil && !p.lastExit.At.After(at) && !p.alive():
 		move.After = at.Sub(p.lastExit.At)
 		text += fmt.Sprintf(" in %.1f s after %s exited (metadata polled every 0.5 s)", move.After.Seconds(), p.name)
-	case len(cur.Replicas) > 0 && cur.Leader == cur.Replicas[0] && slices.Contains(cur.ISR, from):
+	case cur.Preferred > 0 && cur.Leader == cur.Preferred && slices.Contains(cur.ISR, from):
 		// The controller's leader rebalance, nothing failed (the old
-		// leader is still in sync): the first replica is the partition's
-		// preferred leader.
+		// leader is still in sync): the first replica of the assignment
+		// is the partition's preferred leader.
 		move.Preferred, level = true, LevelInfo
 		text += " (back to its preferred leader, the first replica)"
 	}

@@ -20,6 +20,11 @@ func meta(p, leader int32, replicas, isr []int32, sensors ...string) PartitionMe
 
 var r123 = []int32{1, 2, 3}
 
+func preferred(m PartitionMeta, node int32) PartitionMeta {
+	m.Preferred = node
+	return m
+}
+
 func TestPartitionsFailoverEvents(t *testing.T) {
 	b := partitionsBoard()
 	b.Apply(Partitions{At: at(1), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
@@ -82,7 +87,7 @@ func TestPartitionsFailoverEvents(t *testing.T) {
 	// The controller hands leadership back to the first replica while the
 	// old leader stays in sync: a rebalance, not a failure.
 	b.Apply(Partitions{At: at(31), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
-		meta(0, 1, r123, r123), meta(1, 2, []int32{2, 3, 1}, r123), meta(2, 1, r123, r123)}})
+		meta(0, 1, r123, r123), preferred(meta(1, 2, r123, r123), 2), meta(2, 1, r123, r123)}})
 	if got := lastEvent(b); got != "partition 1 leader 1 → 2 (back to its preferred leader, the first replica)" {
 		t.Errorf("preferred leader: %q", got)
 	}
@@ -301,5 +306,18 @@ func TestPartitionsKeysCheck(t *testing.T) {
 	want := []string{"sensor-01 in [0], computed 2", "sensor-02 in [1 2], computed 1"}
 	if !slices.Equal(k.Scattered, want) || k.Disordered != 2 || !slices.Equal(k.DisorderedKeys, []string{"sensor-03"}) {
 		t.Errorf("scattered and disordered: %+v", k)
+	}
+}
+
+// TestAuditFailingWhileAClusterBrokerIsDown: the usage panel names the
+// broker that is down rather than calling the cluster unreachable.
+func TestAuditFailingWhileAClusterBrokerIsDown(t *testing.T) {
+	b := partitionsBoard()
+	b.Apply(ProcStarted{Name: "broker-2", PID: 42, At: at(0)})
+	b.Apply(TruthSnapshot{At: at(1), AuditOffset: 10})
+	b.Apply(ProcExited{Name: "broker-2", PID: 42, At: at(5), Signal: "SIGKILL"})
+	b.Apply(TruthSnapshot{At: at(6), Err: errors.New("127.0.0.1:34995/2: Connect to ipv4#127.0.0.1:34995 failed: Connection refused")})
+	if v := b.Usage(); v.TruthReason != "broker-2 down, audit showing its last read" {
+		t.Errorf("truth reason %q", v.TruthReason)
 	}
 }

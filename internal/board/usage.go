@@ -187,7 +187,7 @@ func (b *Board) Usage() UsageView {
 	case b.truthErr != nil:
 		v.Truth, v.TruthReason = Failing, "audit failed, showing its last read: "+plainError("kafka", b.truthErr.Error())
 		if b.brokerKnownAway() {
-			v.Truth, v.TruthReason = Failing, "broker unreachable, audit showing its last read"
+			v.Truth, v.TruthReason = Failing, b.brokerAwayText()+", audit showing its last read"
 		}
 	case b.expectErr != nil:
 		v.Truth, v.TruthReason = Failing, "cannot compare with the audit: "+b.expectErr.Error()

@@ -744,7 +744,7 @@ func partitionsInput(asked time.Time, topic string, sensors int, lay observe.Lay
 	for _, p := range lay.Partitions {
 		index[p.Partition] = len(in.Rows)
 		in.Rows = append(in.Rows, board.PartitionMeta{Partition: p.Partition, Leader: p.Leader,
-			Replicas: p.Replicas, ISR: p.ISR})
+			Replicas: p.Replicas, ISR: p.ISR, Preferred: p.Preferred})
 	}
 	for i := range sensors {
 		id := producer.SensorID(i, sensors)

@@ -248,7 +248,7 @@ func TestLayoutAgainstBroker(t *testing.T) {
 		if p.Leader < 0 {
 			t.Errorf("p%d has no leader", p.Partition)
 		}
-		if len(p.Replicas) != 1 || len(p.ISR) != 1 || p.Replicas[0] != p.Leader || p.ISR[0] != p.Leader {
+		if len(p.Replicas) != 1 || len(p.ISR) != 1 || p.Replicas[0] != p.Leader || p.ISR[0] != p.Leader || p.Preferred != p.Leader {
 			t.Errorf("p%d: one node with replication factor 1 should be leader=replicas=isr, got %+v", p.Partition, p)
 		}
 	}

@@ -18,6 +18,10 @@ type PartitionInfo struct {
 	Leader    int32
 	Replicas  []int32
 	ISR       []int32
+	// Preferred: the first replica of the assignment, the leader the
+	// controller hands the partition back to (-1: no replicas). Replicas
+	// and ISR are sorted; this keeps the assignment's order's point.
+	Preferred int32
 }
 
 // Layout is a topic's placement: its partitions, in order, and the
@@ -49,7 +53,10 @@ func (o *Offsets) Layout(ctx context.Context, topic string) (Layout, error) {
 	}
 	var out Layout
 	for _, p := range t.Partitions {
-		pi := PartitionInfo{Partition: p.ID, Leader: p.Leader, Replicas: sortedIDs(p.Replicas), ISR: sortedIDs(p.Isrs)}
+		pi := PartitionInfo{Partition: p.ID, Leader: p.Leader, Replicas: sortedIDs(p.Replicas), ISR: sortedIDs(p.Isrs), Preferred: -1}
+		if len(p.Replicas) > 0 {
+			pi.Preferred = p.Replicas[0]
+		}
 		if pi.Leader < 0 || p.Error.Code() == kafka.ErrLeaderNotAvailable {
 			pi.Leader = -1
 		}
