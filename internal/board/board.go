@@ -71,6 +71,9 @@ type Board struct {
 	hwm    map[int32]int64
 	hwmAt  time.Time
 	hwmErr error
+	// hwmErrLeaderMoved: hwmErr is a new leader's catching up, said by the
+	// leader change itself (leaderCatchingUp).
+	hwmErrLeaderMoved bool
 	// brokerAwayNoted: the one "broker unreachable" event of an outage was
 	// given; the pollers' own failures are not repeated until it ends.
 	brokerAwayNoted bool

@@ -3,6 +3,7 @@ package board
 import (
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -39,15 +40,19 @@ func (l Lag) Known() bool {
 func (b *Board) offsets(v Offsets) {
 	if v.Err != nil {
 		if b.hwmErr == nil {
-			b.pollFailed(v.At, "", "reading the topic's offsets failed: ", v.Err)
+			b.hwmErrLeaderMoved = leaderCatchingUp(v.Err)
+			if !b.hwmErrLeaderMoved {
+				b.pollFailed(v.At, "", "reading the topic's offsets failed: ", v.Err)
+			}
 		}
 		b.hwmErr = v.Err
 		return
 	}
-	if b.hwmErr != nil {
+	if b.hwmErr != nil && !b.hwmErrLeaderMoved {
 		b.event(v.At, "", LevelInfo, "reading the topic's offsets works again")
 		b.brokerAwayNoted = false
 	}
+	b.hwmErrLeaderMoved = false
 	b.hwmErr = nil
 	b.hwm = maps.Clone(v.HighWatermarks)
 	if b.hwm == nil {
@@ -370,4 +375,15 @@ func (b *Board) RefreshedSince(t time.Time, hwm map[int32]int64) bool {
 		}
 	}
 	return true
+}
+
+// leaderCatchingUp: Kafka answers a log-end read with OFFSET_NOT_AVAILABLE
+// ("Leader high watermark is not caught up") while a partition's new
+// leader has not caught up its high watermark: for a poll or two after a
+// leader change, and on Apache Kafka 4.1 for as long as the ISR is below
+// min.insync.replicas. The leader and ISR changes are the events; the
+// watermarks and lags are marked stale meanwhile, and no failure is
+// announced.
+func leaderCatchingUp(err error) bool {
+	return strings.Contains(err.Error(), "Leader high watermark is not caught up")
 }

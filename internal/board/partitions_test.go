@@ -170,6 +170,17 @@ func TestPartitionsEmbeddedAndMisplaced(t *testing.T) {
 	if v := b.Partitions(); v.OffsetsStale || v.Rows[0].HighWatermark != 11 {
 		t.Errorf("after a good read: stale %v hw %d", v.OffsetsStale, v.Rows[0].HighWatermark)
 	}
+	// A new leader catching up its watermark is the leader change's
+	// business: stale marks, no failure announced, no "works again".
+	before := len(b.Events())
+	b.Apply(Offsets{At: at(7), Err: errors.New("observe: list offsets sensor-data[1]: Broker: Leader high watermark is not caught up")})
+	if v := b.Partitions(); !v.OffsetsStale || len(b.Events()) != before {
+		t.Errorf("catching up: stale %v, events %v", v.OffsetsStale, b.Events()[before:])
+	}
+	b.Apply(Offsets{At: at(8), HighWatermarks: map[int32]int64{0: 12, 1: 20, 2: 30}})
+	if v := b.Partitions(); v.OffsetsStale || len(b.Events()) != before {
+		t.Errorf("caught up: stale %v, events %v", v.OffsetsStale, b.Events()[before:])
+	}
 	if b := newBoard(); len(b.Report().Partitions) != 0 || b.Report().Partitions == nil {
 		t.Error("a fresh board's report needs an empty partitions list")
 	}
