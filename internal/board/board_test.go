@@ -864,6 +864,13 @@ func TestCaughtUp(t *testing.T) {
 			want: false,
 		},
 		{
+			name: "pause asked, not yet confirmed: the producer is still flushing",
+			inputs: []any{Offsets{At: at(2), HighWatermarks: map[int32]int64{0: 10, 1: 5}},
+				Committed{At: at(2), Group: "demo-usage", Offsets: map[int32]int64{0: 10, 1: 5}},
+				Request{At: at(2.5), Name: Producer, Op: OpPause}},
+			want: false,
+		},
+		{
 			name: "consumer-current restarted and not caught up again",
 			inputs: []any{Offsets{At: at(2), HighWatermarks: map[int32]int64{0: 10}},
 				Committed{At: at(2), Group: "demo-usage", Offsets: map[int32]int64{0: 10}},

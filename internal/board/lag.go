@@ -258,8 +258,13 @@ func (b *Board) ReplayProgress() (done, total int64, frac float64) {
 // publishes, a lag of exactly 0 is rare (commits are periodic), so
 // consumer-usage also counts as caught up when its committed offsets have
 // reached every high watermark seen in one sample taken after it started.
-// A process the board does not supervise is not waited for.
+// A process the board does not supervise is not waited for. While a
+// pause is asked and not yet confirmed the producer is still flushing its
+// buffer: nothing is caught up until it says it has paused.
 func (b *Board) CaughtUp() bool {
+	if p := b.procs[Producer]; p != nil && p.alive() && p.pauseAsked == OpPause {
+		return false
+	}
 	if p := b.procs[Current]; p != nil && !(p.alive() && p.pending == "" && p.caughtUp && p.state != Retrying) {
 		return false
 	}

@@ -218,7 +218,7 @@ func checkAcked(t *testing.T, d *dashboard, tp Topic) {
 	for _, r := range tp.Records {
 		at[[2]int64{int64(r.Partition), r.Offset}] = r
 	}
-	re := regexp.MustCompile(`msg=acked role=producer sensor=(\S+) ts=(\d+) partition=(\d+) offset=(\d+)`)
+	re := ackedLine
 	acks, missing := 0, 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -246,6 +246,26 @@ func checkAcked(t *testing.T, d *dashboard, tp Topic) {
 	}
 	t.Logf("%d acknowledged messages, each in the topic at its offset", acks)
 }
+
+// ackedEnds is, per partition, the offset after the last record the
+// producer logged as acknowledged (KRL_LOG_ACKS).
+func ackedEnds(t *testing.T, d *dashboard) map[int32]int64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(d.runDir, "logs", "producer.log"))
+	if err != nil {
+		t.Fatalf("producer log: %v", err)
+	}
+	ends := map[int32]int64{}
+	for _, m := range ackedLine.FindAllStringSubmatch(string(b), -1) {
+		p, _ := strconv.ParseInt(m[3], 10, 32)
+		off, _ := strconv.ParseInt(m[4], 10, 64)
+		ends[int32(p)] = max(ends[int32(p)], off+1)
+	}
+	return ends
+}
+
+// ackedLine is the producer's log line for an acknowledged record.
+var ackedLine = regexp.MustCompile(`msg=acked role=producer sensor=(\S+) ts=(\d+) partition=(\d+) offset=(\d+)`)
 
 // gracefulStop is the headless log's line for a deliberate stop.
 var gracefulStop = regexp.MustCompile(`(\S+)\s+stopped \(([^,)]+)(?:, ([\d.]+) s after SIGTERM)?\)`)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -119,7 +120,25 @@ wait 10m
 	if brokers == nil {
 		t.Fatalf("no \"running brokers=... mongo=...\" line in the log")
 	}
-	tp := ReadTopic(t, brokers[1], d.topic)
+	// The topic is read at least through every acknowledged offset; if
+	// the producer's log shows more acknowledged once read, again.
+	var tp Topic
+	for attempt := 1; ; attempt++ {
+		acked := ackedEnds(t, d)
+		t.Logf("acknowledged up to %v (producer log); reading the topic", acked)
+		tp = ReadTopicThrough(t, brokers[1], d.topic, acked)
+		t.Logf("read %d records, high watermarks %v", tp.Count(), tp.HighWatermarks)
+		if after := ackedEnds(t, d); maps.Equal(after, acked) || attempt == 3 {
+			break
+		} else {
+			t.Logf("acknowledged up to %v by then: reading again", after)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(d.runDir, "logs", "producer.log")); err == nil {
+		if m := regexp.MustCompile(`msg=paused role=producer delivered=\d+ unflushed=\d+`).Find(b); m != nil {
+			t.Logf("producer: %s", m)
+		}
+	}
 	uri := brokers[2] + "/krl"
 	rt := runTruth{Topic: tp, Truth: LastStates(tp), Checkpoints: LoadCheckpoints(t, uri), Stored: storedTotals(t, uri),
 		Mongo: uri, Brokers: brokers[1]}

@@ -39,6 +39,17 @@ func (tp Topic) Count() int { return len(tp.Records) }
 // taken are not included.
 func ReadTopic(t testing.TB, brokers, topic string) Topic {
 	t.Helper()
+	return ReadTopicThrough(t, brokers, topic, nil)
+}
+
+// ReadTopicThrough is ReadTopic reading each partition at least up to
+// minEnd's offset (exclusive): what a producer had acknowledged. Right
+// after a leader change a cluster can answer a high watermark behind what
+// the old leader acknowledged until the new leader catches up; the
+// watermarks are read again until they reach minEnd, or the test fails
+// after 60 s naming the partitions that never got there.
+func ReadTopicThrough(t testing.TB, brokers, topic string, minEnd map[int32]int64) Topic {
+	t.Helper()
 	c, err := kafka.NewConsumer(kafkacfg.Audit(brokers, kafkacfg.AuditGroupPrefix+"e2e-"+RandomSuffix()))
 	if err != nil {
 		t.Fatalf("reader: %v", err)
@@ -53,6 +64,18 @@ func ReadTopic(t testing.TB, brokers, topic string) Topic {
 	var assign []kafka.TopicPartition
 	for _, p := range md.Topics[topic].Partitions {
 		low, high, err := c.QueryWatermarkOffsets(topic, p.ID, 10000)
+		first, began := high, time.Now()
+		for waitUntil := began.Add(60 * time.Second); err == nil && high < minEnd[p.ID]; {
+			if time.Now().After(waitUntil) {
+				t.Fatalf("reader: %s/%d: high watermark %d, but offsets up to %d were acknowledged", topic, p.ID, high, minEnd[p.ID])
+			}
+			time.Sleep(100 * time.Millisecond) // polling the broker's answer, not standing in for it
+			low, high, err = c.QueryWatermarkOffsets(topic, p.ID, 10000)
+		}
+		if high != first {
+			t.Logf("reader: %s/%d: high watermark %d at first, %d after %.1f s (acknowledged up to %d)",
+				topic, p.ID, first, high, time.Since(began).Seconds(), minEnd[p.ID])
+		}
 		if err != nil {
 			t.Fatalf("reader: watermarks of %s/%d: %v", topic, p.ID, err)
 		}
