@@ -74,6 +74,8 @@ type Board struct {
 	// hwmErrLeaderMoved: hwmErr is a new leader's catching up, said by the
 	// leader change itself (leaderCatchingUp).
 	hwmErrLeaderMoved bool
+	// hwmErrSince: when the watermark reads started failing.
+	hwmErrSince time.Time
 	// brokerAwayNoted: the one "broker unreachable" event of an outage was
 	// given; the pollers' own failures are not repeated until it ends.
 	brokerAwayNoted bool

@@ -1,6 +1,7 @@
 package board
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -40,10 +41,15 @@ func (l Lag) Known() bool {
 func (b *Board) offsets(v Offsets) {
 	if v.Err != nil {
 		if b.hwmErr == nil {
+			b.hwmErrSince = v.At
 			b.hwmErrLeaderMoved = leaderCatchingUp(v.Err)
 			if !b.hwmErrLeaderMoved {
 				b.pollFailed(v.At, "", "reading the topic's offsets failed: ", v.Err)
 			}
+		} else if b.hwmErrLeaderMoved && v.At.Sub(b.hwmErrSince) > StaleAfter {
+			// Longer than a leader change's poll or two: said after all.
+			b.hwmErrLeaderMoved = false
+			b.pollFailed(v.At, "", fmt.Sprintf("reading the topic's offsets fails for %.0f s: ", v.At.Sub(b.hwmErrSince).Seconds()), v.Err)
 		}
 		b.hwmErr = v.Err
 		return

@@ -265,6 +265,20 @@ func (v PartitionsView) AllInSync(n int) bool {
 	return true
 }
 
+// Balanced: by fresh metadata, every partition is led by its preferred
+// (first) replica, as the controller's rebalance leaves them.
+func (v PartitionsView) Balanced() bool {
+	if !v.Fresh() {
+		return false
+	}
+	for _, r := range v.Rows {
+		if r.Leaderless || r.Leader != r.Preferred {
+			return false
+		}
+	}
+	return true
+}
+
 // LedBy lists the partitions node leads.
 func (v PartitionsView) LedBy(node int32) []int32 {
 	var out []int32

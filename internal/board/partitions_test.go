@@ -181,6 +181,20 @@ func TestPartitionsEmbeddedAndMisplaced(t *testing.T) {
 	if v := b.Partitions(); v.OffsetsStale || len(b.Events()) != before {
 		t.Errorf("caught up: stale %v, events %v", v.OffsetsStale, b.Events()[before:])
 	}
+	// For longer than a leader change takes, it is said after all, and
+	// its end too.
+	catching := errors.New("observe: list offsets sensor-data[1]: Broker: Leader high watermark is not caught up")
+	for sec := 9.0; sec <= 15; sec++ {
+		b.Apply(Offsets{At: at(sec), Err: catching})
+	}
+	if !hasEvent(b, "", "reading the topic's offsets fails for 6 s: observe: list offsets sensor-data[1]: Broker: Leader high watermark is not caught up") ||
+		countEvents(b, "reading the topic's offsets fails") != 1 {
+		t.Errorf("a long catching up: %v", b.Events()[before:])
+	}
+	b.Apply(Offsets{At: at(16), HighWatermarks: map[int32]int64{0: 12, 1: 20, 2: 30}})
+	if !hasEvent(b, "", "reading the topic's offsets works again") {
+		t.Errorf("no end of the long catching up: %v", b.Events()[before:])
+	}
 	if b := newBoard(); len(b.Report().Partitions) != 0 || b.Report().Partitions == nil {
 		t.Error("a fresh board's report needs an empty partitions list")
 	}
@@ -330,5 +344,27 @@ func TestAuditFailingWhileAClusterBrokerIsDown(t *testing.T) {
 	b.Apply(TruthSnapshot{At: at(6), Err: errors.New("127.0.0.1:34995/2: Connect to ipv4#127.0.0.1:34995 failed: Connection refused")})
 	if v := b.Usage(); v.TruthReason != "broker-2 down, audit showing its last read" {
 		t.Errorf("truth reason %q", v.TruthReason)
+	}
+}
+
+// TestPartitionsBalanced: every partition led by its preferred replica,
+// by fresh metadata.
+func TestPartitionsBalanced(t *testing.T) {
+	b := partitionsBoard()
+	b.Apply(Partitions{At: at(1), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
+		preferred(meta(0, 1, r123, r123), 1), preferred(meta(1, 3, r123, r123), 2), preferred(meta(2, 3, r123, r123), 3)}})
+	b.Apply(Tick{Now: at(1.5)})
+	if b.Partitions().Balanced() {
+		t.Error("p1 led by 3, preferred 2: not balanced")
+	}
+	b.Apply(Partitions{At: at(2), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{
+		preferred(meta(0, 1, r123, r123), 1), preferred(meta(1, 2, r123, r123), 2), preferred(meta(2, 3, r123, r123), 3)}})
+	b.Apply(Tick{Now: at(2.5)})
+	if !b.Partitions().Balanced() {
+		t.Errorf("every leader preferred: %+v", b.Partitions().Rows)
+	}
+	b.Apply(Tick{Now: at(20)})
+	if b.Partitions().Balanced() {
+		t.Error("stale metadata said balanced")
 	}
 }

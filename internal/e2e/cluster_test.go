@@ -70,6 +70,7 @@ wait-blocked producer 60s
 start broker-3
 start broker-2
 wait-isr 3 120s
+wait-balanced 60s
 wait-caught-up 120s
 pause producer
 wait-caught-up 120s

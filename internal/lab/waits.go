@@ -42,6 +42,12 @@ func (l *Lab) WaitBlocked(ctx context.Context, name string) error {
 	return l.waitUntil(ctx, func(b *board.Board) bool { return b.Process(name).Blocked > 0 })
 }
 
+// WaitBalanced returns once the latest metadata shows every partition led
+// by its preferred (first) replica, or ctx's error.
+func (l *Lab) WaitBalanced(ctx context.Context) error {
+	return l.waitUntil(ctx, func(b *board.Board) bool { return b.Partitions().Balanced() })
+}
+
 // WaitLeads returns once the latest metadata shows broker name (node N for
 // broker-N) leading a partition of the topic, or ctx's error.
 func (l *Lab) WaitLeads(ctx context.Context, name string) error {

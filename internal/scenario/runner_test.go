@@ -408,3 +408,4 @@ func TestPressDone(t *testing.T) {
 func (h *fakeHost) WaitISR(ctx context.Context, n int) error           { return nil }
 func (h *fakeHost) WaitBlocked(ctx context.Context, name string) error { return nil }
 func (h *fakeHost) WaitLeads(ctx context.Context, name string) error   { return nil }
+func (h *fakeHost) WaitBalanced(ctx context.Context) error             { return nil }

@@ -27,6 +27,7 @@
 //	wait-isr 2 60s                        wait until every partition has a leader and exactly 2 in-sync replicas (--cluster)
 //	wait-blocked producer 60s             wait until the producer reports its records unacknowledged (blocked)
 //	wait-leads broker-2 60s               wait until that broker leads a partition of the topic (--cluster)
+//	wait-balanced 60s                     wait until every partition is led by its preferred (first) replica (--cluster)
 //	quit                                  end the dashboard
 //
 // NAME is one of producer, consumer-current, consumer-usage, consumer-query,
@@ -87,6 +88,7 @@ const (
 	WaitISR      Kind = "wait-isr"
 	WaitBlocked  Kind = "wait-blocked"
 	WaitLeads    Kind = "wait-leads"
+	WaitBalanced Kind = "wait-balanced"
 )
 
 // MaxEffectDelay bounds effect-delay (consumer-usage's own limit).
@@ -111,7 +113,7 @@ type Action struct {
 // (Line aside).
 func (a Action) String() string {
 	switch a.Kind {
-	case Wait, WaitCaughtUp:
+	case Wait, WaitCaughtUp, WaitBalanced:
 		return string(a.Kind) + " " + a.Duration.String()
 	case Quit, ResetLab:
 		return string(a.Kind)
@@ -176,9 +178,12 @@ var grammars = map[Kind]grammar{
 	WaitBlocked: {names: []string{board.Producer}},
 	WaitLeads:   {names: clusterBrokers()},
 	WaitISR:     {},
+	// wait-balanced: after a restart the controller hands leadership back
+	// within its rebalance interval.
+	WaitBalanced: {duration: true},
 }
 
-var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay, WaitHeld, WaitDown, WaitISR, WaitBlocked, WaitLeads}
+var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay, WaitHeld, WaitDown, WaitISR, WaitBlocked, WaitLeads, WaitBalanced}
 
 // clusterBrokers are the names of the brokers --cluster may run.
 func clusterBrokers() []string {
@@ -453,6 +458,9 @@ type Target interface {
 	// WaitLeads returns once broker name leads a partition of the topic,
 	// or ctx's error.
 	WaitLeads(ctx context.Context, name string) error
+	// WaitBalanced returns once every partition of the topic is led by
+	// its preferred (first) replica, or ctx's error.
+	WaitBalanced(ctx context.Context) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.
@@ -587,6 +595,8 @@ func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-ch
 	case WaitLeads:
 		return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitLeads(ctx, a.Name) },
 			"%s leads no partition", a.Name)
+	case WaitBalanced:
+		return within(ctx, a.Duration, t.WaitBalanced, "not every partition is led by its preferred replica")
 	}
 	return fmt.Errorf("unknown action kind %q", a.Kind)
 }

@@ -109,7 +109,7 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down, wait-isr, wait-blocked, wait-leads)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down, wait-isr, wait-blocked, wait-leads, wait-balanced)`},
 		{"Crash producer", `unknown action "Crash"`},
 		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
 		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
@@ -449,11 +449,12 @@ func TestRunWithRealClock(t *testing.T) {
 func (f *fakeTarget) WaitISR(ctx context.Context, n int) error           { return nil }
 func (f *fakeTarget) WaitBlocked(ctx context.Context, name string) error { return nil }
 func (f *fakeTarget) WaitLeads(ctx context.Context, name string) error   { return nil }
+func (f *fakeTarget) WaitBalanced(ctx context.Context) error             { return nil }
 
 // TestClusterWaits: the cluster's waits parse and print back, and name only
 // what they can wait for.
 func TestClusterWaits(t *testing.T) {
-	for _, line := range []string{"wait-isr 2 1m0s", "wait-blocked producer 30s", "wait-leads broker-2 1m0s"} {
+	for _, line := range []string{"wait-isr 2 1m0s", "wait-blocked producer 30s", "wait-leads broker-2 1m0s", "wait-balanced 1m0s"} {
 		as, err := ParseString(line)
 		if err != nil || len(as) != 1 || as[0].String() != line {
 			t.Errorf("%q: %v %v", line, as, err)
