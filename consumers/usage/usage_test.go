@@ -140,8 +140,17 @@ func TestHTTP(t *testing.T) {
 			t.Errorf("POST /crash-at?%s: %d, want %d", tc.query, resp.StatusCode, tc.code)
 		}
 	}
-	// The last good request wins; bad ones change nothing.
-	if h := get(); h.CrashAt == nil || h.CrashAt.Point != lesson.AfterCheckpoint || h.CrashAt.After != 4 {
+	// The last good request wins; bad ones change nothing. The point is
+	// armed only once its reply is flushed (http.go), so the answer can
+	// reach the client first: the state is awaited, not read at once.
+	armedAsLast := func(h healthz) bool {
+		return h.CrashAt != nil && h.CrashAt.Point == lesson.AfterCheckpoint && h.CrashAt.After == 4
+	}
+	h := get()
+	for deadline := time.Now().Add(5 * time.Second); !armedAsLast(h) && time.Now().Before(deadline); h = get() {
+		time.Sleep(10 * time.Millisecond) // polling the handler's state, not standing in for it
+	}
+	if !armedAsLast(h) {
 		t.Errorf("armed %+v, want after-checkpoint after 4", h.CrashAt)
 	}
 	resp, err := http.Get(srv.URL + "/crash-at?point=after-delta")

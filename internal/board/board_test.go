@@ -871,6 +871,15 @@ func TestCaughtUp(t *testing.T) {
 			want: false,
 		},
 		{
+			name: "a pause asked of a paused producer waits for nothing",
+			inputs: []any{ev(Producer, 1.5, status.Event{Type: status.Paused}),
+				Offsets{At: at(2), HighWatermarks: map[int32]int64{0: 10}},
+				Committed{At: at(2), Group: "demo-usage", Offsets: map[int32]int64{0: 10}},
+				ev(Current, 2, status.Event{Type: status.Progress, Positions: []status.Position{{Partition: 0, Offset: 10}}}),
+				Request{At: at(2.5), Name: Producer, Op: OpPause}},
+			want: true,
+		},
+		{
 			name: "consumer-current restarted and not caught up again",
 			inputs: []any{Offsets{At: at(2), HighWatermarks: map[int32]int64{0: 10}},
 				Committed{At: at(2), Group: "demo-usage", Offsets: map[int32]int64{0: 10}},

@@ -551,7 +551,11 @@ func (b *Board) request(v Request) {
 		return
 	}
 	if v.Op == OpPause || v.Op == OpResume {
-		p.pauseAsked = v.Op
+		// A pause of a paused producer (or a resume of a publishing one) is
+		// nothing it will confirm: no change is pending.
+		if p.pauseAsked != "" || p.paused != (v.Op == OpPause) {
+			p.pauseAsked = v.Op
+		}
 		b.event(v.At, v.Name, LevelAction, v.Op+" requested")
 		return
 	}
