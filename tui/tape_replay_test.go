@@ -100,7 +100,7 @@ func parseTape(path string) ([]tapeCommand, error) {
 			c.Kind = "Set"
 			c.Text, c.Arg, _ = strings.Cut(rest, " ")
 			c.Arg = strings.Trim(strings.TrimSpace(c.Arg), `"`)
-		case word == "Output" || word == "Require" || word == "Hide" || word == "Show":
+		case word == "Output" || word == "Require" || word == "Hide" || word == "Show" || word == "Screenshot":
 			c.Kind = "Other"
 		default:
 			return nil, fmt.Errorf("line %d: the replay does not know %q", n, word)
