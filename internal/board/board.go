@@ -12,20 +12,23 @@ package board
 import (
 	"sort"
 	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/role"
 )
 
-// Process names, as the supervisor and the script language use them.
+// Process names, as in package role.
 const (
-	Producer = "producer"
-	Current  = "consumer-current"
-	Usage    = "consumer-usage"
-	Query    = "consumer-query"
-	Broker   = "broker"
-	Store    = "store"
+	Producer   = role.Producer
+	Current    = role.Current
+	Usage      = role.Usage
+	Query      = role.Query
+	Broker     = role.Broker
+	Store      = role.Store
+	Controller = role.Controller
 )
 
 // Canonical is the display order; its index+1 is the dashboard's jump key.
-var Canonical = []string{Producer, Current, Usage, Query, Broker, Store}
+var Canonical = role.Display()
 
 // Tunables with the reasons behind them.
 const (

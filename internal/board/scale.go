@@ -3,10 +3,9 @@ package board
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
@@ -15,34 +14,15 @@ import (
 // of its own, added and removed with ProcAdded and ProcRemoved; the first
 // is always there (it is one of the Canonical processes).
 
-// MaxUsageInstances bounds scaling: the topic has 3 partitions, so a
-// fourth member would own none.
-const MaxUsageInstances = 3
+// MaxUsageInstances bounds scaling (see role.MaxUsageInstances).
+const MaxUsageInstances = role.MaxUsageInstances
 
 // UsageInstance names consumer-usage's nth instance (1: consumer-usage).
-func UsageInstance(n int) string {
-	if n <= 1 {
-		return Usage
-	}
-	return fmt.Sprintf("%s-%d", Usage, n)
-}
+func UsageInstance(n int) string { return role.UsageInstance(n) }
 
 // UsageInstanceNumber is the n of UsageInstance(n) for a name, and whether
 // the name is a consumer-usage instance at all.
-func UsageInstanceNumber(name string) (int, bool) {
-	if name == Usage {
-		return 1, true
-	}
-	rest, ok := strings.CutPrefix(name, Usage+"-")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(rest)
-	if err != nil || n < 2 || n > MaxUsageInstances || UsageInstance(n) != name {
-		return 0, false
-	}
-	return n, true
-}
+func UsageInstanceNumber(name string) (int, bool) { return role.UsageInstanceNumber(name) }
 
 // IsUsage reports whether name is an instance of consumer-usage.
 func IsUsage(name string) bool {
