@@ -4,6 +4,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+
+	"github.com/kafka-recovery-lab/krl/internal/role"
 )
 
 // Report is the JSON snapshot written by --report. A caller that adds fields
@@ -291,4 +293,4 @@ func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
 // ReadsMessages tells the processes that read the topic's messages, and so
 // count the invalid ones.
-func ReadsMessages(name string) bool { return name == Current || IsUsage(name) }
+func ReadsMessages(name string) bool { return role.Lookup(name).Lag.ReadsMessages() }

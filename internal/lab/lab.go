@@ -20,9 +20,9 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/audit"
 	"github.com/kafka-recovery-lab/krl/internal/board"
-	"github.com/kafka-recovery-lab/krl/internal/cluster"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/observe"
+	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/supervisor"
@@ -138,12 +138,14 @@ type Lab struct {
 	pumpDone chan struct{}
 }
 
-// Processes lists the names this configuration supervises, in key order.
+// Processes lists the names this configuration supervises, in key order:
+// the lesson's roles, then the Kafka nodes and the store unless they are
+// external.
 func (c Config) Processes() []string {
-	names := []string{board.Producer, board.Current, board.Usage, board.Query}
+	names := role.Lesson()
 	switch {
 	case c.Cluster > 0:
-		names = append(names, cluster.Names(c.Cluster)...)
+		names = append(names, role.ClusterNames(c.Cluster)...)
 	case c.Brokers == "":
 		names = append(names, board.Broker)
 	}
@@ -476,31 +478,47 @@ func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstO
 
 // roles are the processes of the lesson, in start order: consumers first,
 // so none misses the producer's first messages.
-var roles = []string{board.Current, board.Usage, board.Query, board.Producer}
+var roles = role.StartOrder()
 
-// roleArgs is name's command line as the board's facts say now.
+// roleArgs is name's command line as the board's facts say now: its
+// role's subcommand, the connection flags, and the role's own flags.
 func (l *Lab) roleArgs(name string) []string {
+	r, _, ok := role.Of(name)
+	if !ok || r.Start == 0 {
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.mirror.Config()
-	conn := []string{"--brokers", c.Brokers, "--mongo", c.Mongo, "--topic", l.cfg.Topic}
-	switch name {
-	case board.Producer:
-		args := append([]string{"producer"}, conn...)
-		args = append(args, "--sensors", fmt.Sprint(l.cfg.Sensors), "--interval", l.cfg.Interval.String())
-		if l.cfg.Seed != 0 {
-			args = append(args, "--seed", fmt.Sprint(l.cfg.Seed))
+	args := append(slices.Clone(r.Command), "--brokers", c.Brokers, "--mongo", c.Mongo, "--topic", l.cfg.Topic)
+	for _, f := range r.Flags {
+		if v, ok := roleFlags[f](l, name); ok {
+			args = append(args, f, v)
 		}
-		return args
-	case board.Current:
-		return append([]string{"consumer", "current"}, conn...)
-	case board.Query:
-		return append([]string{"consumer", "query"}, conn...)
 	}
-	if board.IsUsage(name) {
-		return l.usageArgsLocked(name, conn)
-	}
-	return nil
+	return args
+}
+
+// roleFlags give the value of each flag a role's entry names, for process
+// name; ok false leaves the flag out. l.mu is held.
+var roleFlags = map[string]func(l *Lab, name string) (value string, ok bool){
+	"--sensors":  func(l *Lab, _ string) (string, bool) { return fmt.Sprint(l.cfg.Sensors), true },
+	"--interval": func(l *Lab, _ string) (string, bool) { return l.cfg.Interval.String(), true },
+	"--seed":     func(l *Lab, _ string) (string, bool) { return fmt.Sprint(l.cfg.Seed), l.cfg.Seed != 0 },
+	"--mode": func(l *Lab, _ string) (string, bool) {
+		mode, _ := l.mirror.UsageConfig()
+		return mode, true
+	},
+	"--reset": func(l *Lab, _ string) (string, bool) {
+		_, reset := l.mirror.UsageConfig()
+		return reset, true
+	},
+	"--group":       func(l *Lab, name string) (string, bool) { g := l.usageGroupArgLocked(name); return g, g != "" },
+	"--instance-id": func(_ *Lab, name string) (string, bool) { return name, name != board.Usage },
+	"--effect-delay": func(l *Lab, name string) (string, bool) {
+		d := l.mirror.EffectDelay(name)
+		return d.String(), d > 0
+	},
 }
 
 func (l *Lab) startPump() {
