@@ -63,7 +63,9 @@ func (l *Lab) ToggleFreeze(name string) (frozen bool, err error) {
 func (l *Lab) pollHealth(ctx context.Context) {
 	var wg sync.WaitGroup
 	var names []string
-	l.Observe(func(b *board.Board) { names = slices.DeleteFunc(b.Names(), func(n string) bool { return !role.Lookup(n).Health }) })
+	l.Observe(func(b *board.Board) {
+		names = slices.DeleteFunc(b.Names(), func(n string) bool { return !role.Lookup(n).Health })
+	})
 	for _, name := range names {
 		addr, pid := l.httpAddr(name), l.sup.PID(name)
 		if addr == "" || pid == 0 || l.sup.Frozen(name) {
