@@ -643,28 +643,9 @@ func (b *Board) Process(name string) ProcView {
 	if p.alive() {
 		v.StartedAt = p.startedAt
 	}
-	for i, c := range Canonical {
-		if c == name {
-			v.Key = i + 1
-		}
-	}
+	v.Key = slices.Index(Canonical, name) + 1 // 0 when it has no key
 	if n, ok := UsageInstanceNumber(name); ok {
-		v.Instance = n
-		v.Partitions = partitionsOf(p)
-		v.Member, v.Generation = p.member, p.generation
-		v.Prevented, v.Late = p.prevented, p.late
-		v.Held, v.LateWrites, v.LastAssign, v.LastRevoke = slices.Clone(p.held), slices.Clone(p.lates), p.lastAssign, p.lastRevoke
-		v.EffectDelay = p.delayCfg
-		if p.alive() && p.delayKnown {
-			v.EffectDelay = p.delay
-		}
-		v.Mode, v.Reset = b.mode, b.reset
-		if p.alive() && p.mode != "" {
-			v.Mode = p.mode
-		}
-		if p.alive() && p.reset != "" {
-			v.Reset = p.reset
-		}
+		b.usageInstanceView(&v, p, n)
 	}
 	if p.alive() && !p.startedAt.IsZero() && b.now.After(p.startedAt) {
 		v.Uptime = b.now.Sub(p.startedAt)
@@ -679,6 +660,27 @@ func (b *Board) Process(name string) ProcView {
 	}
 	v.StateLabel, v.Level = b.stateLabel(p)
 	return v
+}
+
+// usageInstanceView adds what consumer-usage instance n reported and runs
+// with (or will run with at its next start).
+func (b *Board) usageInstanceView(v *ProcView, p *proc, n int) {
+	v.Instance = n
+	v.Partitions = partitionsOf(p)
+	v.Member, v.Generation = p.member, p.generation
+	v.Prevented, v.Late = p.prevented, p.late
+	v.Held, v.LateWrites, v.LastAssign, v.LastRevoke = slices.Clone(p.held), slices.Clone(p.lates), p.lastAssign, p.lastRevoke
+	v.EffectDelay = p.delayCfg
+	if p.alive() && p.delayKnown {
+		v.EffectDelay = p.delay
+	}
+	v.Mode, v.Reset = b.mode, b.reset
+	if p.alive() && p.mode != "" {
+		v.Mode = p.mode
+	}
+	if p.alive() && p.reset != "" {
+		v.Reset = p.reset
+	}
 }
 
 // sayBlocked puts the producer's block on the timeline: at its start, and
@@ -748,58 +750,77 @@ func (b *Board) strategy(p *proc) string {
 }
 
 func (b *Board) stateLabel(p *proc) (string, Level) {
-	if p.frozen && p.pending == "" {
-		return "frozen", LevelBad
+	if label, level, ok := b.holdLabel(p); ok {
+		return label, level
 	}
-	if bp := p.backpressureSince; p.alive() && !bp.IsZero() && p.pending == "" &&
-		(p.state == Running || p.state == Retrying) {
+	if label := stateLabels[p.state]; label != nil {
+		return label(b, p)
+	}
+	return string(p.state), LevelInfo
+}
+
+// holdLabel is what holds a process that is up: frozen, backpressure, or
+// its records blocked; ok false when nothing does.
+func (b *Board) holdLabel(p *proc) (string, Level, bool) {
+	if p.frozen && p.pending == "" {
+		return "frozen", LevelBad, true
+	}
+	settled := p.alive() && p.pending == ""
+	if bp := p.backpressureSince; settled && !bp.IsZero() && (p.state == Running || p.state == Retrying) {
 		// At most 18 cells: "backpressure 59m59s".
-		return "backpressure " + shortDuration(b.now.Sub(bp)), LevelWarn
+		return "backpressure " + shortDuration(b.now.Sub(bp)), LevelWarn, true
 	}
 	// Retrying a dead broker first, then refused by the live ones (the
 	// metadata shows the ISR below min.insync.replicas): the refusal is
 	// what holds it now.
 	refused := p.state == Retrying && b.NotEnoughReplicas() != ""
-	if p.alive() && !p.blockedSince.IsZero() && p.pending == "" && (p.state == Running || refused) {
+	if settled && !p.blockedSince.IsZero() && (p.state == Running || refused) {
 		// At most 18 cells: "blocked, 99999 buf".
-		return fmt.Sprintf("blocked, %d buf", p.buffered), LevelBad
+		return fmt.Sprintf("blocked, %d buf", p.buffered), LevelBad, true
 	}
-	switch p.state {
-	case Running:
+	return "", 0, false
+}
+
+// fixedLabel is a state's label that depends on nothing else.
+func fixedLabel(label string, level Level) func(*Board, *proc) (string, Level) {
+	return func(*Board, *proc) (string, Level) { return label, level }
+}
+
+// stateLabels give each state its label as shown.
+var stateLabels = map[State]func(*Board, *proc) (string, Level){
+	Running: func(_ *Board, p *proc) (string, Level) {
 		if p.name == Producer && p.paused {
 			return "running (paused)", LevelWarn
 		}
 		return "running", LevelGood
-	case Replaying:
+	},
+	Replaying: func(b *Board, _ *proc) (string, Level) {
 		_, _, frac := b.ReplayProgress()
 		return fmt.Sprintf("replaying %d%%", percent(frac)), LevelWarn
-	case Starting:
-		return "starting", LevelWarn
-	case Retrying:
+	},
+	Starting: fixedLabel("starting", LevelWarn),
+	Retrying: func(_ *Board, p *proc) (string, Level) {
 		if p.detail != "" {
 			return "retrying " + p.detail, LevelWarn
 		}
 		return "retrying", LevelWarn
-	case Stopping:
-		return "stopping", LevelWarn
-	case Stopped:
-		return "stopped", LevelInfo
-	case Crashing:
-		return "crashing…", LevelBad
-	case Crashed:
+	},
+	Stopping: fixedLabel("stopping", LevelWarn),
+	Stopped:  fixedLabel("stopped", LevelInfo),
+	Crashing: fixedLabel("crashing…", LevelBad),
+	Crashed: func(_ *Board, p *proc) (string, Level) {
 		if p.lastExit != nil {
 			return "crashed (" + p.lastExit.Label() + ")", LevelBad
 		}
 		return "crashed", LevelBad
-	case Restarting:
-		return "restarting", LevelWarn
-	case Failed:
+	},
+	Restarting: fixedLabel("restarting", LevelWarn),
+	Failed: func(_ *Board, p *proc) (string, Level) {
 		if !p.alive() && p.detail != "" { // the launch failed: the cause
 			return "failed: " + p.detail, LevelBad
 		}
 		return "failed", LevelBad
-	}
-	return string(p.state), LevelInfo
+	},
 }
 
 // shortDuration is "0s", "42s", "3m05s", "42m" or, from 100 minutes, "99m+".

@@ -375,7 +375,7 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	created, err := l.offsets.EnsureTopicReplicated(tctx, l.cfg.Topic, 3, rf, topicConfig)
 	tcancel()
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &launchError{"Kafka down", fmt.Errorf("Kafka at %s did not answer within %s (is it running? check --brokers / KAFKA_BROKER)", brokers, checkTimeout)}
+		return &launchError{"Kafka down", fmt.Errorf("no answer from Kafka at %s within %s (is it running? check --brokers / KAFKA_BROKER)", brokers, checkTimeout)}
 	}
 	if err != nil {
 		return &launchError{"Kafka error", fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, brokers, err)}
