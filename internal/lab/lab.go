@@ -368,8 +368,26 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 			return fmt.Errorf("lag reader: %w", err)
 		}
 	}
-	// An external broker may not have the topic yet; consumers subscribed
-	// to a missing topic would only wait for it.
+	if err := l.ensureTopics(ctx, brokers); err != nil {
+		return err
+	}
+	if err := l.checkStore(ctx, mongo); err != nil {
+		return err
+	}
+	if err := l.startRoles(); err != nil {
+		return err
+	}
+	if l.auditor, err = audit.NewReader(brokers, l.cfg.Topic, l.log); err != nil {
+		return fmt.Errorf("audit reader: %w", err)
+	}
+	l.startPollers()
+	return nil
+}
+
+// ensureTopics creates the topic and its dead-letter topic if missing: an
+// external broker may not have them yet, and consumers subscribed to a
+// missing topic would only wait for it.
+func (l *Lab) ensureTopics(ctx context.Context, brokers string) error {
 	tctx, tcancel := context.WithTimeout(ctx, checkTimeout)
 	rf, topicConfig := l.replication()
 	created, err := l.offsets.EnsureTopicReplicated(tctx, l.cfg.Topic, 3, rf, topicConfig)
@@ -397,7 +415,12 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	if created {
 		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created dead-letter topic %s", dlq)})
 	}
+	return nil
+}
 
+// checkStore connects the lab's store client and pings the store.
+func (l *Lab) checkStore(ctx context.Context, mongo string) error {
+	var err error
 	if l.db == nil {
 		if l.db, err = store.Connect(ctx, mongo); err != nil {
 			return &launchError{"bad --mongo", fmt.Errorf("store: %w (check --mongo / MONGO_URI)", err)}
@@ -409,7 +432,12 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	if err != nil {
 		return &launchError{"store down", fmt.Errorf("MongoDB at %s did not answer (is it running? check --mongo / MONGO_URI): %w", mongo, err)}
 	}
+	return nil
+}
 
+// startRoles defines the lesson's roles once and starts those not running,
+// in start order.
+func (l *Lab) startRoles() error {
 	if !l.defined {
 		for _, name := range roles {
 			if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
@@ -426,10 +454,11 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 			return fmt.Errorf("start %s: %w", name, err)
 		}
 	}
+	return nil
+}
 
-	if l.auditor, err = audit.NewReader(brokers, l.cfg.Topic, l.log); err != nil {
-		return fmt.Errorf("audit reader: %w", err)
-	}
+// startPollers starts the audit and the pollers that feed the board.
+func (l *Lab) startPollers() {
 	runCtx := l.runCtx
 	l.pollers.Add(1)
 	go func() { defer l.pollers.Done(); _ = l.auditor.Run(runCtx) }()
@@ -443,7 +472,6 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	// A usage cut carries its own expectation.
 	l.poll(runCtx, time.Second, l.pollUsage)
 	l.poll(runCtx, time.Second, l.pollHealth)
-	return nil
 }
 
 // startInfra starts an embedded broker or store on a free port, waits for
