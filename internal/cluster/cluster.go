@@ -35,10 +35,7 @@ const (
 	MaxBrokers = role.MaxClusterBrokers
 )
 
-// BrokerName is broker n's process name (n from 1).
-func BrokerName(n int) string { return role.ClusterBroker(n) }
-
-// BrokerNumber is n of BrokerName(n).
+// BrokerNumber is n of broker-n, a broker's process name (n from 1).
 func BrokerNumber(name string) (int, bool) { return role.ClusterBrokerNumber(name) }
 
 // Names lists the processes of a cluster of n brokers: the controller first.
