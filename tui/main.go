@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/kafka-recovery-lab/krl/consumers/current"
 	"github.com/kafka-recovery-lab/krl/consumers/query"
 	"github.com/kafka-recovery-lab/krl/consumers/usage"
 	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/producer"
 )
 
@@ -70,12 +72,27 @@ func dispatch(args []string, stderr io.Writer) int {
 // consumerMain runs "consumer NAME".
 func consumerMain(args []string, stderr io.Writer) int {
 	if len(args) < 1 {
-		fmt.Fprint(stderr, "error: consumer needs a name: current, usage or query\n\n", usageText)
+		fmt.Fprint(stderr, "error: consumer needs a name: "+consumerNames()+"\n\n", usageText)
 		return cli.ExitUsage
 	}
 	if run := consumers[args[0]]; run != nil {
 		return run(args[1:])
 	}
-	fmt.Fprintf(stderr, "error: unknown consumer %q (want current, usage or query)\n", args[0])
+	fmt.Fprintf(stderr, "error: unknown consumer %q (want %s)\n", args[0], consumerNames())
 	return cli.ExitUsage
+}
+
+// consumerNames are the consumer roles' names in display order: "current,
+// usage or query".
+func consumerNames() string {
+	var names []string
+	for _, r := range role.All {
+		if len(r.Command) == 2 && r.Command[0] == "consumer" {
+			names = append(names, r.Command[1])
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

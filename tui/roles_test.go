@@ -18,3 +18,9 @@ func TestRoleCommandsDispatch(t *testing.T) {
 		}
 	}
 }
+
+func TestConsumerNames(t *testing.T) {
+	if got, want := consumerNames(), "current, usage or query"; got != want {
+		t.Errorf("consumerNames() = %q, want %q", got, want)
+	}
+}
