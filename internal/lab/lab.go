@@ -289,8 +289,9 @@ func (l *Lab) Launch(ctx context.Context) error {
 	}
 	if l.embeddedBroker {
 		// The board learns the address from the broker's Listening event.
-		if _, err := l.startInfra(ctx, board.Broker, []string{"broker",
-			"--data-dir", filepath.Join(l.cfg.RunDir, "broker"), "--topic", l.cfg.Topic}); err != nil {
+		args := append(slices.Clone(role.Lookup(board.Broker).Command),
+			"--data-dir", filepath.Join(l.cfg.RunDir, "broker"), "--topic", l.cfg.Topic)
+		if _, err := l.startInfra(ctx, board.Broker, args); err != nil {
 			return infraFailed("no broker", err)
 		}
 	}
@@ -298,7 +299,7 @@ func (l *Lab) Launch(ctx context.Context) error {
 		// The board makes the URI from the store's Listening event, with no
 		// database in it: every role then uses store.DefaultDatabase, and
 		// the address shown is the URI the roles were given.
-		args := []string{"store", "--data-dir", filepath.Join(l.cfg.RunDir, "store")}
+		args := append(slices.Clone(role.Lookup(board.Store).Command), "--data-dir", filepath.Join(l.cfg.RunDir, "store"))
 		var first []string
 		if l.cfg.StoreLatency > 0 {
 			// Slow from the start; a restart (x then r) brings it back at
