@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/kafka-recovery-lab/krl/consumers/current"
 	"github.com/kafka-recovery-lab/krl/consumers/query"
 	"github.com/kafka-recovery-lab/krl/consumers/usage"
 	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/producer"
 )
 
@@ -34,40 +36,63 @@ func main() {
 	os.Exit(profiled(args, func() int { return dispatch(args, os.Stderr) }))
 }
 
+// commands are the subcommands: the roles the dashboard supervises (their
+// Command in package role) and the workshop.
+var commands = map[string]func(args []string, stderr io.Writer) int{
+	"broker":     func(args []string, _ io.Writer) int { return brokerMain(args) },
+	"store":      func(args []string, _ io.Writer) int { return storeMain(args) },
+	"kafka-node": func(args []string, _ io.Writer) int { return kafkaNodeMain(args) },
+	"producer":   func(args []string, _ io.Writer) int { return producer.Main(args) },
+	"serve":      func(args []string, _ io.Writer) int { return serveMain(args) },
+	"consumer":   consumerMain,
+	"help": func([]string, io.Writer) int {
+		fmt.Fprint(os.Stdout, usageText)
+		return cli.ExitOK
+	},
+}
+
+// consumers are the consumer roles, by the second word of their Command.
+var consumers = map[string]func(args []string) int{
+	"current": current.Main,
+	"usage":   usage.Main,
+	"query":   query.Main,
+}
+
 func dispatch(args []string, stderr io.Writer) int {
 	if len(args) == 0 || (len(args[0]) > 0 && args[0][0] == '-') {
 		return runDashboard(args)
 	}
-	switch args[0] {
-	case "broker":
-		return brokerMain(args[1:])
-	case "store":
-		return storeMain(args[1:])
-	case "kafka-node":
-		return kafkaNodeMain(args[1:])
-	case "producer":
-		return producer.Main(args[1:])
-	case "serve":
-		return serveMain(args[1:])
-	case "consumer":
-		if len(args) < 2 {
-			fmt.Fprint(stderr, "error: consumer needs a name: current, usage or query\n\n", usageText)
-			return cli.ExitUsage
-		}
-		switch args[1] {
-		case "current":
-			return current.Main(args[2:])
-		case "usage":
-			return usage.Main(args[2:])
-		case "query":
-			return query.Main(args[2:])
-		}
-		fmt.Fprintf(stderr, "error: unknown consumer %q (want current, usage or query)\n", args[1])
-		return cli.ExitUsage
-	case "help":
-		fmt.Fprint(os.Stdout, usageText)
-		return cli.ExitOK
+	if run := commands[args[0]]; run != nil {
+		return run(args[1:], stderr)
 	}
 	fmt.Fprintf(stderr, "error: unknown command %q\n\n%s", args[0], usageText)
 	return cli.ExitUsage
+}
+
+// consumerMain runs "consumer NAME".
+func consumerMain(args []string, stderr io.Writer) int {
+	if len(args) < 1 {
+		fmt.Fprint(stderr, "error: consumer needs a name: "+consumerNames()+"\n\n", usageText)
+		return cli.ExitUsage
+	}
+	if run := consumers[args[0]]; run != nil {
+		return run(args[1:])
+	}
+	fmt.Fprintf(stderr, "error: unknown consumer %q (want %s)\n", args[0], consumerNames())
+	return cli.ExitUsage
+}
+
+// consumerNames are the consumer roles' names in display order: "current,
+// usage or query".
+func consumerNames() string {
+	var names []string
+	for _, r := range role.All {
+		if len(r.Command) == 2 && r.Command[0] == "consumer" {
+			names = append(names, r.Command[1])
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -12,20 +12,23 @@ package board
 import (
 	"sort"
 	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/role"
 )
 
-// Process names, as the supervisor and the script language use them.
+// Process names, as in package role.
 const (
-	Producer = "producer"
-	Current  = "consumer-current"
-	Usage    = "consumer-usage"
-	Query    = "consumer-query"
-	Broker   = "broker"
-	Store    = "store"
+	Producer   = role.Producer
+	Current    = role.Current
+	Usage      = role.Usage
+	Query      = role.Query
+	Broker     = role.Broker
+	Store      = role.Store
+	Controller = role.Controller
 )
 
 // Canonical is the display order; its index+1 is the dashboard's jump key.
-var Canonical = []string{Producer, Current, Usage, Query, Broker, Store}
+var Canonical = role.Display()
 
 // Tunables with the reasons behind them.
 const (
@@ -172,12 +175,12 @@ func orDefault(s, def string) string {
 // Apply feeds one input to the board. It reports whether the value was a
 // board input; anything else is ignored, so a UI can forward every message.
 func (b *Board) Apply(in any) bool {
+	return b.applyProcess(in) || b.applyPoll(in) || b.applyControl(in)
+}
+
+// applyProcess takes what the supervised processes do and say.
+func (b *Board) applyProcess(in any) bool {
 	switch v := in.(type) {
-	case Tick:
-		if v.Now.After(b.now) {
-			b.now = v.Now
-		}
-		b.sampleLag()
 	case ProcStarted:
 		b.procStarted(v)
 	case ProcExited:
@@ -188,6 +191,28 @@ func (b *Board) Apply(in any) bool {
 		if p := b.procs[v.Name]; p != nil {
 			p.addLog(v.Line)
 		}
+	case ProcFrozen:
+		b.procFrozen(v)
+	case ProcAdded:
+		b.procAdded(v)
+	case ProcRemoved:
+		b.procRemoved(v)
+	case LaunchFailed:
+		b.launchFailed(v)
+	default:
+		return false
+	}
+	return true
+}
+
+// applyPoll takes the clock and the pollers' readings.
+func (b *Board) applyPoll(in any) bool {
+	switch v := in.(type) {
+	case Tick:
+		if v.Now.After(b.now) {
+			b.now = v.Now
+		}
+		b.sampleLag()
 	case Offsets:
 		b.offsets(v)
 	case Committed:
@@ -200,6 +225,17 @@ func (b *Board) Apply(in any) bool {
 		b.usageSnapshot(v)
 	case TruthSnapshot:
 		b.truthSnapshot(v)
+	case HealthProbe:
+		b.healthProbe(v)
+	default:
+		return false
+	}
+	return true
+}
+
+// applyControl takes what a person or a script asked for.
+func (b *Board) applyControl(in any) bool {
+	switch v := in.(type) {
 	case Action:
 		b.event(v.At, "", LevelAction, v.Text)
 	case Mode:
@@ -208,16 +244,6 @@ func (b *Board) Apply(in any) bool {
 		b.request(v)
 	case RequestDone:
 		b.requestDone(v)
-	case ProcFrozen:
-		b.procFrozen(v)
-	case HealthProbe:
-		b.healthProbe(v)
-	case LaunchFailed:
-		b.launchFailed(v)
-	case ProcAdded:
-		b.procAdded(v)
-	case ProcRemoved:
-		b.procRemoved(v)
 	case EffectDelaySet:
 		b.effectDelaySet(v)
 	default:

@@ -1,28 +1,20 @@
 package board
 
 import (
-	"strconv"
 	"strings"
 
-	"github.com/kafka-recovery-lab/krl/internal/cluster"
+	"github.com/kafka-recovery-lab/krl/internal/role"
 )
 
-// Controller is the KRaft controller of --cluster N (its brokers are
-// ClusterBroker(1..N)).
-const Controller = cluster.Controller
-
 // ClusterBroker is broker n's process name in --cluster N ("broker-2").
-func ClusterBroker(n int) string { return cluster.BrokerName(n) }
+func ClusterBroker(n int) string { return role.ClusterBroker(n) }
 
 // ClusterBrokerNumber is n of ClusterBroker(n).
-func ClusterBrokerNumber(name string) (int, bool) { return cluster.BrokerNumber(name) }
+func ClusterBrokerNumber(name string) (int, bool) { return role.ClusterBrokerNumber(name) }
 
 // IsKafkaNode: the process is a Kafka broker the board supervises (the
 // embedded one, or a node of a cluster) or a cluster's controller.
-func IsKafkaNode(name string) bool {
-	_, ok := ClusterBrokerNumber(name)
-	return ok || name == Broker || name == Controller
-}
+func IsKafkaNode(name string) bool { return role.Lookup(name).Kafka }
 
 // clusterBrokers are the supervised cluster brokers, in node order.
 func (b *Board) clusterBrokers() []*proc {
@@ -56,19 +48,8 @@ func (p *proc) down() bool {
 	return p.starts > 0 && (!p.alive() || p.state == Crashing || p.state == Stopping || p.state == Restarting)
 }
 
-// clusterStrategy is a cluster node's role in words.
-func clusterStrategy(name string) string {
-	if name == Controller {
-		return "KRaft controller"
-	}
-	if n, ok := ClusterBrokerNumber(name); ok {
-		return "Apache Kafka node " + strconv.Itoa(n)
-	}
-	return ""
-}
-
 // ClusterNames are every process name a cluster can have (the largest).
-func ClusterNames() []string { return cluster.Names(cluster.MaxBrokers) }
+func ClusterNames() []string { return role.ClusterNames(role.MaxClusterBrokers) }
 
 // brokerAwayText names what is away: "broker-2 down" (a cluster's
 // brokers, the others carry on after a failover), else "broker

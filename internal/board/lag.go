@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/role"
 )
 
 // Lag is a consumer's distance from the end of the topic, in messages.
@@ -153,10 +155,10 @@ func (b *Board) lagOf(name string) Lag {
 	if p := b.procs[name]; p != nil && IsUsage(name) && b.Scaled() {
 		return b.ownedLag(p)
 	}
-	switch name {
-	case Usage:
+	switch role.Lookup(name).Lag {
+	case role.LagCommitted:
 		return b.usageLag()
-	case Current:
+	case role.LagPositions:
 		return b.currentLag()
 	}
 	return Lag{}

@@ -40,19 +40,8 @@ type LeaderMove struct {
 }
 
 func (b *Board) partitions(v Partitions) {
-	if v.Err != nil {
-		if b.parts.err == nil {
-			b.pollFailed(v.At, "", "reading the topic's partitions failed: ", v.Err)
-		}
-		b.parts.err = v.Err
-		return
-	}
-	if b.parts.err != nil && b.parts.seen {
-		b.event(v.At, "", LevelInfo, "reading the topic's partitions works again")
-	}
-	b.parts.err = nil
-	if v.At.Before(b.parts.at) {
-		return // an older poll answered late
+	if !b.partitionsRead(v) || v.At.Before(b.parts.at) {
+		return // failed, or an older poll answered late
 	}
 	if b.parts.lastLeader == nil {
 		b.parts.lastLeader = map[int32]int32{}
@@ -65,10 +54,7 @@ func (b *Board) partitions(v Partitions) {
 	// ISR changes first, one event per change shared by several partitions
 	// (a broker leaving every ISR is one line, not three); leader changes
 	// after them, so on a short events panel the election stays in view.
-	type isrChange struct{ from, to string }
-	var changes []isrChange
-	byChange := map[isrChange][]int32{}
-	level := map[isrChange]Level{}
+	isr := isrChanges{minISR: v.MinISR, partitions: map[isrChange][]int32{}, level: map[isrChange]Level{}}
 	var moved [][2]PartitionMeta
 	for i, r := range v.Rows {
 		r.Replicas, r.ISR, r.Sensors = slices.Clone(r.Replicas), slices.Clone(r.ISR), slices.Clone(r.Sensors)
@@ -81,39 +67,13 @@ func (b *Board) partitions(v Partitions) {
 			continue
 		}
 		moved = append(moved, [2]PartitionMeta{prev, r})
-		if !slices.Equal(prev.ISR, r.ISR) {
-			c := isrChange{nodeList(prev.ISR), nodeList(r.ISR)}
-			if _, ok := byChange[c]; !ok {
-				changes = append(changes, c)
-			}
-			byChange[c] = append(byChange[c], r.Partition)
-			l := LevelGood
-			if len(r.ISR) < len(prev.ISR) {
-				l = LevelWarn
-			}
-			if v.MinISR > 0 && len(r.ISR) < v.MinISR {
-				l = LevelBad
-			}
-			level[c] = max(level[c], l)
-		}
+		isr.add(prev, r)
 	}
-	if len(changes) > 0 || !b.parts.seen {
+	if len(isr.changes) > 0 || !b.parts.seen {
 		b.parts.isrSince = v.At
 	}
-	for _, c := range changes {
-		ps := byChange[c]
-		text := fmt.Sprintf("partition %d ISR %s → %s", ps[0], c.from, c.to)
-		if len(ps) > 1 {
-			names := make([]string, len(ps))
-			for i, p := range ps {
-				names[i] = fmt.Sprint(p)
-			}
-			text = fmt.Sprintf("partitions %s ISR %s → %s", strings.Join(names, " "), c.from, c.to)
-		}
-		if level[c] == LevelBad {
-			text += fmt.Sprintf(" < min.insync.replicas %d: writes refused (NOT_ENOUGH_REPLICAS)", v.MinISR)
-		}
-		b.event(v.At, "", level[c], text)
+	for _, c := range isr.changes {
+		b.event(v.At, "", isr.level[c], isr.text(c))
 	}
 	for _, m := range moved {
 		b.leaderChange(v.At, m[0], m[1])
@@ -123,6 +83,70 @@ func (b *Board) partitions(v Partitions) {
 	if p := b.procs[Producer]; p != nil && p.alive() && !p.blockedSince.IsZero() {
 		b.sayBlocked(v.At, p, false)
 	}
+}
+
+// partitionsRead notes whether the read of the partitions failed or works
+// again, and reports whether it worked.
+func (b *Board) partitionsRead(v Partitions) bool {
+	if v.Err != nil {
+		if b.parts.err == nil {
+			b.pollFailed(v.At, "", "reading the topic's partitions failed: ", v.Err)
+		}
+		b.parts.err = v.Err
+		return false
+	}
+	if b.parts.err != nil && b.parts.seen {
+		b.event(v.At, "", LevelInfo, "reading the topic's partitions works again")
+	}
+	b.parts.err = nil
+	return true
+}
+
+// isrChange is an ISR going from one node list to another.
+type isrChange struct{ from, to string }
+
+// isrChanges gathers one read's ISR changes, in order, each with the
+// partitions it happened to and how bad it is.
+type isrChanges struct {
+	minISR     int
+	changes    []isrChange
+	partitions map[isrChange][]int32
+	level      map[isrChange]Level
+}
+
+func (c *isrChanges) add(prev, cur PartitionMeta) {
+	if slices.Equal(prev.ISR, cur.ISR) {
+		return
+	}
+	ch := isrChange{nodeList(prev.ISR), nodeList(cur.ISR)}
+	if _, ok := c.partitions[ch]; !ok {
+		c.changes = append(c.changes, ch)
+	}
+	c.partitions[ch] = append(c.partitions[ch], cur.Partition)
+	l := LevelGood
+	if len(cur.ISR) < len(prev.ISR) {
+		l = LevelWarn
+	}
+	if c.minISR > 0 && len(cur.ISR) < c.minISR {
+		l = LevelBad
+	}
+	c.level[ch] = max(c.level[ch], l)
+}
+
+func (c *isrChanges) text(ch isrChange) string {
+	ps := c.partitions[ch]
+	text := fmt.Sprintf("partition %d ISR %s → %s", ps[0], ch.from, ch.to)
+	if len(ps) > 1 {
+		names := make([]string, len(ps))
+		for i, p := range ps {
+			names[i] = fmt.Sprint(p)
+		}
+		text = fmt.Sprintf("partitions %s ISR %s → %s", strings.Join(names, " "), ch.from, ch.to)
+	}
+	if c.level[ch] == LevelBad {
+		text += fmt.Sprintf(" < min.insync.replicas %d: writes refused (NOT_ENOUGH_REPLICAS)", c.minISR)
+	}
+	return text
 }
 
 // leaderChange reports a partition's new leader, timed from the exit of
@@ -317,31 +341,9 @@ func (b *Board) Partitions() PartitionsView {
 			read[want] = append(read[want], s.SensorID)
 		}
 	}
-	committed, group, current := b.committed, b.commitGroup, b.commitSeen && b.commitErr == nil
-	v.Group, v.OffsetsStale = group, b.hwmErr != nil
+	v.Group, v.OffsetsStale = b.commitGroup, b.hwmErr != nil
 	for _, r := range b.parts.rows {
-		row := PartitionRow{PartitionMeta: r, HighWatermark: -1, Committed: -1, Lag: -1}
-		if hw, ok := b.hwm[r.Partition]; ok {
-			row.HighWatermark = hw
-		}
-		if c, ok := committed[r.Partition]; ok && current {
-			row.Committed = c
-		}
-		row.CommittedUnknown = !current
-		if row.HighWatermark >= 0 && row.Committed >= 0 {
-			row.Lag = max(row.HighWatermark-row.Committed, 0)
-		}
-		row.Leaderless = r.Leader < 0
-		row.UnderReplicated = len(r.ISR) < len(r.Replicas)
-		row.BelowMinISR = b.parts.minISR > 0 && len(r.ISR) < b.parts.minISR
-		row.Misplaced = slices.Sorted(slices.Values(read[r.Partition]))
-		if m, ok := b.parts.moves[r.Partition]; ok {
-			row.LastMove = &m
-		}
-		if p := b.procs[ClusterBroker(int(r.Leader))]; r.Leader > 0 && p != nil && !p.alive() {
-			row.LeaderDown = true
-		}
-		v.Rows = append(v.Rows, row)
+		v.Rows = append(v.Rows, b.partitionRow(r, read[r.Partition]))
 	}
 	for n := range nodes {
 		v.Nodes = append(v.Nodes, n)
@@ -350,6 +352,34 @@ func (b *Board) Partitions() PartitionsView {
 	v.SingleNode = len(v.Nodes) == 1 && !replicated
 	v.Keys = b.keysCheck(placed)
 	return v
+}
+
+// partitionRow is partition r's row; misread: the sensors consumer-current
+// read elsewhere than in r, where the partitioner places them.
+func (b *Board) partitionRow(r PartitionMeta, misread []string) PartitionRow {
+	row := PartitionRow{PartitionMeta: r, HighWatermark: -1, Committed: -1, Lag: -1}
+	current := b.commitSeen && b.commitErr == nil
+	if hw, ok := b.hwm[r.Partition]; ok {
+		row.HighWatermark = hw
+	}
+	if c, ok := b.committed[r.Partition]; ok && current {
+		row.Committed = c
+	}
+	row.CommittedUnknown = !current
+	if row.HighWatermark >= 0 && row.Committed >= 0 {
+		row.Lag = max(row.HighWatermark-row.Committed, 0)
+	}
+	row.Leaderless = r.Leader < 0
+	row.UnderReplicated = len(r.ISR) < len(r.Replicas)
+	row.BelowMinISR = b.parts.minISR > 0 && len(r.ISR) < b.parts.minISR
+	row.Misplaced = slices.Sorted(slices.Values(misread))
+	if m, ok := b.parts.moves[r.Partition]; ok {
+		row.LastMove = &m
+	}
+	if p := b.procs[ClusterBroker(int(r.Leader))]; r.Leader > 0 && p != nil && !p.alive() {
+		row.LeaderDown = true
+	}
+	return row
 }
 
 // keysCheck sets the audit's latest read against where the partitioner

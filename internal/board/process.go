@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
@@ -313,188 +314,6 @@ func (p *proc) recentLogs(n int) []string {
 		l = l[len(l)-n:]
 	}
 	return l
-}
-
-func (b *Board) procStatus(v ProcStatus) {
-	p := b.procs[v.Name]
-	if p == nil {
-		return
-	}
-	e := v.Event
-	at := v.At
-	if at.IsZero() {
-		at = e.Time
-	}
-	// Events of a process the board believes dead come from its last
-	// moments (a CrashPoint before the SIGKILL, say): history, no state.
-	settled := p.alive() && p.pending == ""
-	if IsUsage(v.Name) && b.scaleStatus(p, at, e) {
-		return
-	}
-	switch e.Type {
-	case status.Started:
-		p.mode, p.reset, p.groupID = e.Mode, e.Reset, e.GroupID
-		var parts []string
-		if e.Mode != "" {
-			parts = append(parts, "mode "+e.Mode)
-		}
-		if e.Reset != "" {
-			parts = append(parts, "reset "+e.Reset)
-		}
-		if e.GroupID != "" {
-			parts = append(parts, "group "+e.GroupID)
-		}
-		if len(parts) > 0 {
-			b.event(at, v.Name, LevelInfo, "running with "+strings.Join(parts, ", "))
-		}
-	case status.Listening:
-		switch {
-		case e.Endpoint == "http":
-			p.httpAddr = e.Addr
-		case e.Endpoint == "kafka" && v.Name == Broker:
-			b.cfg.Brokers = e.Addr
-		case e.Endpoint == "kafka":
-			if _, ok := ClusterBrokerNumber(v.Name); ok {
-				b.clusterListening(v.Name, e.Addr)
-			}
-		case e.Endpoint == "mongo" && v.Name == Store:
-			b.cfg.Mongo = "mongodb://" + e.Addr
-		}
-		if settled && (IsKafkaNode(v.Name) || v.Name == Store || v.Name == Query) && p.state != Retrying {
-			p.state = Running
-		}
-		b.event(at, v.Name, LevelInfo, fmt.Sprintf("listening (%s) on %s", e.Endpoint, e.Addr))
-	case status.Connected:
-		if settled && (p.state == Starting || p.state == Retrying) {
-			p.state = p.upState()
-			p.detail = ""
-		}
-		b.event(at, v.Name, LevelInfo, strings.TrimSpace(fmt.Sprintf("connected to %s %s", e.Endpoint, e.Addr)))
-	case status.Retrying:
-		p.detail = e.Endpoint
-		if settled && p.state != Retrying {
-			p.state = Retrying
-			b.event(at, v.Name, LevelWarn, fmt.Sprintf("retrying %s %s: %s", e.Endpoint, e.Addr, plainError(e.Endpoint, e.Error)))
-		}
-	case status.Assigned, status.Revoked:
-		if e.Member == "" && e.Generation == 0 { // scaleStatus told the others
-			b.event(at, v.Name, LevelInfo, fmt.Sprintf("rebalance: %s partitions %s", e.Type, partitionList(e.Partitions)))
-		}
-		p.revoked = e.Type == status.Revoked
-		if e.Type == status.Assigned && e.First {
-			p.redelivered = e.Redelivered
-		}
-		if e.Type == status.Assigned && (e.First || e.Redelivered > 0) {
-			b.event(at, v.Name, redeliveryLevel(e.Redelivered), redeliveryText(e.Redelivered))
-		}
-		if settled && e.Type == status.Assigned && (p.state == Starting || p.state == Retrying) {
-			p.state = p.upState()
-		}
-	case status.Progress:
-		if len(e.Positions) > 0 {
-			p.positions = append(p.positions[:0:0], e.Positions...)
-		}
-		p.processed, p.invalid = e.Processed, e.Invalid
-		if v.Name == Producer {
-			p.produced = e.Produced
-		}
-		if IsUsage(v.Name) {
-			p.prevented, p.late = e.Prevented, e.Late
-		}
-		// A role that retried says Connected when it is back; its
-		// progress reports while it retries change nothing.
-		if settled && (p.state == Starting || p.state == Replaying) {
-			p.state = p.upState()
-			p.detail = ""
-		}
-	case status.CaughtUp:
-		p.caughtUp = true
-		p.caughtUpMsgs, p.caughtUpMs = e.Processed, e.Millis
-		if settled {
-			p.state = Running
-		}
-		b.event(at, v.Name, LevelGood, fmt.Sprintf("caught up after %d messages in %.1f s", e.Processed, float64(e.Millis)/1000))
-	case status.InvalidMessage:
-		// Counted at once (the next Progress carries the process's own
-		// count, which includes it): a report taken as soon as the
-		// consumers caught up has every invalid message they skipped.
-		p.invalid++
-		p.lastInvalid = e.Error
-		b.invalidEvent(at, v.Name, e)
-	case status.BadInjected:
-		text := fmt.Sprintf("published %d malformed records on purpose (poison for the consumers)", e.Injected)
-		level := LevelWarn
-		if e.Error != "" {
-			text += ": " + e.Error
-			level = LevelBad
-		}
-		b.event(at, v.Name, level, text)
-	case status.CrashPointArmed:
-		if e.Point == "none" {
-			p.armed = ""
-			b.event(at, v.Name, LevelInfo, "crash point disarmed")
-			break
-		}
-		p.armed = e.Point
-		b.event(at, v.Name, LevelWarn, fmt.Sprintf("crash point %s armed: SIGKILLs itself at the next message that reaches it", e.Point))
-	case status.CrashPoint:
-		p.armed = ""
-		p.lastCrash = &CrashPointHit{At: at, Point: e.Point, Partition: e.Partition, Offset: e.Offset}
-		b.event(at, v.Name, LevelBad, fmt.Sprintf("crash point %s reached at partition %d offset %d: killing itself (SIGKILL)", e.Point, e.Partition, e.Offset))
-	case status.Paused:
-		p.paused, p.pauseAsked = true, ""
-		p.quietSince = at
-		b.event(at, v.Name, LevelWarn, "paused publishing")
-	case status.Resumed:
-		p.paused, p.pauseAsked = false, ""
-		b.event(at, v.Name, LevelGood, "resumed publishing")
-	case status.Error:
-		p.detail = e.Error
-		p.lastError = e.Error
-		if settled {
-			p.state = Failed
-		}
-		b.event(at, v.Name, LevelBad, "failed: "+e.Error)
-	case status.Recovering:
-		p.detail = e.Endpoint
-		if settled {
-			p.state = Retrying
-		}
-		b.event(at, v.Name, LevelWarn, fmt.Sprintf("%s: %s", e.Error, e.Reason))
-	case status.Blocked:
-		first := p.blockedSince.IsZero()
-		p.blockedSince = at.Add(-time.Duration(e.Millis) * time.Millisecond)
-		p.buffered, p.blockedErr = e.Count, e.Error
-		b.sayBlocked(at, p, first)
-	case status.Unblocked:
-		p.blockedSince, p.buffered, p.blockedErr, p.blockedSaid = time.Time{}, 0, "", nil
-		if e.Error != "" {
-			b.event(at, v.Name, LevelBad, fmt.Sprintf("no longer blocked after %.1f s: %s", float64(e.Millis)/1000, e.Error))
-			break
-		}
-		b.event(at, v.Name, LevelGood, fmt.Sprintf("unblocked after %.1f s: acknowledgements resume, the %d buffered records land", float64(e.Millis)/1000, e.Count))
-	case status.Backpressure:
-		if !p.alive() {
-			break
-		}
-		if p.backpressureSince.IsZero() {
-			p.backpressureSince = at.Add(-time.Duration(e.Millis) * time.Millisecond)
-		}
-		p.backpressureReason = e.Reason
-		b.event(at, v.Name, LevelWarn, "backpressure: not taking new messages ("+e.Reason+")")
-	case status.BackpressureEnded:
-		p.backpressureSince, p.backpressureReason = time.Time{}, ""
-		b.event(at, v.Name, LevelGood, fmt.Sprintf("backpressure ended after %.1f s: taking messages again", float64(e.Millis)/1000))
-	case status.Stopping:
-		if p.alive() && p.state != Restarting {
-			p.state = Stopping
-		}
-		msg := "stopping"
-		if e.Reason != "" {
-			msg += " (" + e.Reason + ")"
-		}
-		b.event(at, v.Name, LevelInfo, msg)
-	}
 }
 
 func (b *Board) launchFailed(v LaunchFailed) {
@@ -824,28 +643,9 @@ func (b *Board) Process(name string) ProcView {
 	if p.alive() {
 		v.StartedAt = p.startedAt
 	}
-	for i, c := range Canonical {
-		if c == name {
-			v.Key = i + 1
-		}
-	}
+	v.Key = slices.Index(Canonical, name) + 1 // 0 when it has no key
 	if n, ok := UsageInstanceNumber(name); ok {
-		v.Instance = n
-		v.Partitions = partitionsOf(p)
-		v.Member, v.Generation = p.member, p.generation
-		v.Prevented, v.Late = p.prevented, p.late
-		v.Held, v.LateWrites, v.LastAssign, v.LastRevoke = slices.Clone(p.held), slices.Clone(p.lates), p.lastAssign, p.lastRevoke
-		v.EffectDelay = p.delayCfg
-		if p.alive() && p.delayKnown {
-			v.EffectDelay = p.delay
-		}
-		v.Mode, v.Reset = b.mode, b.reset
-		if p.alive() && p.mode != "" {
-			v.Mode = p.mode
-		}
-		if p.alive() && p.reset != "" {
-			v.Reset = p.reset
-		}
+		b.usageInstanceView(&v, p, n)
 	}
 	if p.alive() && !p.startedAt.IsZero() && b.now.After(p.startedAt) {
 		v.Uptime = b.now.Sub(p.startedAt)
@@ -860,6 +660,27 @@ func (b *Board) Process(name string) ProcView {
 	}
 	v.StateLabel, v.Level = b.stateLabel(p)
 	return v
+}
+
+// usageInstanceView adds what consumer-usage instance n reported and runs
+// with (or will run with at its next start).
+func (b *Board) usageInstanceView(v *ProcView, p *proc, n int) {
+	v.Instance = n
+	v.Partitions = partitionsOf(p)
+	v.Member, v.Generation = p.member, p.generation
+	v.Prevented, v.Late = p.prevented, p.late
+	v.Held, v.LateWrites, v.LastAssign, v.LastRevoke = slices.Clone(p.held), slices.Clone(p.lates), p.lastAssign, p.lastRevoke
+	v.EffectDelay = p.delayCfg
+	if p.alive() && p.delayKnown {
+		v.EffectDelay = p.delay
+	}
+	v.Mode, v.Reset = b.mode, b.reset
+	if p.alive() && p.mode != "" {
+		v.Mode = p.mode
+	}
+	if p.alive() && p.reset != "" {
+		v.Reset = p.reset
+	}
 }
 
 // sayBlocked puts the producer's block on the timeline: at its start, and
@@ -917,81 +738,89 @@ func (b *Board) blockedCause(p *proc) string {
 	return p.blockedErr
 }
 
+// strategy is the process's role's strategy in words (its running
+// incarnation's offset reset, else the next start's).
 func (b *Board) strategy(p *proc) string {
-	switch p.name {
-	case Producer:
-		return "publishes telemetry"
-	case Current:
-		return "replay from earliest"
-	case Usage, UsageInstance(2), UsageInstance(3):
-		reset := b.reset
-		if p.alive() && p.reset != "" {
-			reset = p.reset
-		}
-		return "checkpoint + " + reset
-	case Query:
-		return "stateless"
-	case Broker:
-		return "embedded kfake"
-	case Store:
-		return "embedded FerretDB"
+	r, n, _ := role.Of(p.name)
+	reset := b.reset
+	if p.alive() && p.reset != "" {
+		reset = p.reset
 	}
-	return clusterStrategy(p.name)
+	return r.Strategy.Say(reset, n)
 }
 
 func (b *Board) stateLabel(p *proc) (string, Level) {
-	if p.frozen && p.pending == "" {
-		return "frozen", LevelBad
+	if label, level, ok := b.holdLabel(p); ok {
+		return label, level
 	}
-	if bp := p.backpressureSince; p.alive() && !bp.IsZero() && p.pending == "" &&
-		(p.state == Running || p.state == Retrying) {
+	if label := stateLabels[p.state]; label != nil {
+		return label(b, p)
+	}
+	return string(p.state), LevelInfo
+}
+
+// holdLabel is what holds a process that is up: frozen, backpressure, or
+// its records blocked; ok false when nothing does.
+func (b *Board) holdLabel(p *proc) (string, Level, bool) {
+	if p.frozen && p.pending == "" {
+		return "frozen", LevelBad, true
+	}
+	settled := p.alive() && p.pending == ""
+	if bp := p.backpressureSince; settled && !bp.IsZero() && (p.state == Running || p.state == Retrying) {
 		// At most 18 cells: "backpressure 59m59s".
-		return "backpressure " + shortDuration(b.now.Sub(bp)), LevelWarn
+		return "backpressure " + shortDuration(b.now.Sub(bp)), LevelWarn, true
 	}
 	// Retrying a dead broker first, then refused by the live ones (the
 	// metadata shows the ISR below min.insync.replicas): the refusal is
 	// what holds it now.
 	refused := p.state == Retrying && b.NotEnoughReplicas() != ""
-	if p.alive() && !p.blockedSince.IsZero() && p.pending == "" && (p.state == Running || refused) {
+	if settled && !p.blockedSince.IsZero() && (p.state == Running || refused) {
 		// At most 18 cells: "blocked, 99999 buf".
-		return fmt.Sprintf("blocked, %d buf", p.buffered), LevelBad
+		return fmt.Sprintf("blocked, %d buf", p.buffered), LevelBad, true
 	}
-	switch p.state {
-	case Running:
+	return "", 0, false
+}
+
+// fixedLabel is a state's label that depends on nothing else.
+func fixedLabel(label string, level Level) func(*Board, *proc) (string, Level) {
+	return func(*Board, *proc) (string, Level) { return label, level }
+}
+
+// stateLabels give each state its label as shown.
+var stateLabels = map[State]func(*Board, *proc) (string, Level){
+	Running: func(_ *Board, p *proc) (string, Level) {
 		if p.name == Producer && p.paused {
 			return "running (paused)", LevelWarn
 		}
 		return "running", LevelGood
-	case Replaying:
+	},
+	Replaying: func(b *Board, _ *proc) (string, Level) {
 		_, _, frac := b.ReplayProgress()
 		return fmt.Sprintf("replaying %d%%", percent(frac)), LevelWarn
-	case Starting:
-		return "starting", LevelWarn
-	case Retrying:
+	},
+	Starting: fixedLabel("starting", LevelWarn),
+	Retrying: func(_ *Board, p *proc) (string, Level) {
 		if p.detail != "" {
 			return "retrying " + p.detail, LevelWarn
 		}
 		return "retrying", LevelWarn
-	case Stopping:
-		return "stopping", LevelWarn
-	case Stopped:
-		return "stopped", LevelInfo
-	case Crashing:
-		return "crashing…", LevelBad
-	case Crashed:
+	},
+	Stopping: fixedLabel("stopping", LevelWarn),
+	Stopped:  fixedLabel("stopped", LevelInfo),
+	Crashing: fixedLabel("crashing…", LevelBad),
+	Crashed: func(_ *Board, p *proc) (string, Level) {
 		if p.lastExit != nil {
 			return "crashed (" + p.lastExit.Label() + ")", LevelBad
 		}
 		return "crashed", LevelBad
-	case Restarting:
-		return "restarting", LevelWarn
-	case Failed:
+	},
+	Restarting: fixedLabel("restarting", LevelWarn),
+	Failed: func(_ *Board, p *proc) (string, Level) {
 		if !p.alive() && p.detail != "" { // the launch failed: the cause
 			return "failed: " + p.detail, LevelBad
 		}
 		return "failed", LevelBad
-	}
-	return string(p.state), LevelInfo
+	},
 }
 
 // shortDuration is "0s", "42s", "3m05s", "42m" or, from 100 minutes, "99m+".

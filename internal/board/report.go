@@ -4,6 +4,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+
+	"github.com/kafka-recovery-lab/krl/internal/role"
 )
 
 // Report is the JSON snapshot written by --report. A caller that adds fields
@@ -169,8 +171,24 @@ type ReportDrift struct {
 // is null unless both usage and an expected window exist. Take it while the
 // children still run (before stopping them on quit).
 func (b *Board) Report() Report {
-	r := Report{Brokers: b.cfg.Brokers, Mongo: b.cfg.Mongo, Processes: []ReportProcess{}, Sensors: []ReportSensor{}, Partitions: []ReportPartition{}}
+	r := Report{Brokers: b.cfg.Brokers, Mongo: b.cfg.Mongo, Processes: []ReportProcess{}, Sensors: []ReportSensor{}}
 	pv := b.Partitions()
+	r.Partitions = reportPartitions(pv)
+	if k := pv.Keys; k.Seen {
+		r.Keys = &ReportKeys{Sensors: k.Keys, Records: k.Records, Disordered: k.Disordered, Scattered: append([]string{}, k.Scattered...), Through: maps.Clone(k.Through)}
+	}
+	for _, pv := range b.Processes() {
+		r.Processes = append(r.Processes, reportProcess(pv))
+	}
+	sensors := b.reportSensors()
+	for _, id := range slices.Sorted(maps.Keys(sensors)) {
+		r.Sensors = append(r.Sensors, *sensors[id])
+	}
+	return r
+}
+
+func reportPartitions(pv PartitionsView) []ReportPartition {
+	out := []ReportPartition{}
 	for _, row := range pv.Rows {
 		rp := ReportPartition{Partition: row.Partition, Leader: row.Leader,
 			Replicas: append([]int32{}, row.Replicas...), ISR: append([]int32{}, row.ISR...),
@@ -183,57 +201,59 @@ func (b *Board) Report() Report {
 		if row.Committed >= 0 && pv.Group != "" {
 			rp.Committed[pv.Group] = row.Committed
 		}
-		r.Partitions = append(r.Partitions, rp)
+		out = append(out, rp)
 	}
-	if k := pv.Keys; k.Seen {
-		r.Keys = &ReportKeys{Sensors: k.Keys, Records: k.Records, Disordered: k.Disordered, Scattered: append([]string{}, k.Scattered...), Through: maps.Clone(k.Through)}
-	}
-	for _, pv := range b.Processes() {
-		rp := ReportProcess{
-			Name: pv.Name, State: string(pv.State), PID: pv.PID,
-			Starts: pv.Starts, Crashes: pv.Crashes,
-		}
-		if pv.Lag.Known() {
-			n := pv.Lag.Messages
-			rp.Lag = &n
-		}
-		if IsUsage(pv.Name) {
-			rp.Mode, rp.Reset = pv.Mode, pv.Reset
-			rp.Partitions = append([]int32{}, pv.Partitions...)
-			prevented, late, delay := pv.Prevented, pv.Late, pv.EffectDelay.Milliseconds()
-			rp.Prevented, rp.Late, rp.EffectDelayMs = &prevented, &late, &delay
-			rp.Member, rp.Generation = pv.Member, pv.Generation
-		}
-		if pv.LastExit != nil {
-			rp.LastExit = pv.LastExit.Label()
-		}
-		if pv.LastError != "" {
-			msg := pv.LastError
-			rp.LastError = &msg
-		}
-		if pv.Name == Producer && pv.Alive {
-			n := pv.Produced
-			rp.Produced = &n
-		}
-		if pv.Blocked > 0 {
-			n := pv.Buffered
-			rp.Buffered, rp.BlockedCause = &n, pv.BlockedCause
-		}
-		if IsUsage(pv.Name) && pv.Redelivered >= 0 {
-			n := pv.Redelivered
-			rp.Redelivered = &n
-		}
-		rp.Health = pv.Health.Word
-		if rp.Health == "" {
-			rp.Health = HealthOK
-		}
-		if ReadsMessages(pv.Name) {
-			n := pv.Invalid
-			rp.Invalid, rp.LastInvalid = &n, pv.LastInvalid
-		}
-		r.Processes = append(r.Processes, rp)
-	}
+	return out
+}
 
+func reportProcess(pv ProcView) ReportProcess {
+	rp := ReportProcess{
+		Name: pv.Name, State: string(pv.State), PID: pv.PID,
+		Starts: pv.Starts, Crashes: pv.Crashes, Health: pv.Health.Word,
+	}
+	if pv.Lag.Known() {
+		rp.Lag = ptr(pv.Lag.Messages)
+	}
+	if IsUsage(pv.Name) {
+		reportUsageInstance(&rp, pv)
+	}
+	if pv.LastExit != nil {
+		rp.LastExit = pv.LastExit.Label()
+	}
+	if pv.LastError != "" {
+		rp.LastError = ptr(pv.LastError)
+	}
+	if role.Lookup(pv.Name).Lag == role.LagSent && pv.Alive {
+		rp.Produced = ptr(pv.Produced)
+	}
+	if pv.Blocked > 0 {
+		rp.Buffered, rp.BlockedCause = ptr(pv.Buffered), pv.BlockedCause
+	}
+	if rp.Health == "" {
+		rp.Health = HealthOK
+	}
+	if ReadsMessages(pv.Name) {
+		rp.Invalid, rp.LastInvalid = ptr(pv.Invalid), pv.LastInvalid
+	}
+	return rp
+}
+
+// reportUsageInstance adds what a consumer-usage instance reports.
+func reportUsageInstance(rp *ReportProcess, pv ProcView) {
+	rp.Mode, rp.Reset = pv.Mode, pv.Reset
+	rp.Partitions = append([]int32{}, pv.Partitions...)
+	rp.Prevented, rp.Late, rp.EffectDelayMs = ptr(pv.Prevented), ptr(pv.Late), ptr(pv.EffectDelay.Milliseconds())
+	rp.Member, rp.Generation = pv.Member, pv.Generation
+	if pv.Redelivered >= 0 {
+		rp.Redelivered = ptr(pv.Redelivered)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// reportSensors is every sensor's lines: consumer-current's state, the
+// usage consumer-query answers, the drift and the audit's truth.
+func (b *Board) reportSensors() map[string]*ReportSensor {
 	sensors := map[string]*ReportSensor{}
 	get := func(id string) *ReportSensor {
 		if s := sensors[id]; s != nil {
@@ -253,23 +273,12 @@ func (b *Board) Report() Report {
 			}
 		}
 	}
-	uv := b.Usage()
 	expected := map[string]Amount{}
-	for _, row := range uv.Rows {
-		s := get(row.SensorID)
-		if row.Recorded != nil {
-			s.Usage = &ReportUsage{Hours: round2(row.Recorded.Hours), Km: round2(row.Recorded.Km), Records: row.Recorded.Records}
-			if row.Recorded.Records > 0 {
-				s.Usage.Through = &ReportPosition{Partition: row.Recorded.Partition, Offset: row.Recorded.Offset}
-			}
-		}
-		if row.Drift != nil {
-			s.Drift = &ReportDrift{Hours: row.Drift.Hours(), Km: row.Drift.Km()}
-		}
+	for _, row := range b.Usage().Rows {
+		reportUsageRow(get(row.SensorID), row)
 		if row.Expected != nil {
 			expected[row.SensorID] = *row.Expected
 		}
-		s.Verdict = string(row.Verdict)
 	}
 	for id, t := range b.truth {
 		if t.Last == nil {
@@ -281,14 +290,24 @@ func (b *Board) Report() Report {
 		}
 		get(id).Truth = rt
 	}
-	for _, id := range slices.Sorted(maps.Keys(sensors)) {
-		r.Sensors = append(r.Sensors, *sensors[id])
+	return sensors
+}
+
+func reportUsageRow(s *ReportSensor, row UsageRow) {
+	if row.Recorded != nil {
+		s.Usage = &ReportUsage{Hours: round2(row.Recorded.Hours), Km: round2(row.Recorded.Km), Records: row.Recorded.Records}
+		if row.Recorded.Records > 0 {
+			s.Usage.Through = &ReportPosition{Partition: row.Recorded.Partition, Offset: row.Recorded.Offset}
+		}
 	}
-	return r
+	if row.Drift != nil {
+		s.Drift = &ReportDrift{Hours: row.Drift.Hours(), Km: row.Drift.Km()}
+	}
+	s.Verdict = string(row.Verdict)
 }
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
 // ReadsMessages tells the processes that read the topic's messages, and so
 // count the invalid ones.
-func ReadsMessages(name string) bool { return name == Current || IsUsage(name) }
+func ReadsMessages(name string) bool { return role.Lookup(name).Lag.ReadsMessages() }

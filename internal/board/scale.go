@@ -3,10 +3,9 @@ package board
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
@@ -15,34 +14,15 @@ import (
 // of its own, added and removed with ProcAdded and ProcRemoved; the first
 // is always there (it is one of the Canonical processes).
 
-// MaxUsageInstances bounds scaling: the topic has 3 partitions, so a
-// fourth member would own none.
-const MaxUsageInstances = 3
+// MaxUsageInstances bounds scaling (see role.MaxUsageInstances).
+const MaxUsageInstances = role.MaxUsageInstances
 
 // UsageInstance names consumer-usage's nth instance (1: consumer-usage).
-func UsageInstance(n int) string {
-	if n <= 1 {
-		return Usage
-	}
-	return fmt.Sprintf("%s-%d", Usage, n)
-}
+func UsageInstance(n int) string { return role.UsageInstance(n) }
 
 // UsageInstanceNumber is the n of UsageInstance(n) for a name, and whether
 // the name is a consumer-usage instance at all.
-func UsageInstanceNumber(name string) (int, bool) {
-	if name == Usage {
-		return 1, true
-	}
-	rest, ok := strings.CutPrefix(name, Usage+"-")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(rest)
-	if err != nil || n < 2 || n > MaxUsageInstances || UsageInstance(n) != name {
-		return 0, false
-	}
-	return n, true
-}
+func UsageInstanceNumber(name string) (int, bool) { return role.UsageInstanceNumber(name) }
 
 // IsUsage reports whether name is an instance of consumer-usage.
 func IsUsage(name string) bool {
@@ -153,79 +133,14 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 	name := p.name
 	switch e.Type {
 	case status.Assigned, status.Revoked:
-		// The partitions are tracked whatever the consumer says of its
-		// membership; a consumer that says nothing of it (no member, no
-		// generation) gets the generic timeline line.
-		described := e.Member != "" || e.Generation != 0
-		if e.Member != "" {
-			p.member = e.Member
-		}
-		if described {
-			p.generation = e.Generation
-		}
-		r := &Rebalance{At: at, Partitions: slices.Clone(e.Partitions), Generation: e.Generation,
-			InFlight: e.InFlight, Took: time.Duration(e.Millis) * time.Millisecond}
-		if e.Type == status.Assigned {
-			r.Start = map[int32]int64{}
-			for _, pos := range e.Positions {
-				r.Start[pos.Partition] = pos.Offset
-			}
-			p.lastAssign = r
-		} else {
-			p.lastRevoke = r
-		}
-		if e.Type == status.Revoked {
-			p.partitions, p.revoked = []int32{}, true
-			if !described {
-				return false
-			}
-			if b.rebalanceFrom.IsZero() || e.Generation > b.rebalanceGen {
-				// The first revoke of a rebalance starts it.
-				b.rebalanceFrom, b.rebalanceGen = at, e.Generation
-			}
-			text := fmt.Sprintf("revoked %s gen %d", partitionList(e.Partitions), e.Generation)
-			if e.InFlight > 0 {
-				text += fmt.Sprintf(", %s in flight (written after the revoke)", plural(e.InFlight, "message"))
-			}
-			b.event(at, name, LevelInfo, text)
-			return true
-		}
-		p.partitions = slices.Sorted(slices.Values(e.Partitions))
-		if p.partitions == nil {
-			p.partitions = []int32{}
-		}
-		if described {
-			text := fmt.Sprintf("assigned %s member %s gen %d", partitionList(e.Partitions), ShortMember(e.Member), e.Generation)
-			if !b.rebalanceFrom.IsZero() && e.Generation > b.rebalanceGen {
-				// How long the group's partitions were between owners.
-				text += fmt.Sprintf(", %.2f s after the revoke", at.Sub(b.rebalanceFrom).Seconds())
-			}
-			b.event(at, name, LevelInfo, text)
-		}
-		return false // the generic handling (redelivery, state) follows
+		return b.scaleRebalance(p, at, e)
 	case status.EffectHeld:
 		w := Write{At: at, Partition: e.Partition, Offset: e.Offset, Count: e.Count}
 		p.held = slices.DeleteFunc(p.held, func(h Write) bool { return h.Partition == w.Partition })
 		p.held = append(p.held, w)
 		b.event(at, name, LevelWarn, fmt.Sprintf("write %s held %s (in flight)", where(e), delayWords(time.Duration(e.Millis)*time.Millisecond)))
 	case status.LateWrite:
-		// Its refused records come in no EffectRefused of their own.
-		p.late += e.Count
-		p.prevented += e.Prevented
-		w := Write{At: at, Partition: e.Partition, Offset: e.Offset, Count: e.Count, Refused: e.Prevented}
-		p.lates = slices.DeleteFunc(p.lates, func(l Write) bool { return l.Partition == w.Partition })
-		p.lates = append(p.lates, w)
-		text := fmt.Sprintf("late write %s (%s", at1(e), plural(e.Count, "message"))
-		if e.Prevented > 0 {
-			text += fmt.Sprintf(", %d refused as a second effect", e.Prevented)
-		}
-		// Guarded: a late record is one effect either way (refused, or
-		// the only one); naive: the new owner's replay counts it again.
-		level := LevelWarn
-		if p.mode == "naive" {
-			level, text = LevelBad, text+"; counted again by the replay"
-		}
-		b.event(at, name, level, text+")")
+		b.lateWrite(p, at, e)
 	case status.EffectRefused:
 		p.prevented += e.Count
 		b.event(at, name, LevelGood, fmt.Sprintf("refused %s at %s", plural(e.Count, "second effect"), at1(e)))
@@ -240,6 +155,82 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 		return false
 	}
 	return true
+}
+
+// scaleRebalance tracks an instance's partitions whatever the consumer says
+// of its membership; a consumer that says nothing of it (no member, no
+// generation) gets the generic timeline line. It reports whether it
+// handled e (an assignment always goes on to the generic handling:
+// redelivery, state).
+func (b *Board) scaleRebalance(p *proc, at time.Time, e status.Event) bool {
+	described := e.Member != "" || e.Generation != 0
+	if e.Member != "" {
+		p.member = e.Member
+	}
+	if described {
+		p.generation = e.Generation
+	}
+	r := &Rebalance{At: at, Partitions: slices.Clone(e.Partitions), Generation: e.Generation,
+		InFlight: e.InFlight, Took: time.Duration(e.Millis) * time.Millisecond}
+	if e.Type == status.Revoked {
+		p.lastRevoke = r
+		p.partitions, p.revoked = []int32{}, true
+		if described {
+			b.sayRevoked(p.name, at, e)
+		}
+		return described
+	}
+	r.Start = map[int32]int64{}
+	for _, pos := range e.Positions {
+		r.Start[pos.Partition] = pos.Offset
+	}
+	p.lastAssign = r
+	p.partitions = slices.Sorted(slices.Values(e.Partitions))
+	if p.partitions == nil {
+		p.partitions = []int32{}
+	}
+	if described {
+		text := fmt.Sprintf("assigned %s member %s gen %d", partitionList(e.Partitions), ShortMember(e.Member), e.Generation)
+		if !b.rebalanceFrom.IsZero() && e.Generation > b.rebalanceGen {
+			// How long the group's partitions were between owners.
+			text += fmt.Sprintf(", %.2f s after the revoke", at.Sub(b.rebalanceFrom).Seconds())
+		}
+		b.event(at, p.name, LevelInfo, text)
+	}
+	return false
+}
+
+func (b *Board) sayRevoked(name string, at time.Time, e status.Event) {
+	if b.rebalanceFrom.IsZero() || e.Generation > b.rebalanceGen {
+		// The first revoke of a rebalance starts it.
+		b.rebalanceFrom, b.rebalanceGen = at, e.Generation
+	}
+	text := fmt.Sprintf("revoked %s gen %d", partitionList(e.Partitions), e.Generation)
+	if e.InFlight > 0 {
+		text += fmt.Sprintf(", %s in flight (written after the revoke)", plural(e.InFlight, "message"))
+	}
+	b.event(at, name, LevelInfo, text)
+}
+
+// lateWrite takes a write made after its partition was revoked; its
+// refused records come in no EffectRefused of their own.
+func (b *Board) lateWrite(p *proc, at time.Time, e status.Event) {
+	p.late += e.Count
+	p.prevented += e.Prevented
+	w := Write{At: at, Partition: e.Partition, Offset: e.Offset, Count: e.Count, Refused: e.Prevented}
+	p.lates = slices.DeleteFunc(p.lates, func(l Write) bool { return l.Partition == w.Partition })
+	p.lates = append(p.lates, w)
+	text := fmt.Sprintf("late write %s (%s", at1(e), plural(e.Count, "message"))
+	if e.Prevented > 0 {
+		text += fmt.Sprintf(", %d refused as a second effect", e.Prevented)
+	}
+	// Guarded: a late record is one effect either way (refused, or
+	// the only one); naive: the new owner's replay counts it again.
+	level := LevelWarn
+	if p.mode == "naive" {
+		level, text = LevelBad, text+"; counted again by the replay"
+	}
+	b.event(at, p.name, level, text+")")
 }
 
 // where is "p1@42", or "p1@42 (3 messages)" for a batch.

@@ -122,34 +122,7 @@ func (b *Board) Sensors() SensorsView {
 	v.Done, v.Total, v.Progress = b.ReplayProgress()
 	p := b.procs[Current]
 	thisRun := p != nil && b.sensorsSeen && p.alive() && !b.sensorsAt.Before(p.startedAt)
-	switch {
-	case p == nil:
-		v.Status, v.Reason = Down, "consumer-current is not supervised"
-	case !p.alive() || p.state == Crashing || p.state == Stopping || p.state == Restarting:
-		label, _ := b.stateLabel(p)
-		v.Status, v.Reason = Down, "consumer-current is "+label
-	case b.brokerDown() || (p.state == Retrying && p.detail == "kafka"):
-		v.Status, v.Reason = Disconnected, "consumer-current cannot reach the broker"
-		if br := b.procs[Broker]; br != nil && !br.alive() {
-			label, _ := b.stateLabel(br)
-			v.Status, v.Reason = Disconnected, "the broker is "+label
-		} else if b.brokerDown() && br == nil {
-			v.Status, v.Reason = Disconnected, "every broker of the cluster is down"
-		}
-	case b.sensorsErr != nil && !b.sensorsErAt.Before(b.sensorsAt):
-		v.Status, v.Reason = Failing, "GET /state failed: "+b.sensorsErr.Error()
-	case !thisRun:
-		v.Status, v.Reason = Waiting, "waiting for consumer-current's state"
-		if p.state == Replaying {
-			v.Status, v.Reason = Rebuilding, "rebuilding from earliest"
-		}
-	case !b.now.IsZero() && b.now.Sub(b.sensorsAt) > StaleAfter:
-		v.Status, v.Reason = Stale, fmt.Sprintf("no answer from consumer-current for %s", roundSecs(b.now.Sub(b.sensorsAt)))
-	case !p.caughtUp && !b.sensorsCU:
-		v.Status, v.Reason = Rebuilding, "rebuilding from earliest"
-	default:
-		v.Status, v.Reason = Live, "live"
-	}
+	v.Status, v.Reason = b.currentFreshness(p, thisRun)
 	stale := !(v.Status == Live || (v.Status == Rebuilding && thisRun))
 	v.StaleRows = stale && len(b.sensors) > 0
 	for _, s := range b.sensors {
@@ -164,6 +137,44 @@ func (b *Board) Sensors() SensorsView {
 		v.Rows = append(v.Rows, r)
 	}
 	return v
+}
+
+// currentFreshness is how fresh consumer-current's state is, and why;
+// thisRun: the latest state is of its running incarnation.
+func (b *Board) currentFreshness(p *proc, thisRun bool) (Freshness, string) {
+	switch {
+	case p == nil:
+		return Down, "consumer-current is not supervised"
+	case !p.alive() || p.state == Crashing || p.state == Stopping || p.state == Restarting:
+		label, _ := b.stateLabel(p)
+		return Down, "consumer-current is " + label
+	case b.brokerDown() || (p.state == Retrying && p.detail == "kafka"):
+		return Disconnected, b.disconnectedReason()
+	case b.sensorsErr != nil && !b.sensorsErAt.Before(b.sensorsAt):
+		return Failing, "GET /state failed: " + b.sensorsErr.Error()
+	case !thisRun && p.state == Replaying:
+		return Rebuilding, "rebuilding from earliest"
+	case !thisRun:
+		return Waiting, "waiting for consumer-current's state"
+	case !b.now.IsZero() && b.now.Sub(b.sensorsAt) > StaleAfter:
+		return Stale, fmt.Sprintf("no answer from consumer-current for %s", roundSecs(b.now.Sub(b.sensorsAt)))
+	case !p.caughtUp && !b.sensorsCU:
+		return Rebuilding, "rebuilding from earliest"
+	}
+	return Live, "live"
+}
+
+// disconnectedReason says why consumer-current cannot reach the broker.
+func (b *Board) disconnectedReason() string {
+	br := b.procs[Broker]
+	switch {
+	case br != nil && !br.alive():
+		label, _ := b.stateLabel(br)
+		return "the broker is " + label
+	case br == nil && b.brokerDown():
+		return "every broker of the cluster is down"
+	}
+	return "consumer-current cannot reach the broker"
 }
 
 // compareTruth compares consumer-current's state with the audit's latest

@@ -163,37 +163,8 @@ type UsageView struct {
 // UsageView returns the usage panel state.
 func (b *Board) Usage() UsageView {
 	v := UsageView{AsOf: b.usageAt, AuditCount: b.auditCount}
-	p := b.procs[Query]
-	switch {
-	case p == nil:
-		v.Status, v.Reason = Down, "consumer-query is not supervised"
-	case !p.alive() || p.state == Crashing || p.state == Stopping || p.state == Restarting:
-		label, _ := b.stateLabel(p)
-		v.Status, v.Reason = Down, "consumer-query is "+label+": no answers until it is back"
-	case b.usageErr != nil && !b.usageErAt.Before(b.usageAt):
-		v.Status, v.Reason = Failing, "consumer-query answers an error: "+b.usageErr.Error()
-	case !b.usageSeen || b.usageAt.Before(p.startedAt):
-		v.Status, v.Reason = Waiting, "waiting for consumer-query's first answer"
-	case !b.now.IsZero() && b.now.Sub(b.usageAt) > StaleAfter:
-		v.Status, v.Reason = Stale, fmt.Sprintf("no answer from consumer-query for %s", roundSecs(b.now.Sub(b.usageAt)))
-	default:
-		v.Status, v.Reason = Live, "live"
-	}
-	switch {
-	case !b.truthSeen && b.truthErr != nil:
-		v.Truth, v.TruthReason = Failing, "audit failed: "+b.truthErr.Error()
-	case !b.truthSeen:
-		v.Truth, v.TruthReason = Waiting, "audit reading the topic"
-	case b.truthErr != nil:
-		v.Truth, v.TruthReason = Failing, "audit failed, showing its last read: "+plainError("kafka", b.truthErr.Error())
-		if b.brokerKnownAway() {
-			v.Truth, v.TruthReason = Failing, b.brokerAwayText()+", audit showing its last read"
-		}
-	case b.expectErr != nil:
-		v.Truth, v.TruthReason = Failing, "cannot compare with the audit: "+b.expectErr.Error()
-	default:
-		v.Truth, v.TruthReason = Live, fmt.Sprintf("audit read %d messages", b.auditCount)
-	}
+	v.Status, v.Reason = b.queryFreshness()
+	v.Truth, v.TruthReason = b.truthFreshness()
 	recorded := v.Status == Live || v.Status == Stale
 
 	ids := map[string]bool{}
@@ -206,35 +177,11 @@ func (b *Board) Usage() UsageView {
 		}
 	}
 	var verdicts []Verdict
-	var tot UsageRow
-	tot.SensorID = "total"
+	tot := UsageRow{SensorID: "total"}
 	for _, id := range slices.Sorted(maps.Keys(ids)) {
 		r := UsageRow{SensorID: id}
 		if recorded {
-			u, ok := b.usage[id]
-			if !ok {
-				u = UsageTotals{SensorID: id} // no records yet: zero, not unknown
-			}
-			r.Recorded = &u
-			if tot.Recorded == nil {
-				tot.Recorded = &UsageTotals{SensorID: "total"}
-			}
-			tot.Recorded.Hours += u.Hours
-			tot.Recorded.Km += u.Km
-			tot.Recorded.Records += u.Records
-			switch u.Expect {
-			case ExpectReady:
-				r.Expected = &Amount{Hours: u.ExpectedHours, Km: u.ExpectedKm}
-				if tot.Expected == nil {
-					tot.Expected = &Amount{}
-				}
-				tot.Expected.Hours += u.ExpectedHours
-				tot.Expected.Km += u.ExpectedKm
-			case ExpectPending:
-				r.Verdict = VerdictPending
-			default:
-				r.NoWindow = b.expectErr == nil
-			}
+			b.recordedRow(&r, &tot)
 		}
 		if r.Recorded != nil && r.Expected != nil {
 			d := Drift{
@@ -257,6 +204,71 @@ func (b *Board) Usage() UsageView {
 	tot.Verdict = combine(verdicts)
 	v.Total = tot
 	return v
+}
+
+// queryFreshness is how fresh consumer-query's answers are, and why.
+func (b *Board) queryFreshness() (Freshness, string) {
+	p := b.procs[Query]
+	switch {
+	case p == nil:
+		return Down, "consumer-query is not supervised"
+	case !p.alive() || p.state == Crashing || p.state == Stopping || p.state == Restarting:
+		label, _ := b.stateLabel(p)
+		return Down, "consumer-query is " + label + ": no answers until it is back"
+	case b.usageErr != nil && !b.usageErAt.Before(b.usageAt):
+		return Failing, "consumer-query answers an error: " + b.usageErr.Error()
+	case !b.usageSeen || b.usageAt.Before(p.startedAt):
+		return Waiting, "waiting for consumer-query's first answer"
+	case !b.now.IsZero() && b.now.Sub(b.usageAt) > StaleAfter:
+		return Stale, fmt.Sprintf("no answer from consumer-query for %s", roundSecs(b.now.Sub(b.usageAt)))
+	}
+	return Live, "live"
+}
+
+// truthFreshness is how fresh the audit's truth is, and why.
+func (b *Board) truthFreshness() (Freshness, string) {
+	switch {
+	case !b.truthSeen && b.truthErr != nil:
+		return Failing, "audit failed: " + b.truthErr.Error()
+	case !b.truthSeen:
+		return Waiting, "audit reading the topic"
+	case b.truthErr != nil && b.brokerKnownAway():
+		return Failing, b.brokerAwayText() + ", audit showing its last read"
+	case b.truthErr != nil:
+		return Failing, "audit failed, showing its last read: " + plainError("kafka", b.truthErr.Error())
+	case b.expectErr != nil:
+		return Failing, "cannot compare with the audit: " + b.expectErr.Error()
+	}
+	return Live, fmt.Sprintf("audit read %d messages", b.auditCount)
+}
+
+// recordedRow fills sensor row r with what consumer-query recorded and what
+// the audit expects of it, and adds them to the total.
+func (b *Board) recordedRow(r, tot *UsageRow) {
+	u, ok := b.usage[r.SensorID]
+	if !ok {
+		u = UsageTotals{SensorID: r.SensorID} // no records yet: zero, not unknown
+	}
+	r.Recorded = &u
+	if tot.Recorded == nil {
+		tot.Recorded = &UsageTotals{SensorID: "total"}
+	}
+	tot.Recorded.Hours += u.Hours
+	tot.Recorded.Km += u.Km
+	tot.Recorded.Records += u.Records
+	switch u.Expect {
+	case ExpectReady:
+		r.Expected = &Amount{Hours: u.ExpectedHours, Km: u.ExpectedKm}
+		if tot.Expected == nil {
+			tot.Expected = &Amount{}
+		}
+		tot.Expected.Hours += u.ExpectedHours
+		tot.Expected.Km += u.ExpectedKm
+	case ExpectPending:
+		r.Verdict = VerdictPending
+	default:
+		r.NoWindow = b.expectErr == nil
+	}
 }
 
 // combine is the total's verdict: exact only if every sensor is exact, and

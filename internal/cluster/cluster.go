@@ -23,40 +23,23 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/kafka-recovery-lab/krl/internal/role"
 )
 
-// Names and ids of the nodes.
+// Names and ids of the nodes (the names are package role's).
 const (
-	Controller   = "controller"
+	Controller   = role.Controller
 	ControllerID = 100
 	// MaxBrokers bounds --cluster.
-	MaxBrokers = 5
+	MaxBrokers = role.MaxClusterBrokers
 )
 
-// BrokerName is broker n's process name (n from 1).
-func BrokerName(n int) string { return "broker-" + strconv.Itoa(n) }
-
-// BrokerNumber is n of BrokerName(n).
-func BrokerNumber(name string) (int, bool) {
-	s, ok := strings.CutPrefix(name, "broker-")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || strconv.Itoa(n) != s {
-		return 0, false
-	}
-	return n, true
-}
+// BrokerNumber is n of broker-n, a broker's process name (n from 1).
+func BrokerNumber(name string) (int, bool) { return role.ClusterBrokerNumber(name) }
 
 // Names lists the processes of a cluster of n brokers: the controller first.
-func Names(n int) []string {
-	names := []string{Controller}
-	for i := 1; i <= n; i++ {
-		names = append(names, BrokerName(i))
-	}
-	return names
-}
+func Names(n int) []string { return role.ClusterNames(n) }
 
 // Plan is what stays the same across starts of one run directory.
 type Plan struct {

@@ -49,7 +49,7 @@ func wantAll(t *testing.T, out string, parts ...string) {
 
 func TestBadEnvUnreachableBroker(t *testing.T) {
 	out := headlessFails(t, 45*time.Second, "--brokers", "127.0.0.1:1")
-	wantAll(t, out, "Kafka at 127.0.0.1:1 did not answer within 15s", "check --brokers / KAFKA_BROKER")
+	wantAll(t, out, "no answer from Kafka at 127.0.0.1:1 within 15s", "check --brokers / KAFKA_BROKER")
 }
 
 func TestBadEnvUnreachableMongo(t *testing.T) {
@@ -134,7 +134,7 @@ func TestBadEnvTUI(t *testing.T) {
 		return nil
 	})
 	tm.await("the retry fails again, with the cause", 30*time.Second, func(s string) error {
-		if !strings.Contains(s, "producer  start failed: Kafka at") {
+		if !strings.Contains(s, "producer  start failed: no answer from Kafka at") {
 			return fmt.Errorf("the retry's failure is not shown")
 		}
 		if st := procRows(s)["producer"].State; !strings.Contains(st, "failed: Kafka down") {

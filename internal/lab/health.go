@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/health"
+	"github.com/kafka-recovery-lab/krl/internal/role"
 )
 
 // healthTimeout bounds one GET /healthz: a frozen or hung consumer accepts
@@ -61,7 +63,9 @@ func (l *Lab) ToggleFreeze(name string) (frozen bool, err error) {
 func (l *Lab) pollHealth(ctx context.Context) {
 	var wg sync.WaitGroup
 	var names []string
-	l.Observe(func(b *board.Board) { names = append([]string{board.Current}, b.UsageInstances()...) })
+	l.Observe(func(b *board.Board) {
+		names = slices.DeleteFunc(b.Names(), func(n string) bool { return !role.Lookup(n).Health })
+	})
 	for _, name := range names {
 		addr, pid := l.httpAddr(name), l.sup.PID(name)
 		if addr == "" || pid == 0 || l.sup.Frozen(name) {

@@ -20,9 +20,9 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/audit"
 	"github.com/kafka-recovery-lab/krl/internal/board"
-	"github.com/kafka-recovery-lab/krl/internal/cluster"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/observe"
+	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/supervisor"
@@ -138,12 +138,14 @@ type Lab struct {
 	pumpDone chan struct{}
 }
 
-// Processes lists the names this configuration supervises, in key order.
+// Processes lists the names this configuration supervises, in key order:
+// the lesson's roles, then the Kafka nodes and the store unless they are
+// external.
 func (c Config) Processes() []string {
-	names := []string{board.Producer, board.Current, board.Usage, board.Query}
+	names := role.Lesson()
 	switch {
 	case c.Cluster > 0:
-		names = append(names, cluster.Names(c.Cluster)...)
+		names = append(names, role.ClusterNames(c.Cluster)...)
 	case c.Brokers == "":
 		names = append(names, board.Broker)
 	}
@@ -287,8 +289,9 @@ func (l *Lab) Launch(ctx context.Context) error {
 	}
 	if l.embeddedBroker {
 		// The board learns the address from the broker's Listening event.
-		if _, err := l.startInfra(ctx, board.Broker, []string{"broker",
-			"--data-dir", filepath.Join(l.cfg.RunDir, "broker"), "--topic", l.cfg.Topic}); err != nil {
+		args := append(slices.Clone(role.Lookup(board.Broker).Command),
+			"--data-dir", filepath.Join(l.cfg.RunDir, "broker"), "--topic", l.cfg.Topic)
+		if _, err := l.startInfra(ctx, board.Broker, args); err != nil {
 			return infraFailed("no broker", err)
 		}
 	}
@@ -296,7 +299,7 @@ func (l *Lab) Launch(ctx context.Context) error {
 		// The board makes the URI from the store's Listening event, with no
 		// database in it: every role then uses store.DefaultDatabase, and
 		// the address shown is the URI the roles were given.
-		args := []string{"store", "--data-dir", filepath.Join(l.cfg.RunDir, "store")}
+		args := append(slices.Clone(role.Lookup(board.Store).Command), "--data-dir", filepath.Join(l.cfg.RunDir, "store"))
 		var first []string
 		if l.cfg.StoreLatency > 0 {
 			// Slow from the start; a restart (x then r) brings it back at
@@ -366,14 +369,32 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 			return fmt.Errorf("lag reader: %w", err)
 		}
 	}
-	// An external broker may not have the topic yet; consumers subscribed
-	// to a missing topic would only wait for it.
+	if err := l.ensureTopics(ctx, brokers); err != nil {
+		return err
+	}
+	if err := l.checkStore(ctx, mongo); err != nil {
+		return err
+	}
+	if err := l.startRoles(); err != nil {
+		return err
+	}
+	if l.auditor, err = audit.NewReader(brokers, l.cfg.Topic, l.log); err != nil {
+		return fmt.Errorf("audit reader: %w", err)
+	}
+	l.startPollers()
+	return nil
+}
+
+// ensureTopics creates the topic and its dead-letter topic if missing: an
+// external broker may not have them yet, and consumers subscribed to a
+// missing topic would only wait for it.
+func (l *Lab) ensureTopics(ctx context.Context, brokers string) error {
 	tctx, tcancel := context.WithTimeout(ctx, checkTimeout)
 	rf, topicConfig := l.replication()
 	created, err := l.offsets.EnsureTopicReplicated(tctx, l.cfg.Topic, 3, rf, topicConfig)
 	tcancel()
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &launchError{"Kafka down", fmt.Errorf("Kafka at %s did not answer within %s (is it running? check --brokers / KAFKA_BROKER)", brokers, checkTimeout)}
+		return &launchError{"Kafka down", fmt.Errorf("no answer from Kafka at %s within %s (is it running? check --brokers / KAFKA_BROKER)", brokers, checkTimeout)}
 	}
 	if err != nil {
 		return &launchError{"Kafka error", fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, brokers, err)}
@@ -395,7 +416,12 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	if created {
 		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created dead-letter topic %s", dlq)})
 	}
+	return nil
+}
 
+// checkStore connects the lab's store client and pings the store.
+func (l *Lab) checkStore(ctx context.Context, mongo string) error {
+	var err error
 	if l.db == nil {
 		if l.db, err = store.Connect(ctx, mongo); err != nil {
 			return &launchError{"bad --mongo", fmt.Errorf("store: %w (check --mongo / MONGO_URI)", err)}
@@ -407,7 +433,12 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	if err != nil {
 		return &launchError{"store down", fmt.Errorf("MongoDB at %s did not answer (is it running? check --mongo / MONGO_URI): %w", mongo, err)}
 	}
+	return nil
+}
 
+// startRoles defines the lesson's roles once and starts those not running,
+// in start order.
+func (l *Lab) startRoles() error {
 	if !l.defined {
 		for _, name := range roles {
 			if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
@@ -424,10 +455,11 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 			return fmt.Errorf("start %s: %w", name, err)
 		}
 	}
+	return nil
+}
 
-	if l.auditor, err = audit.NewReader(brokers, l.cfg.Topic, l.log); err != nil {
-		return fmt.Errorf("audit reader: %w", err)
-	}
+// startPollers starts the audit and the pollers that feed the board.
+func (l *Lab) startPollers() {
 	runCtx := l.runCtx
 	l.pollers.Add(1)
 	go func() { defer l.pollers.Done(); _ = l.auditor.Run(runCtx) }()
@@ -441,7 +473,6 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	// A usage cut carries its own expectation.
 	l.poll(runCtx, time.Second, l.pollUsage)
 	l.poll(runCtx, time.Second, l.pollHealth)
-	return nil
 }
 
 // startInfra starts an embedded broker or store on a free port, waits for
@@ -476,31 +507,47 @@ func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstO
 
 // roles are the processes of the lesson, in start order: consumers first,
 // so none misses the producer's first messages.
-var roles = []string{board.Current, board.Usage, board.Query, board.Producer}
+var roles = role.StartOrder()
 
-// roleArgs is name's command line as the board's facts say now.
+// roleArgs is name's command line as the board's facts say now: its
+// role's subcommand, the connection flags, and the role's own flags.
 func (l *Lab) roleArgs(name string) []string {
+	r, _, ok := role.Of(name)
+	if !ok || r.Start == 0 {
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.mirror.Config()
-	conn := []string{"--brokers", c.Brokers, "--mongo", c.Mongo, "--topic", l.cfg.Topic}
-	switch name {
-	case board.Producer:
-		args := append([]string{"producer"}, conn...)
-		args = append(args, "--sensors", fmt.Sprint(l.cfg.Sensors), "--interval", l.cfg.Interval.String())
-		if l.cfg.Seed != 0 {
-			args = append(args, "--seed", fmt.Sprint(l.cfg.Seed))
+	args := append(slices.Clone(r.Command), "--brokers", c.Brokers, "--mongo", c.Mongo, "--topic", l.cfg.Topic)
+	for _, f := range r.Flags {
+		if v, ok := roleFlags[f](l, name); ok {
+			args = append(args, f, v)
 		}
-		return args
-	case board.Current:
-		return append([]string{"consumer", "current"}, conn...)
-	case board.Query:
-		return append([]string{"consumer", "query"}, conn...)
 	}
-	if board.IsUsage(name) {
-		return l.usageArgsLocked(name, conn)
-	}
-	return nil
+	return args
+}
+
+// roleFlags give the value of each flag a role's entry names, for process
+// name; ok false leaves the flag out. l.mu is held.
+var roleFlags = map[string]func(l *Lab, name string) (value string, ok bool){
+	"--sensors":  func(l *Lab, _ string) (string, bool) { return fmt.Sprint(l.cfg.Sensors), true },
+	"--interval": func(l *Lab, _ string) (string, bool) { return l.cfg.Interval.String(), true },
+	"--seed":     func(l *Lab, _ string) (string, bool) { return fmt.Sprint(l.cfg.Seed), l.cfg.Seed != 0 },
+	"--mode": func(l *Lab, _ string) (string, bool) {
+		mode, _ := l.mirror.UsageConfig()
+		return mode, true
+	},
+	"--reset": func(l *Lab, _ string) (string, bool) {
+		_, reset := l.mirror.UsageConfig()
+		return reset, true
+	},
+	"--group":       func(l *Lab, name string) (string, bool) { g := l.usageGroupArgLocked(name); return g, g != "" },
+	"--instance-id": func(_ *Lab, name string) (string, bool) { return name, name != board.Usage },
+	"--effect-delay": func(l *Lab, name string) (string, bool) {
+		d := l.mirror.EffectDelay(name)
+		return d.String(), d > 0
+	},
 }
 
 func (l *Lab) startPump() {

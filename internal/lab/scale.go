@@ -135,30 +135,19 @@ func (l *Lab) SetEffectDelay(name string, d time.Duration) error {
 // maxEffectDelay is consumer-usage's bound on --effect-delay.
 const maxEffectDelay = time.Minute
 
-// usageArgs is consumer-usage instance name's command line; l.mu is held.
-func (l *Lab) usageArgsLocked(name string, conn []string) []string {
-	mode, reset := l.mirror.UsageConfig()
-	args := append(append([]string{"consumer", "usage"}, conn...), "--mode", mode, "--reset", reset)
-	group := l.usageGroupLocked()
-	if reset == string(lesson.Earliest) {
-		// earliest picks a fresh group of its own (consumer usage --reset).
-		// The other instances join the one consumer-usage picked, so the
-		// group is still one group; before it is known they pick their own.
-		group = ""
-		if name != board.Usage {
-			group = l.mirror.Process(board.Usage).GroupID
-		}
+// usageGroupArgLocked is consumer-usage instance name's --group ("":
+// none); l.mu is held.
+func (l *Lab) usageGroupArgLocked(name string) string {
+	if _, reset := l.mirror.UsageConfig(); reset != string(lesson.Earliest) {
+		return l.usageGroupLocked()
 	}
-	if group != "" {
-		args = append(args, "--group", group)
+	// earliest picks a fresh group of its own (consumer usage --reset).
+	// The other instances join the one consumer-usage picked, so the
+	// group is still one group; before it is known they pick their own.
+	if name == board.Usage {
+		return ""
 	}
-	if name != board.Usage {
-		args = append(args, "--instance-id", name)
-	}
-	if d := l.mirror.EffectDelay(name); d > 0 {
-		args = append(args, "--effect-delay", d.String())
-	}
-	return args
+	return l.mirror.Process(board.Usage).GroupID
 }
 
 // restartUsageInstances gives every consumer-usage instance its arguments

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
 )
@@ -35,21 +36,10 @@ const (
 func Text(p board.ProcView) (string, board.Level) {
 	l := p.Lag
 	if !l.Applies {
-		switch p.Name {
-		case board.Producer:
-			if !p.Alive {
-				return "— down", board.LevelMuted
-			}
-			level := board.LevelInfo
-			if p.Paused {
-				level = board.LevelWarn // the state column says paused
-			}
-			sent := common.Count(p.Produced) + " sent"
-			if len([]rune(sent)) > ValueWidth {
-				sent = common.FitCount(p.Produced, ValueWidth-5) + " sent"
-			}
-			return sent, level
-		case board.Query:
+		switch role.Lookup(p.Name).Lag {
+		case role.LagSent:
+			return sentText(p)
+		case role.LagNotKafka:
 			return "no Kafka lag", board.LevelMuted
 		}
 		return "", board.LevelInfo
@@ -78,6 +68,22 @@ func Text(p board.ProcView) (string, board.Level) {
 		s += " stale"
 	}
 	return s, level
+}
+
+// sentText is the producer's messages sent, "— down" while it is dead.
+func sentText(p board.ProcView) (string, board.Level) {
+	if !p.Alive {
+		return "— down", board.LevelMuted
+	}
+	level := board.LevelInfo
+	if p.Paused {
+		level = board.LevelWarn // the state column says paused
+	}
+	sent := common.Count(p.Produced) + " sent"
+	if len([]rune(sent)) > ValueWidth {
+		sent = common.FitCount(p.Produced, ValueWidth-5) + " sent"
+	}
+	return sent, level
 }
 
 // Note explains a lag that is not a plain number, "" when it is one:

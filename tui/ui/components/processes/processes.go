@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/lag"
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
@@ -61,22 +62,11 @@ func strategy(pv board.ProcView, scaled bool) string {
 	if pv.Instance > 0 && (scaled || pv.Prevented > 0 || pv.Late > 0) {
 		return InstanceCell(pv)
 	}
-	switch pv.Name {
-	case board.Producer:
-		return "publishes"
-	case board.Current:
-		return "full replay"
-	case board.Usage:
-		return "ckpt+" + pv.Reset
-	case board.Store:
-		return "emb. FerretDB"
-	case board.Controller:
-		return "KRaft ctrl"
+	r, n, ok := role.Of(pv.Name)
+	if !ok {
+		return pv.Strategy
 	}
-	if n, ok := board.ClusterBrokerNumber(pv.Name); ok {
-		return fmt.Sprintf("Kafka node %d", n)
-	}
-	return pv.Strategy
+	return r.Short.Say(pv.Reset, n)
 }
 
 // InstanceCell is a consumer-usage instance: "p[0 2] prev 3 late 1"
