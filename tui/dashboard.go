@@ -347,7 +347,7 @@ func startScenario(ctx context.Context, l *lab.Lab, name string) <-chan scenario
 		return nil
 	}
 	done := make(chan scenario.Result, 1)
-	go func() { done <- scenario.Runner{Host: l}.Run(ctx, sc) }()
+	go func() { done <- scenario.Runner{Host: l, OnProgress: l.Narrate}.Run(ctx, sc) }()
 	return done
 }
 
@@ -355,10 +355,9 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// With a presenter at the keyboard, scenarios wait for their keys.
-	session := &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true}}
+	session := &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true, OnProgress: l.Narrate}}
 	model := ui.New(l.NewBoard(), l, ui.Options{Scenarios: session})
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithoutSignalHandler())
-	session.Runner.OnProgress = func(pr scenario.Progress) { p.Send(pr) }
 	go ui.Forward(l.Inputs(), p.Send, ui.Frame)
 	code := cli.ExitOK
 	go func() {

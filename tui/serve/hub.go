@@ -46,7 +46,6 @@ type (
 		id  int
 		msg tea.Msg
 	}
-	toAll     struct{ msg tea.Msg }
 	attachMsg struct {
 		build func(*board.Board) tea.Model
 		reply chan *viewer
@@ -78,9 +77,6 @@ func (h *Hub) send(m any) bool {
 	}
 }
 
-// Broadcast hands msg to every viewer's model (a scenario's progress).
-func (h *Hub) Broadcast(msg tea.Msg) { h.send(toAll{msg}) }
-
 // Inspect runs fn on the board on the hub's goroutine and waits for it.
 func (h *Hub) Inspect(fn func(*board.Board)) {
 	ran := make(chan struct{})
@@ -110,14 +106,10 @@ func (h *Hub) handle(m any) {
 			h.board.Apply(in)
 		}
 		for _, v := range h.viewers {
-			h.update(v, ui.BoardChanged{})
+			h.update(v, ui.BoardChanged{Inputs: ui.Inputs(m)})
 		}
 	case toViewer:
 		if v := h.viewers[m.id]; v != nil {
-			h.update(v, m.msg)
-		}
-	case toAll:
-		for _, v := range h.viewers {
 			h.update(v, m.msg)
 		}
 	case attachMsg:

@@ -2,12 +2,14 @@ package serve
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/tui/ui"
 )
 
@@ -87,6 +89,33 @@ func TestHubFeedsEveryViewerFromOneBoard(t *testing.T) {
 	w2.Detach()
 	inputs <- board.Tick{Now: at.Add(time.Second)}
 	nextFrame(t, w1, "10:00:08 changes=2")
+}
+
+// TestHubNarratesEveryViewer: a scenario's progress, among the lab's
+// inputs, reaches every viewer's dashboard; the board takes only its own
+// inputs.
+func TestHubNarratesEveryViewer(t *testing.T) {
+	b := board.New([]string{board.Producer}, board.Config{Topic: "t"})
+	inputs := make(chan any)
+	h := NewHub(b, inputs)
+	defer h.Close()
+	build := func(b *board.Board) tea.Model { return ui.New(b, readOnlyControl{}, ui.Options{}) }
+	w1, _ := h.Attach(build)
+	w2, _ := h.Attach(build)
+	h.send(toViewer{w1.v.id, tea.WindowSizeMsg{Width: 120, Height: 36}})
+	h.send(toViewer{w2.v.id, tea.WindowSizeMsg{Width: 120, Height: 36}})
+	inputs <- scenario.Progress{Name: "replay", Title: "Scenario replay", Step: 1, Steps: 4, StepTitle: "Steady state"}
+	for _, w := range []*Window{w1, w2} {
+		deadline := time.After(5 * time.Second)
+		for seen := false; !seen; {
+			select {
+			case s := <-w.v.frames:
+				seen = strings.Contains(s, "Steady state")
+			case <-deadline:
+				t.Fatal("the narration did not reach a viewer within 5 s")
+			}
+		}
+	}
 }
 
 func TestLightBackground(t *testing.T) {

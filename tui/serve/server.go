@@ -113,8 +113,7 @@ func newLabHub(cfg lab.Config) (*labHub, error) {
 	}
 	h := &labHub{lab: l, logFile: logFile, launched: make(chan struct{})}
 	h.hub = NewHub(l.NewBoard(), l.Inputs())
-	h.scenarios = &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true,
-		OnProgress: func(p scenario.Progress) { h.hub.Broadcast(p) }}}
+	h.scenarios = &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true, OnProgress: l.Narrate}}
 	return h, nil
 }
 
