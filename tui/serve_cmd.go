@@ -260,14 +260,16 @@ func serveScreen(srv *serve.Server, f serveFlags, addr string, sigs <-chan os.Si
 		}
 		dp := tea.NewProgram(w.Model(), tea.WithAltScreen(), tea.WithoutSignalHandler())
 		go w.Pump(dp.Send)
+		ended := make(chan struct{})
 		go func() {
 			select {
-			case <-w.Quit():
 			case <-stop:
+				dp.Quit()
+			case <-ended:
 			}
-			dp.Quit()
 		}()
 		_, err = dp.Run()
+		close(ended)
 		w.Detach()
 		select {
 		case <-stop:

@@ -532,13 +532,6 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	}
 	p := tea.NewProgram(w.Model(), append(bm.MakeOptions(sess), tea.WithAltScreen())...)
 	go w.Pump(p.Send)
-	go func() {
-		select {
-		case <-w.Quit():
-			p.Quit()
-		case <-sess.Context().Done():
-		}
-	}()
 	// The middleware calls the next handler once the program ended,
 	// whatever ended it (q, the client gone, the server closing).
 	sess.Context().SetValue(cleanupKey{}, func() { w.Detach(); release() })
