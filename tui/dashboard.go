@@ -68,42 +68,57 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	if err := cli.Parse(fs, args); err != nil {
 		return f, err
 	}
+	return f, checkDashboardFlags(f)
+}
+
+// checkDashboardFlags checks the values and the combinations of the
+// dashboard's flags.
+func checkDashboardFlags(f dashboardFlags) error {
 	if err := checkLabFlags(f.Config); err != nil {
-		return f, err
+		return err
 	}
 	if f.UsageGroup == "" {
-		return f, cli.Usagef("--usage-group is empty")
+		return cli.Usagef("--usage-group is empty")
 	}
-	if f.preload < 0 || f.preload > 10_000_000 {
-		return f, cli.Usagef("--preload must be between 0 and 10000000, got %d", f.preload)
-	}
-	if f.StoreLatency < 0 || f.StoreLatency > time.Minute {
-		return f, cli.Usagef("--store-latency must be between 0 and 1m, got %s", f.StoreLatency)
-	}
-	if f.StoreLatency > 0 && f.Mongo != "" {
-		return f, cli.Usagef("--store-latency needs the embedded store: it cannot be combined with --mongo / MONGO_URI")
-	}
-	if f.Cluster < 0 || f.Cluster > 5 {
-		return f, cli.Usagef("--cluster must be between 1 and 5 brokers (0: off), got %d", f.Cluster)
-	}
-	if f.Cluster > 0 && f.Brokers != "" {
-		return f, cli.Usagef("--cluster starts its own brokers: it cannot be combined with --brokers / KAFKA_BROKER")
-	}
-	if f.preload > 0 && f.Cluster > 0 {
-		return f, cli.Usagef("--preload needs the embedded broker: it cannot be combined with --cluster")
-	}
-	if f.preload > 0 && f.Brokers != "" {
-		return f, cli.Usagef("--preload needs the embedded broker: it cannot be combined with --brokers / KAFKA_BROKER")
+	if err := checkStackFlags(f); err != nil {
+		return err
 	}
 	if f.scenario != "" {
 		if _, ok := scenario.Lookup(f.scenario); !ok {
-			return f, cli.Usagef("--scenario: %v", scenario.ErrUnknown(f.scenario))
+			return cli.Usagef("--scenario: %v", scenario.ErrUnknown(f.scenario))
 		}
 		if f.scriptPath != "" {
-			return f, cli.Usagef("--scenario and --script cannot be combined: a scenario plays its own actions")
+			return cli.Usagef("--scenario and --script cannot be combined: a scenario plays its own actions")
 		}
 	}
-	return f, nil
+	return nil
+}
+
+// checkStackFlags checks the flags that choose the broker and the store:
+// --cluster, --preload and --store-latency need the lab's own.
+func checkStackFlags(f dashboardFlags) error {
+	if f.preload < 0 || f.preload > 10_000_000 {
+		return cli.Usagef("--preload must be between 0 and 10000000, got %d", f.preload)
+	}
+	if f.StoreLatency < 0 || f.StoreLatency > time.Minute {
+		return cli.Usagef("--store-latency must be between 0 and 1m, got %s", f.StoreLatency)
+	}
+	if f.StoreLatency > 0 && f.Mongo != "" {
+		return cli.Usagef("--store-latency needs the embedded store: it cannot be combined with --mongo / MONGO_URI")
+	}
+	if f.Cluster < 0 || f.Cluster > 5 {
+		return cli.Usagef("--cluster must be between 1 and 5 brokers (0: off), got %d", f.Cluster)
+	}
+	if f.Cluster > 0 && f.Brokers != "" {
+		return cli.Usagef("--cluster starts its own brokers: it cannot be combined with --brokers / KAFKA_BROKER")
+	}
+	if f.preload > 0 && f.Cluster > 0 {
+		return cli.Usagef("--preload needs the embedded broker: it cannot be combined with --cluster")
+	}
+	if f.preload > 0 && f.Brokers != "" {
+		return cli.Usagef("--preload needs the embedded broker: it cannot be combined with --brokers / KAFKA_BROKER")
+	}
+	return nil
 }
 
 // checkLabFlags checks the lab's flags the dashboard and serve share.
