@@ -163,6 +163,9 @@ func runDashboard(args []string) int {
 			return cli.Exit(os.Stderr, cli.Usagef("--script %s: %v", f.scriptPath, err))
 		}
 	}
+	if err := checkTerminal(); err != nil && !f.headless {
+		return cli.Exit(os.Stderr, fmt.Errorf("the dashboard needs a terminal (%v): run it in one, or add --headless to run without", err))
+	}
 	if f.RunDir == "" {
 		f.RunDir, err = os.MkdirTemp("", "krl-run-"+time.Now().Format("20060102-150405")+"-")
 		if err != nil {
@@ -366,6 +369,32 @@ func startScenario(ctx context.Context, l *lab.Lab, name string) <-chan scenario
 	return done
 }
 
+// launchAndPlay launches the lab, then starts the scenario and plays the
+// script asked for. A failed script ends the run (ExitError); one cut
+// short by the dashboard closing (ctx) did not fail.
+func launchAndPlay(ctx context.Context, l *lab.Lab, scenarioName string, session *scenario.Session, actions []script.Action) int {
+	if err := l.Launch(ctx); err != nil {
+		// The board shows it (LaunchFailed): rows failed with the cause,
+		// r retries.
+		return cli.ExitOK
+	}
+	if scenarioName != "" {
+		if err := session.Start(scenarioName); err != nil {
+			l.Note("scenario: " + err.Error())
+		}
+	}
+	done := startScript(ctx, l, actions)
+	if done == nil {
+		return cli.ExitOK
+	}
+	if err := <-done; err != nil && ctx.Err() == nil {
+		l.Note("script failed: " + err.Error())
+		l.RequestQuit()
+		return cli.ExitError
+	}
+	return cli.ExitOK
+}
+
 func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan os.Signal) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -374,26 +403,8 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 	model := ui.New(l.NewBoard(), l, ui.Options{Scenarios: session})
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithoutSignalHandler())
 	go ui.Forward(l.Inputs(), p.Send, ui.Frame)
-	code := cli.ExitOK
-	go func() {
-		if err := l.Launch(ctx); err != nil {
-			// The board shows it (LaunchFailed): rows failed with the
-			// cause, r retries.
-			return
-		}
-		if f.scenario != "" {
-			if err := session.Start(f.scenario); err != nil {
-				l.Note("scenario: " + err.Error())
-			}
-		}
-		if done := startScript(ctx, l, actions); done != nil {
-			if err := <-done; err != nil {
-				l.Note("script failed: " + err.Error())
-				code = cli.ExitError
-				l.RequestQuit()
-			}
-		}
-	}()
+	played := make(chan int, 1)
+	go func() { played <- launchAndPlay(ctx, l, f.scenario, session, actions) }()
 	go func() {
 		select {
 		case <-sigs:
@@ -401,10 +412,20 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 		}
 		p.Quit()
 	}()
+	code := cli.ExitOK
 	shown := time.Now()
 	if _, err := p.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "error: dashboard:", err)
 		code = cli.ExitError
+	}
+	// The launch and the script end before the lab is shut down: nothing
+	// may reach its inputs after that.
+	cancel()
+	select {
+	case c := <-played:
+		code = max(code, c)
+	case <-time.After(30 * time.Second):
+		fmt.Fprintln(os.Stderr, "error: the lab's launch did not end within 30 s of the dashboard closing")
 	}
 	// The dashboard's own clock: .ci/run compares the demo GIF's length
 	// with how long the dashboard was on screen.
