@@ -239,7 +239,8 @@ func (s *Server) LabConfig(id string) (lab.Config, error) {
 	return c, nil
 }
 
-// errFull and errClosing are what a refused session is told.
+// errClosing is what a session is told when the server is stopping;
+// fullError when the workshop is full.
 var errClosing = errors.New("the workshop server is stopping")
 
 func (s *Server) fullError() error {
