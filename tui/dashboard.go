@@ -68,42 +68,57 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	if err := cli.Parse(fs, args); err != nil {
 		return f, err
 	}
+	return f, checkDashboardFlags(f)
+}
+
+// checkDashboardFlags checks the values and the combinations of the
+// dashboard's flags.
+func checkDashboardFlags(f dashboardFlags) error {
 	if err := checkLabFlags(f.Config); err != nil {
-		return f, err
+		return err
 	}
 	if f.UsageGroup == "" {
-		return f, cli.Usagef("--usage-group is empty")
+		return cli.Usagef("--usage-group is empty")
 	}
-	if f.preload < 0 || f.preload > 10_000_000 {
-		return f, cli.Usagef("--preload must be between 0 and 10000000, got %d", f.preload)
-	}
-	if f.StoreLatency < 0 || f.StoreLatency > time.Minute {
-		return f, cli.Usagef("--store-latency must be between 0 and 1m, got %s", f.StoreLatency)
-	}
-	if f.StoreLatency > 0 && f.Mongo != "" {
-		return f, cli.Usagef("--store-latency needs the embedded store: it cannot be combined with --mongo / MONGO_URI")
-	}
-	if f.Cluster < 0 || f.Cluster > 5 {
-		return f, cli.Usagef("--cluster must be between 1 and 5 brokers (0: off), got %d", f.Cluster)
-	}
-	if f.Cluster > 0 && f.Brokers != "" {
-		return f, cli.Usagef("--cluster starts its own brokers: it cannot be combined with --brokers / KAFKA_BROKER")
-	}
-	if f.preload > 0 && f.Cluster > 0 {
-		return f, cli.Usagef("--preload needs the embedded broker: it cannot be combined with --cluster")
-	}
-	if f.preload > 0 && f.Brokers != "" {
-		return f, cli.Usagef("--preload needs the embedded broker: it cannot be combined with --brokers / KAFKA_BROKER")
+	if err := checkStackFlags(f); err != nil {
+		return err
 	}
 	if f.scenario != "" {
 		if _, ok := scenario.Lookup(f.scenario); !ok {
-			return f, cli.Usagef("--scenario: %v", scenario.ErrUnknown(f.scenario))
+			return cli.Usagef("--scenario: %v", scenario.ErrUnknown(f.scenario))
 		}
 		if f.scriptPath != "" {
-			return f, cli.Usagef("--scenario and --script cannot be combined: a scenario plays its own actions")
+			return cli.Usagef("--scenario and --script cannot be combined: a scenario plays its own actions")
 		}
 	}
-	return f, nil
+	return nil
+}
+
+// checkStackFlags checks the flags that choose the broker and the store:
+// --cluster, --preload and --store-latency need the lab's own.
+func checkStackFlags(f dashboardFlags) error {
+	if f.preload < 0 || f.preload > 10_000_000 {
+		return cli.Usagef("--preload must be between 0 and 10000000, got %d", f.preload)
+	}
+	if f.StoreLatency < 0 || f.StoreLatency > time.Minute {
+		return cli.Usagef("--store-latency must be between 0 and 1m, got %s", f.StoreLatency)
+	}
+	if f.StoreLatency > 0 && f.Mongo != "" {
+		return cli.Usagef("--store-latency needs the embedded store: it cannot be combined with --mongo / MONGO_URI")
+	}
+	if f.Cluster < 0 || f.Cluster > 5 {
+		return cli.Usagef("--cluster must be between 1 and 5 brokers (0: off), got %d", f.Cluster)
+	}
+	if f.Cluster > 0 && f.Brokers != "" {
+		return cli.Usagef("--cluster starts its own brokers: it cannot be combined with --brokers / KAFKA_BROKER")
+	}
+	if f.preload > 0 && f.Cluster > 0 {
+		return cli.Usagef("--preload needs the embedded broker: it cannot be combined with --cluster")
+	}
+	if f.preload > 0 && f.Brokers != "" {
+		return cli.Usagef("--preload needs the embedded broker: it cannot be combined with --brokers / KAFKA_BROKER")
+	}
+	return nil
 }
 
 // checkLabFlags checks the lab's flags the dashboard and serve share.
@@ -147,6 +162,9 @@ func runDashboard(args []string) int {
 		if err != nil {
 			return cli.Exit(os.Stderr, cli.Usagef("--script %s: %v", f.scriptPath, err))
 		}
+	}
+	if err := checkTerminal(); err != nil && !f.headless {
+		return cli.Exit(os.Stderr, fmt.Errorf("the dashboard needs a terminal (%v): run it in one, or add --headless to run without", err))
 	}
 	if f.RunDir == "" {
 		f.RunDir, err = os.MkdirTemp("", "krl-run-"+time.Now().Format("20060102-150405")+"-")
@@ -347,39 +365,46 @@ func startScenario(ctx context.Context, l *lab.Lab, name string) <-chan scenario
 		return nil
 	}
 	done := make(chan scenario.Result, 1)
-	go func() { done <- scenario.Runner{Host: l}.Run(ctx, sc) }()
+	go func() { done <- scenario.Runner{Host: l, OnProgress: l.Narrate}.Run(ctx, sc) }()
 	return done
+}
+
+// launchAndPlay launches the lab, then starts the scenario and plays the
+// script asked for. A failed script ends the run (ExitError); one cut
+// short by the dashboard closing (ctx) did not fail.
+func launchAndPlay(ctx context.Context, l *lab.Lab, scenarioName string, session *scenario.Session, actions []script.Action) int {
+	if err := l.Launch(ctx); err != nil {
+		// The board shows it (LaunchFailed): rows failed with the cause,
+		// r retries.
+		return cli.ExitOK
+	}
+	if scenarioName != "" {
+		if err := session.Start(scenarioName); err != nil {
+			l.Note("scenario: " + err.Error())
+		}
+	}
+	done := startScript(ctx, l, actions)
+	if done == nil {
+		return cli.ExitOK
+	}
+	if err := <-done; err != nil && ctx.Err() == nil {
+		l.Note("script failed: " + err.Error())
+		l.RequestQuit()
+		return cli.ExitError
+	}
+	return cli.ExitOK
 }
 
 func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan os.Signal) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// With a presenter at the keyboard, scenarios wait for their keys.
-	session := &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true}}
+	session := &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true, OnProgress: l.Narrate}}
 	model := ui.New(l.NewBoard(), l, ui.Options{Scenarios: session})
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithoutSignalHandler())
-	session.Runner.OnProgress = func(pr scenario.Progress) { p.Send(pr) }
 	go ui.Forward(l.Inputs(), p.Send, ui.Frame)
-	code := cli.ExitOK
-	go func() {
-		if err := l.Launch(ctx); err != nil {
-			// The board shows it (LaunchFailed): rows failed with the
-			// cause, r retries.
-			return
-		}
-		if f.scenario != "" {
-			if err := session.Start(f.scenario); err != nil {
-				l.Note("scenario: " + err.Error())
-			}
-		}
-		if done := startScript(ctx, l, actions); done != nil {
-			if err := <-done; err != nil {
-				l.Note("script failed: " + err.Error())
-				code = cli.ExitError
-				l.RequestQuit()
-			}
-		}
-	}()
+	played := make(chan int, 1)
+	go func() { played <- launchAndPlay(ctx, l, f.scenario, session, actions) }()
 	go func() {
 		select {
 		case <-sigs:
@@ -387,10 +412,20 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 		}
 		p.Quit()
 	}()
+	code := cli.ExitOK
 	shown := time.Now()
 	if _, err := p.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "error: dashboard:", err)
 		code = cli.ExitError
+	}
+	// The launch and the script end before the lab is shut down: nothing
+	// may reach its inputs after that.
+	cancel()
+	select {
+	case c := <-played:
+		code = max(code, c)
+	case <-time.After(30 * time.Second):
+		fmt.Fprintln(os.Stderr, "error: the lab's launch did not end within 30 s of the dashboard closing")
 	}
 	// The dashboard's own clock: .ci/run compares the demo GIF's length
 	// with how long the dashboard was on screen.

@@ -118,6 +118,9 @@ func serveMain(args []string) int {
 	if err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
+	if err := checkTerminal(); err != nil && !f.headless {
+		return cli.Exit(os.Stderr, fmt.Errorf("tui serve's screen needs a terminal (%v): run it in one, or add --headless to run without", err))
+	}
 	if f.DataDir, err = filepath.Abs(f.DataDir); err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
@@ -165,13 +168,14 @@ func serveMain(args []string) int {
 	cancel() // from here on, signals are the loop's
 	f.Log.Info("serving", "ssh", addr, "max_labs", f.MaxLabs, "keep", f.Keep, "auth", f.Auth, "data_dir", f.DataDir)
 	fmt.Fprint(os.Stderr, connectLines(addr))
+	code := cli.ExitOK
 	if f.headless {
 		serveHeadless(srv, f, sigs)
-	} else {
-		serveScreen(srv, f, addr, sigs)
+	} else if err := serveScreen(srv, f, addr, sigs); err != nil {
+		code = cli.Exit(os.Stderr, err)
 	}
 	stopServer(srv, sigs)
-	return cli.ExitOK
+	return code
 }
 
 // connectLines is what the presenter reads out to the room.
@@ -233,7 +237,7 @@ func indent(s string) string {
 
 // serveScreen shows the table of labs; p opens the presenter's own
 // dashboard (q in it comes back), q stops the server.
-func serveScreen(srv *serve.Server, f serveFlags, addr string, sigs <-chan os.Signal) {
+func serveScreen(srv *serve.Server, f serveFlags, addr string, sigs <-chan os.Signal) error {
 	stop := make(chan struct{})
 	go func() {
 		<-sigs
@@ -248,35 +252,35 @@ func serveScreen(srv *serve.Server, f serveFlags, addr string, sigs <-chan os.Si
 		}()
 		res, err := p.Run()
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "error: screen:", err)
-			return
+			return fmt.Errorf("screen: %w", err)
 		}
 		if tm, ok := res.(tableModel); !ok || !tm.openPresenter {
-			return
+			return nil
 		}
 		w, ok := srv.PresenterWindow()
 		if !ok {
-			return
+			return nil
 		}
 		dp := tea.NewProgram(w.Model(), tea.WithAltScreen(), tea.WithoutSignalHandler())
 		go w.Pump(dp.Send)
+		ended := make(chan struct{})
 		go func() {
 			select {
-			case <-w.Quit():
 			case <-stop:
+				dp.Quit()
+			case <-ended:
 			}
-			dp.Quit()
 		}()
 		_, err = dp.Run()
+		close(ended)
 		w.Detach()
 		select {
 		case <-stop:
-			return
+			return nil
 		default:
 		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "error: dashboard:", err)
-			return
+			return fmt.Errorf("dashboard: %w", err)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
 )
 
 // Observe runs f on the lab's own board (the one every input is applied to,
@@ -23,3 +24,9 @@ func (l *Lab) Observe(f func(*board.Board)) {
 func (l *Lab) Note(text string) {
 	l.emit(board.Action{At: time.Now(), Text: text})
 }
+
+// Narrate hands a guided scenario's progress to the front end on Inputs,
+// in order with the board inputs around it (a Runner's OnProgress). It is
+// not a board input: the board ignores it, the dashboard's narration
+// panel shows it.
+func (l *Lab) Narrate(p scenario.Progress) { l.out <- p }

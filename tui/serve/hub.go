@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"reflect"
 	"sync"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -15,7 +14,8 @@ import (
 // lab's board and one ui.Model per viewer, and runs every Update on its
 // own goroutine: the board takes each input once, and only that goroutine
 // reads it, so a late viewer sees the whole run so far (the board was fed
-// from the lab's first input on) without replaying anything.
+// from the lab's first input on) without replaying anything. A viewer's
+// Cmds run in its session's tea.Program, never on the hub's goroutine.
 type Hub struct {
 	board *board.Board
 	msgs  chan any
@@ -34,10 +34,13 @@ type viewer struct {
 	last  string
 	// frames holds the latest rendered screen not yet handed to the
 	// session's program (older ones are dropped: only the latest matters).
-	frames   chan string
-	gone     chan struct{} // closed when the viewer detached
-	quit     chan struct{} // closed when its model asked to quit
-	quitOnce sync.Once
+	frames chan string
+	// cmds are the model's Cmds not yet handed to the session's program,
+	// which runs them; ready says there are some.
+	cmdsMu sync.Mutex
+	cmds   []tea.Cmd
+	ready  chan struct{}
+	gone   chan struct{} // closed when the viewer detached
 }
 
 type (
@@ -46,7 +49,6 @@ type (
 		id  int
 		msg tea.Msg
 	}
-	toAll     struct{ msg tea.Msg }
 	attachMsg struct {
 		build func(*board.Board) tea.Model
 		reply chan *viewer
@@ -78,9 +80,6 @@ func (h *Hub) send(m any) bool {
 	}
 }
 
-// Broadcast hands msg to every viewer's model (a scenario's progress).
-func (h *Hub) Broadcast(msg tea.Msg) { h.send(toAll{msg}) }
-
 // Inspect runs fn on the board on the hub's goroutine and waits for it.
 func (h *Hub) Inspect(fn func(*board.Board)) {
 	ran := make(chan struct{})
@@ -110,20 +109,16 @@ func (h *Hub) handle(m any) {
 			h.board.Apply(in)
 		}
 		for _, v := range h.viewers {
-			h.update(v, ui.BoardChanged{})
+			h.update(v, ui.BoardChanged{Inputs: ui.Inputs(m)})
 		}
 	case toViewer:
 		if v := h.viewers[m.id]; v != nil {
 			h.update(v, m.msg)
 		}
-	case toAll:
-		for _, v := range h.viewers {
-			h.update(v, m.msg)
-		}
 	case attachMsg:
 		h.nextID++
 		v := &viewer{id: h.nextID, model: m.build(h.board), frames: make(chan string, 1),
-			gone: make(chan struct{}), quit: make(chan struct{})}
+			ready: make(chan struct{}, 1), gone: make(chan struct{})}
 		h.viewers[v.id] = v
 		h.render(v)
 		m.reply <- v
@@ -132,24 +127,25 @@ func (h *Hub) handle(m any) {
 			delete(h.viewers, m.id)
 			close(v.gone)
 		}
-	case viewerQuit:
-		if v := h.viewers[m.id]; v != nil {
-			v.quitOnce.Do(func() { close(v.quit) })
-		}
 	case inspectMsg:
 		m.fn(h.board)
 	}
 }
 
-type viewerQuit struct{ id int }
-
-// update is the viewer's Update; its Cmds run off the hub's goroutine and
-// their messages come back to it.
+// update is the viewer's Update. Its Cmd goes to the session's program,
+// which runs it as bubbletea runs any Cmd (a batch, a sequence, a quit
+// that ends the session, not the lab) and sends the messages back here.
 func (h *Hub) update(v *viewer, msg tea.Msg) {
 	next, cmd := v.model.Update(msg)
 	v.model = next
 	if cmd != nil {
-		go h.exec(v.id, cmd)
+		v.cmdsMu.Lock()
+		v.cmds = append(v.cmds, cmd)
+		v.cmdsMu.Unlock()
+		select {
+		case v.ready <- struct{}{}:
+		default:
+		}
 	}
 	h.render(v)
 }
@@ -167,41 +163,10 @@ func (h *Hub) render(v *viewer) {
 	v.frames <- s
 }
 
-var cmdType = reflect.TypeOf(tea.Cmd(nil))
-
-// exec runs a Cmd as a tea.Program would: a batch concurrently, a
-// sequence in order, a quit ends the viewer's session (not the lab).
-func (h *Hub) exec(id int, cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	msg := cmd()
-	switch m := msg.(type) {
-	case nil:
-		return
-	case tea.QuitMsg:
-		h.send(viewerQuit{id})
-		return
-	case tea.BatchMsg:
-		for _, c := range m {
-			go h.exec(id, c)
-		}
-		return
-	}
-	// tea.Sequence's message is unexported: a slice of Cmds.
-	if rv := reflect.ValueOf(msg); rv.Kind() == reflect.Slice && rv.Type().Elem() == cmdType {
-		for i := range rv.Len() {
-			h.exec(id, rv.Index(i).Interface().(tea.Cmd))
-		}
-		return
-	}
-	h.send(toViewer{id, msg})
-}
-
 // Attach adds a viewer whose model build makes (on the hub's goroutine,
-// from the board) and returns the session's tea.Model: a window on the
-// hub's viewer, which forwards keys and sizes and shows what the hub
-// renders. The session ends when the viewer's model quits.
+// from the board) and returns the session's window on it. The session's
+// program runs Window.Model and Pump; it ends when the viewer's model
+// quits.
 func (h *Hub) Attach(build func(*board.Board) tea.Model) (*Window, bool) {
 	reply := make(chan *viewer, 1)
 	if !h.send(attachMsg{build: build, reply: reply}) {
@@ -221,19 +186,24 @@ type Window struct {
 	v   *viewer
 }
 
-// Quit is closed when the viewer's model asked to quit (q).
-func (w *Window) Quit() <-chan struct{} { return w.v.quit }
-
 // Detach removes the viewer; idempotent.
 func (w *Window) Detach() { w.hub.send(detachMsg{w.v.id}) }
 
-// Pump hands the hub's frames to send (a tea.Program's Send) until the
-// viewer is detached or the hub stops.
+// Pump hands the viewer's frames and Cmds to send (the session's
+// tea.Program's Send) until the viewer is detached or the hub stops.
 func (w *Window) Pump(send func(tea.Msg)) {
 	for {
 		select {
 		case s := <-w.v.frames:
 			send(frameMsg(s))
+		case <-w.v.ready:
+			w.v.cmdsMu.Lock()
+			cmds := w.v.cmds
+			w.v.cmds = nil
+			w.v.cmdsMu.Unlock()
+			for _, c := range cmds {
+				send(cmdMsg{c})
+			}
 		case <-w.v.gone:
 			return
 		case <-w.hub.done:
@@ -245,10 +215,16 @@ func (w *Window) Pump(send func(tea.Msg)) {
 // Model is the session's tea.Model.
 func (w *Window) Model() tea.Model { return windowModel{w: w} }
 
-type frameMsg string
+type (
+	frameMsg string
+	// cmdMsg carries a Cmd of the viewer's model to the session's program.
+	cmdMsg struct{ cmd tea.Cmd }
+)
 
-// windowModel is what runs in the session's tea.Program: it forwards the
-// terminal's messages to the hub and draws the hub's latest frame.
+// windowModel is what runs in the session's tea.Program: it draws the
+// hub's latest frame, returns the viewer's Cmds for the program to run,
+// and forwards everything else (the terminal's keys and sizes, the Cmds'
+// messages) to the viewer's model on the hub.
 type windowModel struct {
 	w    *Window
 	view string
@@ -260,7 +236,9 @@ func (m windowModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case frameMsg:
 		m.view = string(msg)
-	case tea.KeyMsg, tea.WindowSizeMsg, tea.MouseMsg:
+	case cmdMsg:
+		return m, msg.cmd
+	default:
 		m.w.hub.send(toViewer{m.w.v.id, msg})
 	}
 	return m, nil

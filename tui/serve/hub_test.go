@@ -2,46 +2,98 @@ package serve
 
 import (
 	"fmt"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/tui/ui"
 )
 
-// clockModel shows the board's clock and how many times it was told the
-// board changed; q quits through a sequence (as keys typed together do).
+// clockModel shows the board's clock, how many times it was told the
+// board changed and how many pings its Cmds sent back; q quits through a
+// sequence (as keys typed together do), p pings twice in a batch.
 type clockModel struct {
 	b       *board.Board
 	changes int
+	pings   int
 }
+
+type pingMsg struct{}
 
 func (m clockModel) Init() tea.Cmd { return nil }
 
 func (m clockModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	ping := func() tea.Msg { return pingMsg{} }
 	switch msg := msg.(type) {
 	case ui.BoardChanged:
 		m.changes++
+	case pingMsg:
+		m.pings++
 	case tea.KeyMsg:
-		if msg.String() == "q" {
+		switch msg.String() {
+		case "q":
 			return m, tea.Sequence(func() tea.Msg { return nil }, tea.Quit)
+		case "p":
+			return m, tea.Batch(ping, tea.Sequence(ping, func() tea.Msg { return nil }))
 		}
 	}
 	return m, nil
 }
 
 func (m clockModel) View() string {
-	return fmt.Sprintf("%s changes=%d", m.b.Now().UTC().Format("15:04:05"), m.changes)
+	s := fmt.Sprintf("%s changes=%d", m.b.Now().UTC().Format("15:04:05"), m.changes)
+	if m.pings > 0 {
+		s += fmt.Sprintf(" pings=%d", m.pings)
+	}
+	return s
 }
 
-func nextFrame(t *testing.T, w *Window, want string) {
+// session runs a window as an SSH session's program does, without a
+// terminal, and taps the frames the hub hands it.
+type session struct {
+	p      *tea.Program
+	frames chan string
+	ended  chan struct{}
+}
+
+func runSession(t *testing.T, w *Window) *session {
+	t.Helper()
+	s := &session{frames: make(chan string, 64), ended: make(chan struct{})}
+	s.p = tea.NewProgram(w.Model(), tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutRenderer(),
+		tea.WithoutSignalHandler())
+	go w.Pump(func(m tea.Msg) {
+		if f, ok := m.(frameMsg); ok {
+			select {
+			case s.frames <- string(f):
+			default:
+			}
+		}
+		s.p.Send(m)
+	})
+	go func() {
+		defer close(s.ended)
+		if _, err := s.p.Run(); err != nil {
+			t.Errorf("session: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		s.p.Quit()
+		<-s.ended
+	})
+	return s
+}
+
+func nextFrame(t *testing.T, frames <-chan string, want string) {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
 	for {
 		select {
-		case s := <-w.v.frames:
+		case s := <-frames:
 			if s == want {
 				return
 			}
@@ -62,31 +114,64 @@ func TestHubFeedsEveryViewerFromOneBoard(t *testing.T) {
 	if !ok1 || !ok2 {
 		t.Fatal("attach failed")
 	}
+	s1, s2 := runSession(t, w1), runSession(t, w2)
 	at := time.Date(2026, 12, 1, 10, 0, 7, 0, time.UTC)
 	inputs <- board.Tick{Now: at}
 	// Each viewer is told once; the board took the input once.
-	nextFrame(t, w1, "10:00:07 changes=1")
-	nextFrame(t, w2, "10:00:07 changes=1")
+	nextFrame(t, s1.frames, "10:00:07 changes=1")
+	nextFrame(t, s2.frames, "10:00:07 changes=1")
 
 	// A late viewer sees the board as it is, without a replay.
 	w3, _ := h.Attach(build)
-	nextFrame(t, w3, "10:00:07 changes=0")
+	nextFrame(t, w3.v.frames, "10:00:07 changes=0")
+
+	// A viewer's Cmds run in its session's program, batches and sequences
+	// as bubbletea runs them, and their messages come back to its model.
+	s1.p.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
+	nextFrame(t, s1.frames, "10:00:07 changes=1 pings=2")
 
 	// q in one viewer ends that viewer's session only.
-	h.send(toViewer{w2.v.id, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")}})
+	s2.p.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	select {
-	case <-w2.Quit():
+	case <-s2.ended:
 	case <-time.After(5 * time.Second):
-		t.Fatal("the viewer's quit did not reach its session")
+		t.Fatal("the viewer's quit did not end its session")
 	}
 	select {
-	case <-w1.Quit():
+	case <-s1.ended:
 		t.Fatal("another viewer's quit ended this one")
 	default:
 	}
 	w2.Detach()
 	inputs <- board.Tick{Now: at.Add(time.Second)}
-	nextFrame(t, w1, "10:00:08 changes=2")
+	nextFrame(t, s1.frames, "10:00:08 changes=2 pings=2")
+}
+
+// TestHubNarratesEveryViewer: a scenario's progress, among the lab's
+// inputs, reaches every viewer's dashboard; the board takes only its own
+// inputs.
+func TestHubNarratesEveryViewer(t *testing.T) {
+	b := board.New([]string{board.Producer}, board.Config{Topic: "t"})
+	inputs := make(chan any)
+	h := NewHub(b, inputs)
+	defer h.Close()
+	build := func(b *board.Board) tea.Model { return ui.New(b, readOnlyControl{}, ui.Options{}) }
+	w1, _ := h.Attach(build)
+	w2, _ := h.Attach(build)
+	h.send(toViewer{w1.v.id, tea.WindowSizeMsg{Width: 120, Height: 36}})
+	h.send(toViewer{w2.v.id, tea.WindowSizeMsg{Width: 120, Height: 36}})
+	inputs <- scenario.Progress{Name: "replay", Title: "Scenario replay", Step: 1, Steps: 4, StepTitle: "Steady state"}
+	for _, w := range []*Window{w1, w2} {
+		deadline := time.After(5 * time.Second)
+		for seen := false; !seen; {
+			select {
+			case s := <-w.v.frames:
+				seen = strings.Contains(s, "Steady state")
+			case <-deadline:
+				t.Fatal("the narration did not reach a viewer within 5 s")
+			}
+		}
+	}
 }
 
 func TestLightBackground(t *testing.T) {

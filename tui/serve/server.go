@@ -113,8 +113,7 @@ func newLabHub(cfg lab.Config) (*labHub, error) {
 	}
 	h := &labHub{lab: l, logFile: logFile, launched: make(chan struct{})}
 	h.hub = NewHub(l.NewBoard(), l.Inputs())
-	h.scenarios = &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true,
-		OnProgress: func(p scenario.Progress) { h.hub.Broadcast(p) }}}
+	h.scenarios = &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true, OnProgress: l.Narrate}}
 	return h, nil
 }
 
@@ -240,7 +239,8 @@ func (s *Server) LabConfig(id string) (lab.Config, error) {
 	return c, nil
 }
 
-// errFull and errClosing are what a refused session is told.
+// errClosing is what a session is told when the server is stopping;
+// fullError when the workshop is full.
 var errClosing = errors.New("the workshop server is stopping")
 
 func (s *Server) fullError() error {
@@ -533,13 +533,6 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	}
 	p := tea.NewProgram(w.Model(), append(bm.MakeOptions(sess), tea.WithAltScreen())...)
 	go w.Pump(p.Send)
-	go func() {
-		select {
-		case <-w.Quit():
-			p.Quit()
-		case <-sess.Context().Done():
-		}
-	}()
 	// The middleware calls the next handler once the program ended,
 	// whatever ended it (q, the client gone, the server closing).
 	sess.Context().SetValue(cleanupKey{}, func() { w.Detach(); release() })

@@ -53,29 +53,24 @@ type Controller interface {
 	Tail(name string, n int) []string
 }
 
-// Operations an ActionResultMsg reports (besides board.OpCrash, OpStop,
-// OpStart and OpRestart).
+// Operations an ActionResultMsg reports besides board.OpCrash, OpStop,
+// OpStart and OpRestart, each with the Controller call it answers and
+// what its Value is.
 const (
-	OpPause = "pause" // TogglePause
-	OpArm   = "arm"   // ArmCrash
-	OpMode  = "mode"  // SetUsageMode
-	OpReset = "reset" // ToggleUsageReset
-	// OpResetLab: ResetLab.
-	OpResetLab = "reset-lab"
-	// OpInjectBad: InjectBad (Value is how many were delivered).
-	OpInjectBad = "inject-bad"
-	// OpScale: Scale (Value is the number of instances asked for).
-	OpScale = "scale"
-	// OpScenario: ScenarioHost.Start (Value is the name) or Stop (Value "").
-	OpScenario = "scenario"
+	OpPause     = "pause"      // TogglePause: "pause" or "resume"
+	OpFreeze    = "freeze"     // ToggleFreeze: "frozen" or "thawed"
+	OpArm       = "arm"        // CycleCrashPoint: the point moved to
+	OpMode      = "mode"       // ToggleUsageMode: the mode
+	OpReset     = "reset"      // ToggleUsageReset: the reset
+	OpResetLab  = "reset-lab"  // ResetLab
+	OpInjectBad = "inject-bad" // InjectBad: how many were delivered
+	OpScale     = "scale"      // Scale: the number of instances asked for
+	OpScenario  = "scenario"   // ScenarioHost.Start: the name; Stop: ""
 )
-
-// OpFreeze: ToggleFreeze (Value "frozen" or "thawed").
-const OpFreeze = "freeze"
 
 // ScenarioHost runs guided scenarios for the dashboard (the g key). Start
 // and Stop are called from tea.Cmds, never from Update; the running
-// scenario's narration arrives as scenario.Progress messages (p.Send).
+// scenario's narration (scenario.Progress) arrives among the lab's Inputs.
 type ScenarioHost interface {
 	// Catalog lists the scenarios (static data: read once).
 	Catalog() []scenario.Scenario
@@ -88,9 +83,9 @@ type ScenarioHost interface {
 
 // ActionResultMsg is the answer of one Controller call.
 type ActionResultMsg struct {
-	Op    string // board.OpCrash, ... or OpPause, OpArm, OpMode, OpReset
+	Op    string // board.OpCrash, ... or one of the Op constants above
 	Name  string // process acted on
-	Value string // point, mode or reset for OpArm, OpMode, OpReset
+	Value string // what the Op constant says
 	// Restarted: OpMode/OpReset restarted a running consumer-usage.
 	Restarted bool
 	Err       error

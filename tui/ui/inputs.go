@@ -4,11 +4,20 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
 )
 
-// Inputs is a run of board inputs applied in one Update, so the screen is
-// drawn once for all of them.
+// Inputs is a run of the lab's inputs (lab.Inputs) applied in one Update,
+// so the screen is drawn once for all of them: board inputs, and a
+// scenario's narration (scenario.Progress) in the order it was reported.
 type Inputs []any
+
+// BoardChanged tells a model whose board someone else fed (a hub shared
+// by several sessions applies each input once) that the board took
+// Inputs; the model takes from them only what is not the board's (the
+// narration).
+type BoardChanged struct{ Inputs Inputs }
 
 // Frame is how long Forward gathers inputs before it hands them over: one
 // frame of bubbletea's renderer (60 per second), so gathering never delays
@@ -40,4 +49,26 @@ func Forward(in <-chan any, send func(tea.Msg), frame time.Duration) {
 		window.Stop()
 		send(run)
 	}
+}
+
+// take handles a run of inputs in order: the narration goes to the
+// scenario panel, board inputs into the board unless someone else applied
+// them already (applied).
+func (m Model) take(run Inputs, applied bool) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	for _, in := range run {
+		switch in := in.(type) {
+		case scenario.Progress:
+			next, cmd := m.narrate(in)
+			m = next.(Model)
+			cmds = append(cmds, cmd)
+		default:
+			if !applied {
+				m.board.Apply(in)
+			}
+		}
+	}
+	m.statusFollowsArm()
+	m.keepSelection()
+	return m, tea.Batch(append(cmds, m.refreshLogs())...)
 }

@@ -1,22 +1,17 @@
 // Package ui is the dashboard's bubbletea model. It wraps a board.Board:
-// board inputs sent to the program (board.ProcStarted, board.Offsets, ...)
-// go straight into the board, keys become Controller calls run as tea.Cmds,
-// and the view is a pure function of the board and a little UI state
-// (selection, overlays, the last action's result).
+// the lab's inputs arrive as Inputs (Forward gathers them from
+// lab.Inputs) and go into the board, or into the narration panel for a
+// scenario's progress; keys become Controller calls run as tea.Cmds; the
+// view is a pure function of the board and a little UI state (selection,
+// overlays, the last action's result). Update takes nothing else.
 //
-// Wiring, for the program that owns the processes:
+//	l, _ := lab.New(cfg)
+//	p := tea.NewProgram(ui.New(l.NewBoard(), l, ui.Options{}), tea.WithAltScreen())
+//	go ui.Forward(l.Inputs(), p.Send, ui.Frame)
 //
-//	b := board.New(names, board.Config{Brokers: ..., Mongo: ..., RunDir: ...})
-//	p := tea.NewProgram(ui.New(b, ctl, ui.Options{TickEvery: time.Second}), tea.WithAltScreen())
-//	// from the supervisor, pollers and audit goroutines:
-//	p.Send(board.ProcStarted{...}); p.Send(board.ProcStatus{...}); p.Send(board.Offsets{...}) ...
-//	// a script runner acting while the UI runs: show it, then do it
-//	p.Send(board.Request{At: now, Name: "consumer-usage", Op: board.OpCrash}); err := sup.Crash(...)
-//	p.Send(board.RequestDone{At: now, Name: ..., Op: ..., Err: err})
-//	// and reading the board from another goroutine: ui.InspectMsg
-//
-// After p.Run returns (q, ctrl+c) the board is the caller's again:
-// b.Report() before stopping the children.
+// A front end sharing one board among several models (serve's hub)
+// applies each Inputs itself and hands every model BoardChanged instead.
+// After p.Run returns the board is the caller's again.
 package ui
 
 import (
@@ -123,7 +118,7 @@ type Model struct {
 }
 
 // New returns the model. The board is owned by the model from now on: feed
-// it only through the program (p.Send(board.Offsets{...})).
+// it only through the program (Inputs).
 func New(b *board.Board, ctl Controller, opts Options) Model {
 	if opts.LogLines <= 0 {
 		opts.LogLines = 200
@@ -169,18 +164,6 @@ func (m Model) Board() *board.Board { return m.board }
 // Selected is the name of the selected process.
 func (m Model) Selected() string { return m.selected }
 
-// BoardChanged tells a model whose board someone else fed (a hub shared
-// by several sessions applies each input once) that the board moved on.
-type BoardChanged struct{}
-
-// InspectMsg runs Fn on the board inside Update, on the program's
-// goroutine: the race-free way for another goroutine (a script runner
-// waiting for CaughtUp) to read the board while the program runs. Fn must
-// return quickly (a send on a buffered channel) and must not keep the
-// pointer. Once the program has ended, Send drops the message: wait with a
-// timeout.
-type InspectMsg struct{ Fn func(*board.Board) }
-
 // Init has nothing to start: the open log overlay is refreshed on the
 // board's clock (refreshLogs), so no timer of the model's own wakes the
 // program (each message costs a frame) while it is closed.
@@ -196,7 +179,8 @@ func (m *Model) refreshLogs() tea.Cmd {
 	return tail(m.ctl, m.logName, m.opts.LogLines)
 }
 
-// Update is the state transition: no I/O here, only board updates and Cmds.
+// Update is the state transition: no I/O here, only board updates and
+// Cmds, from the lab's Inputs and the model's own messages.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -211,34 +195,17 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil // no mouse actions (and none in a read-only view)
 	case ActionResultMsg:
 		return m.result(msg), nil
-	case InspectMsg:
-		if msg.Fn != nil {
-			msg.Fn(m.board)
-		}
-		return m, nil
 	case LogTailMsg:
 		if msg.Name == m.logName {
 			m.logLines, m.logFetched = msg.Lines, true
 		}
 		return m, nil
-	case scenario.Progress:
-		return m.narrate(msg)
-	case BoardChanged:
-		m.statusFollowsArm()
-		m.keepSelection()
-		return m, m.refreshLogs()
 	case Inputs:
-		for _, in := range msg {
-			m.board.Apply(in)
-		}
-		m.statusFollowsArm()
-		m.keepSelection()
-		return m, m.refreshLogs()
+		return m.take(msg, false)
+	case BoardChanged:
+		return m.take(msg.Inputs, true)
 	}
-	m.board.Apply(msg)
-	m.statusFollowsArm()
-	m.keepSelection()
-	return m, m.refreshLogs()
+	return m, nil // not the lab's and not the model's own: ignored
 }
 
 // keepSelection moves the selection off a row the board removed (an

@@ -146,7 +146,7 @@ func drain(m tea.Model, cmd tea.Cmd) tea.Model {
 func feedInputs(m tea.Model) tea.Model {
 	if f, ok := m.(Model).ctl.(*fakeController); ok {
 		for _, in := range f.takeInputs() {
-			m, _ = m.Update(in)
+			m, _ = m.Update(Inputs{in})
 		}
 	}
 	return m
@@ -224,7 +224,7 @@ func TestCrashIsVisibleBeforeTheExit(t *testing.T) {
 		t.Fatal("no confirmation in the status line")
 	}
 	// The supervisor reports the exit: crashed, with the signal in words.
-	m, _ = m.Update(board.ProcExited{Name: board.Usage, PID: 4111, At: at(65), Signal: "SIGKILL"})
+	m, _ = m.Update(Inputs{board.ProcExited{Name: board.Usage, PID: 4111, At: at(65), Signal: "SIGKILL"}})
 	if v := m.View(); !strings.Contains(v, "crashed (SIGKILL)") {
 		t.Fatalf("view after exit:\n%s", v)
 	}
@@ -341,18 +341,34 @@ func TestFullHelpFits(t *testing.T) {
 	}
 }
 
-func TestInspect(t *testing.T) {
-	m := newModel(sceneRunning(), &fakeController{})
-	got := make(chan bool, 1)
-	m.Update(InspectMsg{Fn: func(b *board.Board) { got <- b.CaughtUp() }})
-	if !<-got {
-		t.Fatal("running scene is not caught up")
+// TestBoardIsHandedBack: the caller reads the board from the model the
+// program returns.
+func TestBoardIsHandedBack(t *testing.T) {
+	s := sceneRunning()
+	m := newModel(s, &fakeController{})
+	if b := m.(Model).Board(); b != s.b || !b.CaughtUp() {
+		t.Fatal("the model does not hand back its board as it is (running scene, caught up)")
+	}
+}
+
+// TestOnlyInputsAndOwnMessagesCount: a board input sent on its own, not
+// in Inputs, is ignored, as is any message that is not the model's.
+func TestOnlyInputsAndOwnMessagesCount(t *testing.T) {
+	m := newModel(sceneStartup(), &fakeController{})
+	before := m.View()
+	m, cmd := m.Update(board.Action{At: at(2), Text: "script: crash consumer-usage"})
+	if cmd != nil || m.View() != before {
+		t.Fatal("a bare board input reached the board")
+	}
+	type stranger struct{}
+	if m, cmd = m.Update(stranger{}); cmd != nil || m.View() != before {
+		t.Fatal("a stranger's message changed the model")
 	}
 }
 
 func TestBoardInputsPassThrough(t *testing.T) {
 	m := newModel(sceneStartup(), &fakeController{})
-	m, cmd := m.Update(board.Action{At: at(2), Text: "script: crash consumer-usage"})
+	m, cmd := m.Update(Inputs{board.Action{At: at(2), Text: "script: crash consumer-usage"}})
 	if cmd != nil {
 		t.Fatal("a board input produced a command")
 	}
@@ -399,8 +415,8 @@ func TestArmedStatusFollowsTheBoard(t *testing.T) {
 	if !strings.Contains(m.View(), "crash point after-delta armed") {
 		t.Fatalf("no armed status:\n%s", m.View())
 	}
-	m, _ = m.Update(board.ProcStatus{Name: board.Usage, At: at(71), Event: status.Event{Type: status.CrashPoint,
-		Point: "after-delta", Partition: 2, Offset: 320}})
+	m, _ = m.Update(Inputs{board.ProcStatus{Name: board.Usage, At: at(71), Event: status.Event{Type: status.CrashPoint,
+		Point: "after-delta", Partition: 2, Offset: 320}}})
 	lines := strings.Split(m.View(), "\n")
 	statusLine := lines[len(lines)-2]
 	if strings.Contains(statusLine, "armed") || !strings.Contains(statusLine, "crash point after-delta fired at partition 2 offset 320") {

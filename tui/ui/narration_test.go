@@ -36,7 +36,7 @@ func TestNarrationReadsInFull(t *testing.T) {
 	for _, sz := range sizes[:2] {
 		for _, p := range []scenario.Progress{progressPress(), progressWaiting(), progressDone(true), progressDone(false)} {
 			m := scenarioModel(sceneRunning(), &fakeScenarios{}, sz.w, sz.h)
-			m, _ = m.Update(p)
+			m, _ = m.Update(Inputs{p})
 			seen := readAll(t, m)
 			words := map[string]bool{}
 			for _, l := range strings.Split(seen, "\n") {
@@ -69,7 +69,7 @@ func TestNarrationReadsInFull(t *testing.T) {
 
 func TestNarrationScrollsWithBrackets(t *testing.T) {
 	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 80, 24)
-	m, _ = m.Update(progressDone(false))
+	m, _ = m.Update(Inputs{progressDone(false)})
 	first := m.View()
 	if !regexp.MustCompile(`\[ \] 1-\d+/\d+`).MatchString(first) {
 		t.Fatalf("no scroll hint:\n%s", first)
@@ -94,11 +94,11 @@ func TestNarrationCountsDown(t *testing.T) {
 	p := scenario.Progress{Name: sc.Name, Title: sc.Title, Step: 2, Steps: len(sc.Steps), StepTitle: sc.Steps[1].Title,
 		Say: sc.Steps[1].Say, Waiting: "watching for 6s", HoldUntil: at(64.4 + 6)}
 	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 120, 36)
-	m, _ = m.Update(p)
+	m, _ = m.Update(Inputs{p})
 	if v := m.View(); !strings.Contains(v, "watching: 6 s left") {
 		t.Fatalf("no countdown:\n%s", v)
 	}
-	m, _ = m.Update(board.Tick{Now: at(66.5)})
+	m, _ = m.Update(Inputs{board.Tick{Now: at(66.5)}})
 	if v := m.View(); !strings.Contains(v, "watching: 4 s left") {
 		t.Fatalf("countdown did not move:\n%s", v)
 	}

@@ -14,7 +14,7 @@ import (
 
 // TestProgram runs the model in a real bubbletea program: keys arrive as
 // terminal input, Controller calls run in Cmds, board inputs come through
-// Send (the lab's Inputs), the board's clock only from board.Tick.
+// Send (as Forward hands over the lab's Inputs), the board's clock only from board.Tick.
 func TestProgram(t *testing.T) {
 	ctl := &fakeController{}
 	s := sceneRunning()
@@ -31,7 +31,7 @@ func TestProgram(t *testing.T) {
 	if got := ctl.Calls(); !slices.Equal(got, []string{"crash consumer-usage"}) {
 		t.Fatalf("calls %q", got)
 	}
-	tm.Send(board.ProcExited{Name: board.Usage, PID: 4111, At: at(65), Signal: "SIGKILL"})
+	tm.Send(Inputs{board.ProcExited{Name: board.Usage, PID: 4111, At: at(65), Signal: "SIGKILL"}})
 	waitFor("crashed (SIGKILL)")
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
