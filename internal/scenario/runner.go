@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/script"
 )
@@ -168,7 +169,7 @@ func (x *run) prepare(ctx context.Context) error {
 	if x.sc.Baseline {
 		x.r.Host.Note(fmt.Sprintf("scenario %s starts from a new baseline (reset-lab): usage records and checkpoints "+
 			"cleared, consumer-usage reads on from the end of the topic, so every drift it shows comes from this lesson", x.sc.Name))
-		acts = append(acts, string(script.ResetLab))
+		acts = append(acts, string(action.ResetLab))
 	}
 	x.prog.Waiting = stackReady.What
 	if x.sc.Baseline {
