@@ -1,12 +1,13 @@
 package scenario
 
 import (
-	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/script"
 )
 
@@ -33,7 +34,6 @@ func TestCatalogNames(t *testing.T) {
 // text present, every script line valid, every key one the dashboard has,
 // every check reading marks that some step takes.
 func TestCatalogWellFormed(t *testing.T) {
-	keys := map[string]bool{"x": true, "r": true, "c": true, "m": true, "e": true, "p": true, "+": true}
 	for _, sc := range Catalog() {
 		t.Run(sc.Name, func(t *testing.T) {
 			if sc.Title == "" || sc.Summary == "" || sc.Article == "" || len(sc.Steps) == 0 || len(sc.Checks) == 0 {
@@ -66,11 +66,11 @@ func TestCatalogWellFormed(t *testing.T) {
 				}
 				if p := st.Press; p != nil {
 					_, broker := board.ClusterBrokerNumber(p.Process)
-					if !keys[p.Key] || !(slices.Contains(board.Canonical, p.Process) || broker && sc.Brokers > 0) {
+					if action.Of(p.Action).Hint == "" || !(slices.Contains(board.Canonical, p.Process) || broker && sc.Brokers > 0) {
 						t.Errorf("step %d: press %+v", i+1, *p)
 					}
-					if (p.Key == "m" && !slices.Contains(lesson.Words(lesson.Modes), p.Value)) || (p.Key == "e" && !slices.Contains(lesson.Words(lesson.Resets), p.Value)) {
-						t.Errorf("step %d: press %s needs a value, has %q", i+1, p.Key, p.Value)
+					if (p.Action == action.Mode && !slices.Contains(lesson.Words(lesson.Modes), p.Value)) || (p.Action == action.Reset && !slices.Contains(lesson.Words(lesson.Resets), p.Value)) {
+						t.Errorf("step %d: press %s needs a value, has %q", i+1, p.Action, p.Value)
 					}
 				}
 				if st.Until != nil && (st.Until.What == "" || st.Until.Holds == nil) {
@@ -105,6 +105,22 @@ func TestList(t *testing.T) {
 	for i, sc := range Catalog() {
 		if !strings.HasPrefix(lines[i], sc.Name+" ") || !strings.HasSuffix(lines[i], sc.Summary) {
 			t.Errorf("line %d: %q", i+1, lines[i])
+		}
+	}
+}
+
+// TestEveryHintHasAPressRule: each action the narration can ask for has
+// what a headless run does for it and how its effect shows, and no rule is
+// left for an action the narration cannot ask for.
+func TestEveryHintHasAPressRule(t *testing.T) {
+	for _, a := range action.All() {
+		if _, ok := presses[a.Name]; ok != (a.Hint != "") {
+			t.Errorf("%s: hint %q, press rule %v", a.Name, a.Hint, ok)
+		}
+	}
+	for n, r := range presses {
+		if _, ok := action.Lookup(n); !ok || r.do == nil || r.done == nil {
+			t.Errorf("press rule for %q: not an action, or incomplete", n)
 		}
 	}
 }
