@@ -1,6 +1,7 @@
 // Package script is the action language of --script files, workshop
 // scenarios and tests: one action per line, run in order against the
-// dashboard (a Target).
+// dashboard (a Target). Its verbs are the script actions of the registry
+// (internal/action); language below gives each its grammar and handler.
 //
 //	# comments and blank lines are ignored; so is anything after '#'
 //	wait 5s                               pause the script
@@ -20,8 +21,6 @@
 //	reset consumer-usage earliest         latest|earliest, from the next start
 //	scale consumer-usage 3                run 1–3 instances of consumer-usage in its group
 //	effect-delay consumer-usage-2 8s      hold each of that instance's usage writes 8s (0..1m; 0 = none)
-//	scale consumer-usage 2                1 to 3 instances of consumer-usage in one group
-//	effect-delay consumer-usage 8s        hold each usage write of that instance 8s (0s: none)
 //	wait-held consumer-usage 30s          wait until that instance holds a usage write; fail after 30s
 //	wait-down consumer-usage 60s          wait until the process is down (an armed crash point fired); fail after 60s
 //	wait-isr 2 60s                        wait until every partition has a leader and exactly 2 in-sync replicas (--cluster)

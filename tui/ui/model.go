@@ -315,6 +315,7 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.pickerKey(msg)
 	}
 	m.noteOffScript(msg)
+	// An optional action that is off still answers: its handler says why.
 	if !ok || (!m.keys.Enabled(name) && !action.Of(name).Optional) {
 		return m, nil
 	}
