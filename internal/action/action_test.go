@@ -21,10 +21,10 @@ func TestRegistryWellFormed(t *testing.T) {
 			keys[k] = a.Name
 		}
 		keyed := len(a.Keys) > 0 || a.Digits
-		if keyed && (a.Help.Key == "" || a.Help.Desc == "") {
-			t.Errorf("%s: a key without a help line", a.Name)
+		if keyed && (a.Help.Key == "" || a.Help.Desc == "" || a.Doc == "") {
+			t.Errorf("%s: a key without a help line or a doc", a.Name)
 		}
-		if !keyed && (a.Help != (Line{}) || a.Short != (Line{}) || a.Watcher || a.Pinned || a.OffScript || a.Hint != "" || a.Optional) {
+		if !keyed && (a.Help != (Line{}) || a.Doc != "" || a.Short != (Line{}) || a.Watcher || a.Pinned || a.OffScript || a.Hint != "" || a.Optional) {
 			t.Errorf("%s: no key, but key properties %+v", a.Name, a)
 		}
 		if a.Digits && len(a.Keys) > 0 {

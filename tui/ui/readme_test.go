@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kafka-recovery-lab/krl/internal/action"
+	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 )
 
@@ -60,26 +61,35 @@ func TestReadme(t *testing.T) {
 }
 
 // keysMarkdown is the key table: every keyed action in the registry's
-// order, with its line of the ? view and, where the ? view names one key
-// of several, all of them.
+// order, all its keys and what it does in full.
 func keysMarkdown() string {
 	km := DefaultKeyMap()
 	var b strings.Builder
 	b.WriteString("| key | what it does |\n|---|---|\n")
 	for _, a := range action.All() {
-		bd := km.Binding(a.Name)
-		keys := bd.Keys()
+		keys := km.Binding(a.Name).Keys()
 		if len(keys) == 0 {
 			continue
 		}
-		label := "`" + bd.Help().Key + "`"
-		if bd.Help().Key == keys[0] {
-			label = "`" + strings.Join(keys, "` `") + "`"
+		cell, doc := make([]string, len(keys)), a.Doc
+		for i, k := range keys {
+			if arrow, ok := arrows[k]; ok {
+				k = arrow
+			}
+			cell[i] = "`" + k + "`"
 		}
-		fmt.Fprintf(&b, "| %s | %s |\n", label, bd.Help().Desc)
+		label := strings.Join(cell, "/")
+		if a.Digits {
+			label = cell[0] + "–" + cell[len(cell)-1]
+			doc += " " + strings.Join(board.Canonical, ", ")
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", label, doc)
 	}
 	return b.String()
 }
+
+// arrows are the arrow keys as the help shows them.
+var arrows = map[string]string{"up": "↑", "down": "↓"}
 
 // scenariosMarkdown is the scenario list in catalog order: what each shows
 // and what it needs to run.
@@ -87,11 +97,12 @@ func scenariosMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| scenario | what it shows | needs |\n|---|---|---|\n")
 	for _, sc := range scenario.Catalog() {
-		needs := "any stack"
+		needs, shows := "—", sc.Summary
 		if sc.Brokers > 0 {
 			needs = fmt.Sprintf("`--cluster %d`", sc.Brokers)
+			shows = strings.TrimSuffix(shows, " ("+strings.Trim(needs, "`")+")") // said once, under needs
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", sc.Name, sc.Summary, needs)
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", sc.Name, shows, needs)
 	}
 	return b.String()
 }
