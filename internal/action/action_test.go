@@ -20,28 +20,40 @@ func TestRegistryWellFormed(t *testing.T) {
 			}
 			keys[k] = a.Name
 		}
-		keyed := len(a.Keys) > 0 || a.Digits
-		if keyed && (a.Help.Key == "" || a.Help.Desc == "" || a.Doc == "") {
-			t.Errorf("%s: a key without a help line or a doc", a.Name)
-		}
-		if !keyed && (a.Help != (Line{}) || a.Doc != "" || a.Short != (Line{}) || a.Watcher || a.Pinned || a.OffScript || a.Hint != "" || a.Optional) {
-			t.Errorf("%s: no key, but key properties %+v", a.Name, a)
-		}
-		if a.Digits && len(a.Keys) > 0 {
-			t.Errorf("%s: digits and keys of its own", a.Name)
-		}
-		if a.Short != (Line{}) && a.Short.Key == "" {
-			t.Errorf("%s: a short line without its key", a.Name)
-		}
-		if a.Hint != "" && a.Digits {
-			t.Errorf("%s: the narration cannot ask for a digit", a.Name)
-		}
-		if !keyed && !a.Script {
-			t.Errorf("%s: neither a key nor a script verb", a.Name)
+		if len(a.Keys) > 0 || a.Digits {
+			checkKeyed(t, a)
+		} else {
+			checkUnkeyed(t, a)
 		}
 		if a.Script && strings.ContainsAny(string(a.Name), " \t#") {
 			t.Errorf("%s: not a verb a script line can start with", a.Name)
 		}
+	}
+}
+
+func checkKeyed(t *testing.T, a Action) {
+	t.Helper()
+	if a.Help.Key == "" || a.Help.Desc == "" || a.Doc == "" {
+		t.Errorf("%s: a key without a help line or a doc", a.Name)
+	}
+	if a.Digits && len(a.Keys) > 0 {
+		t.Errorf("%s: digits and keys of its own", a.Name)
+	}
+	if a.Short != (Line{}) && a.Short.Key == "" {
+		t.Errorf("%s: a short line without its key", a.Name)
+	}
+	if a.Hint != "" && a.Digits {
+		t.Errorf("%s: the narration cannot ask for a digit", a.Name)
+	}
+}
+
+func checkUnkeyed(t *testing.T, a Action) {
+	t.Helper()
+	if a.Help != (Line{}) || a.Short != (Line{}) || a.Doc != "" || a.Watcher || a.Pinned || a.OffScript || a.Hint != "" || a.Optional {
+		t.Errorf("%s: no key, but key properties %+v", a.Name, a)
+	}
+	if !a.Script {
+		t.Errorf("%s: neither a key nor a script verb", a.Name)
 	}
 }
 
