@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/tui/ui"
 )
 
 // keysHelp lists the dashboard's keys as its '?' view does, from the one key
 // map the dashboard uses.
 func keysHelp() string {
-	km := ui.DefaultKeyMap()
-	km.Scenarios.SetEnabled(true) // the dashboard always offers its scenarios
+	km := ui.DefaultKeyMap().WithEnabled(true, action.Scenarios) // the dashboard always offers its scenarios
 	var b strings.Builder
 	for _, column := range km.FullHelp() {
 		for _, k := range column {

@@ -3,6 +3,7 @@ package scenario
 import (
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 )
 
@@ -39,7 +40,7 @@ var catalog = []Scenario{
 					"state is gone.",
 				Watch: "The process row turns red (crashed (SIGKILL)); the sensors panel says DOWN and greys " +
 					"its last values instead of passing them off as live.",
-				Press: &Press{Key: "x", Process: board.Current},
+				Press: &Press{Action: action.Crash, Process: board.Current},
 				Until: currentDown,
 			},
 			{
@@ -48,7 +49,7 @@ var catalog = []Scenario{
 					"to the first message. Every message is read again; only the last one per sensor survives.",
 				Watch: "replaying N% and the progress bar, a new group id in the events, then " +
 					"\"caught up after N messages in T s\".",
-				Press: &Press{Key: "r", Process: board.Current},
+				Press: &Press{Action: action.Restart, Process: board.Current},
 				Until: currentRebuilt, Stable: time.Second,
 				Mark: "after",
 			},
@@ -92,7 +93,7 @@ var catalog = []Scenario{
 				Say:   "Publishing again. A SIGKILL: what it processed after its last auto-commit is not committed.",
 				Watch: "crashed (SIGKILL) in its row.",
 				Do:    "resume producer",
-				Press: &Press{Key: "x", Process: board.Usage},
+				Press: &Press{Action: action.Crash, Process: board.Usage},
 				// Two polls of the committed offsets after the death: the
 				// last auto-commit before the SIGKILL is in them.
 				Hold: 1500 * time.Millisecond,
@@ -111,7 +112,7 @@ var catalog = []Scenario{
 				Say: "Same group, so Kafka hands back the committed offsets: it reads exactly what it missed, " +
 					"computing deltas from the checkpoints it loads from the store.",
 				Watch: "The lag falls back to 0; the sparkline shows the spike and the recovery.",
-				Press: &Press{Key: "r", Process: board.Usage},
+				Press: &Press{Action: action.Restart, Process: board.Usage},
 				Until: usageResumed, Stable: 500 * time.Millisecond,
 				Mark: "resumed",
 			},
@@ -166,7 +167,7 @@ var catalog = []Scenario{
 					"after a usage record is written and before its checkpoint is.",
 				Watch: "\"crash point after-delta reached\" in the events, then crashed (SIGKILL).",
 				Do:    "resume producer",
-				Press: &Press{Key: "c", Process: board.Usage},
+				Press: &Press{Action: action.CrashAt, Process: board.Usage},
 				Mark:  "crashed",
 			},
 			{
@@ -174,7 +175,7 @@ var catalog = []Scenario{
 				Say: "It reloads the old checkpoint and resumes from the last auto-commit: the delta it " +
 					"already wrote is written again. Then a pause to measure.",
 				Watch: "The drift turns positive: over-counted.",
-				Press: &Press{Key: "r", Process: board.Usage},
+				Press: &Press{Action: action.Restart, Process: board.Usage},
 				Until: usageResumed, Stable: 500 * time.Millisecond,
 				Then: measure,
 				Mark: "naive-after",
@@ -185,7 +186,7 @@ var catalog = []Scenario{
 					"offset), moves the checkpoint only forward, and commits an offset only once its effect " +
 					"is durable.",
 				Watch: "mode guarded in the consumer-usage line.",
-				Press: &Press{Key: "m", Process: board.Usage, Value: "guarded"},
+				Press: &Press{Action: action.Mode, Process: board.Usage, Value: "guarded"},
 				Until: usageResumed, Stable: 500 * time.Millisecond,
 				Then: measure,
 				Mark: "guarded-before",
@@ -195,7 +196,7 @@ var catalog = []Scenario{
 				Say:   "Publishing again; the same crash point, in guarded mode.",
 				Watch: "crash point after-delta reached, crashed (SIGKILL).",
 				Do:    "resume producer",
-				Press: &Press{Key: "c", Process: board.Usage},
+				Press: &Press{Action: action.CrashAt, Process: board.Usage},
 				Mark:  "guarded-crashed",
 			},
 			{
@@ -203,7 +204,7 @@ var catalog = []Scenario{
 				Say: "The message is read again, its usage record already exists (a no-op) and the " +
 					"checkpoint moves on: the window is closed. Then a pause to measure.",
 				Watch: "The drift does not move.",
-				Press: &Press{Key: "r", Process: board.Usage},
+				Press: &Press{Action: action.Restart, Process: board.Usage},
 				Until: usageResumed, Stable: 500 * time.Millisecond,
 				Then: measure,
 				Mark: "guarded-after",
@@ -248,7 +249,7 @@ var catalog = []Scenario{
 				Say: "Reset earliest with a fresh group: the whole topic is read again from the first " +
 					"message. Every effect is already in the store, so reprocessing changes nothing.",
 				Watch: "reset earliest and a new group; the drift stays put.",
-				Press: &Press{Key: "e", Process: board.Usage, Value: "earliest"},
+				Press: &Press{Action: action.Reset, Process: board.Usage, Value: "earliest"},
 				// A replay of the whole topic: long after a long session.
 				Until: usageResumed, Stable: 500 * time.Millisecond, Timeout: replayTimeout,
 				Then: measure,
@@ -259,7 +260,7 @@ var catalog = []Scenario{
 				Say: "The article's code with earliest: every delta since the beginning of the topic is " +
 					"inserted a second time.",
 				Watch: "recorded climbs past expected: over-counted on every sensor.",
-				Press: &Press{Key: "m", Process: board.Usage, Value: "naive"},
+				Press: &Press{Action: action.Mode, Process: board.Usage, Value: "naive"},
 				Until: usageResumed, Stable: 500 * time.Millisecond, Timeout: replayTimeout,
 				Then: measure,
 				Mark: "naive-earliest",
@@ -300,7 +301,7 @@ var catalog = []Scenario{
 				Title: "Crash consumer-query",
 				Say:   "A SIGKILL. consumer-usage keeps consuming and writing: only the read side is gone.",
 				Watch: "The usage panel says DOWN and shows no numbers; consumer-usage's lag stays low.",
-				Press: &Press{Key: "x", Process: board.Query},
+				Press: &Press{Action: action.Crash, Process: board.Query},
 				Until: queryDown,
 				Mark:  "down",
 			},
@@ -314,7 +315,7 @@ var catalog = []Scenario{
 				Title: "Restart consumer-query",
 				Say:   "It starts, connects to the store and answers.",
 				Watch: "The usage panel is LIVE again within a poll, totals continuing from the store.",
-				Press: &Press{Key: "r", Process: board.Query},
+				Press: &Press{Action: action.Restart, Process: board.Query},
 				Until: queryAnswers,
 				Mark:  "back",
 			},

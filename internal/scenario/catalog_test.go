@@ -1,12 +1,13 @@
 package scenario
 
 import (
-	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/script"
 )
 
@@ -30,52 +31,15 @@ func TestCatalogNames(t *testing.T) {
 }
 
 // TestCatalogWellFormed checks the data the way a reviewer would: every
-// text present, every script line valid, every key one the dashboard has,
-// every check reading marks that some step takes.
+// text present, every script line valid, every press an action the
+// narration can ask for, every check reading marks that some step takes.
 func TestCatalogWellFormed(t *testing.T) {
-	keys := map[string]bool{"x": true, "r": true, "c": true, "m": true, "e": true, "p": true, "+": true}
 	for _, sc := range Catalog() {
 		t.Run(sc.Name, func(t *testing.T) {
-			if sc.Title == "" || sc.Summary == "" || sc.Article == "" || len(sc.Steps) == 0 || len(sc.Checks) == 0 {
-				t.Fatalf("incomplete: %+v", sc.Info())
-			}
-			// The picker shows the summary beside the names on a 120-column screen.
-			if n := len([]rune(sc.Summary)); n > 93 {
-				t.Errorf("summary is %d characters, more than the picker shows: %q", n, sc.Summary)
-			}
-			if sc.UsageMode != "" && !slices.Contains(lesson.Words(lesson.Modes), sc.UsageMode) {
-				t.Errorf("usage mode %q", sc.UsageMode)
-			}
-			if sc.UsageReset != "" && !slices.Contains(lesson.Words(lesson.Resets), sc.UsageReset) {
-				t.Errorf("usage reset %q", sc.UsageReset)
-			}
-			for _, text := range []string{sc.Cleanup} {
-				if _, err := script.ParseString(text); err != nil {
-					t.Errorf("cleanup: %v", err)
-				}
-			}
+			checkScenarioHead(t, sc)
 			marks := map[string]bool{}
 			for i, st := range sc.Steps {
-				if st.Title == "" || st.Say == "" {
-					t.Errorf("step %d has no title or narration", i+1)
-				}
-				for what, text := range map[string]string{"do": st.Do, "then": st.Then} {
-					if _, err := script.ParseString(text); err != nil {
-						t.Errorf("step %d %s: %v", i+1, what, err)
-					}
-				}
-				if p := st.Press; p != nil {
-					_, broker := board.ClusterBrokerNumber(p.Process)
-					if !keys[p.Key] || !(slices.Contains(board.Canonical, p.Process) || broker && sc.Brokers > 0) {
-						t.Errorf("step %d: press %+v", i+1, *p)
-					}
-					if (p.Key == "m" && !slices.Contains(lesson.Words(lesson.Modes), p.Value)) || (p.Key == "e" && !slices.Contains(lesson.Words(lesson.Resets), p.Value)) {
-						t.Errorf("step %d: press %s needs a value, has %q", i+1, p.Key, p.Value)
-					}
-				}
-				if st.Until != nil && (st.Until.What == "" || st.Until.Holds == nil) {
-					t.Errorf("step %d: an Until without words or test", i+1)
-				}
+				checkStep(t, sc, i, st)
 				if st.Mark != "" {
 					if marks[st.Mark] {
 						t.Errorf("mark %q taken twice", st.Mark)
@@ -97,6 +61,52 @@ func TestCatalogWellFormed(t *testing.T) {
 	}
 }
 
+// checkScenarioHead checks what the scenario says before its steps.
+func checkScenarioHead(t *testing.T, sc Scenario) {
+	t.Helper()
+	if sc.Title == "" || sc.Summary == "" || sc.Article == "" || len(sc.Steps) == 0 || len(sc.Checks) == 0 {
+		t.Fatalf("incomplete: %+v", sc.Info())
+	}
+	// The picker shows the summary beside the names on a 120-column screen.
+	if n := len([]rune(sc.Summary)); n > 93 {
+		t.Errorf("summary is %d characters, more than the picker shows: %q", n, sc.Summary)
+	}
+	if sc.UsageMode != "" && !slices.Contains(lesson.Words(lesson.Modes), sc.UsageMode) {
+		t.Errorf("usage mode %q", sc.UsageMode)
+	}
+	if sc.UsageReset != "" && !slices.Contains(lesson.Words(lesson.Resets), sc.UsageReset) {
+		t.Errorf("usage reset %q", sc.UsageReset)
+	}
+	if _, err := script.ParseString(sc.Cleanup); err != nil {
+		t.Errorf("cleanup: %v", err)
+	}
+}
+
+// checkStep checks step i of sc: its words, its script lines, its press.
+func checkStep(t *testing.T, sc Scenario, i int, st Step) {
+	t.Helper()
+	if st.Title == "" || st.Say == "" {
+		t.Errorf("step %d has no title or narration", i+1)
+	}
+	for what, text := range map[string]string{"do": st.Do, "then": st.Then} {
+		if _, err := script.ParseString(text); err != nil {
+			t.Errorf("step %d %s: %v", i+1, what, err)
+		}
+	}
+	if p := st.Press; p != nil {
+		_, broker := board.ClusterBrokerNumber(p.Process)
+		if action.Of(p.Action).Hint == "" || !(slices.Contains(board.Canonical, p.Process) || broker && sc.Brokers > 0) {
+			t.Errorf("step %d: press %+v", i+1, *p)
+		}
+		if (p.Action == action.Mode && !slices.Contains(lesson.Words(lesson.Modes), p.Value)) || (p.Action == action.Reset && !slices.Contains(lesson.Words(lesson.Resets), p.Value)) {
+			t.Errorf("step %d: press %s needs a value, has %q", i+1, p.Action, p.Value)
+		}
+	}
+	if st.Until != nil && (st.Until.What == "" || st.Until.Holds == nil) {
+		t.Errorf("step %d: an Until without words or test", i+1)
+	}
+}
+
 func TestList(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(List()), "\n")
 	if len(lines) != len(Catalog()) {
@@ -105,6 +115,22 @@ func TestList(t *testing.T) {
 	for i, sc := range Catalog() {
 		if !strings.HasPrefix(lines[i], sc.Name+" ") || !strings.HasSuffix(lines[i], sc.Summary) {
 			t.Errorf("line %d: %q", i+1, lines[i])
+		}
+	}
+}
+
+// TestEveryHintHasAPressRule: each action the narration can ask for has
+// what a headless run does for it and how its effect shows, and no rule is
+// left for an action the narration cannot ask for.
+func TestEveryHintHasAPressRule(t *testing.T) {
+	for _, a := range action.All() {
+		if _, ok := presses[a.Name]; ok != (a.Hint != "") {
+			t.Errorf("%s: hint %q, press rule %v", a.Name, a.Hint, ok)
+		}
+	}
+	for n, r := range presses {
+		if _, ok := action.Lookup(n); !ok || r.do == nil || r.done == nil {
+			t.Errorf("press rule for %q: not an action, or incomplete", n)
 		}
 	}
 }

@@ -306,19 +306,6 @@ func sensorsChanged(b, a Observation) (up, down, n int) {
 	return up, down, n
 }
 
-// driftChange says how the total drift moved between two marks.
-func driftChange(b, a Observation) (string, bool) {
-	db, okb := b.totalDrift()
-	da, oka := a.totalDrift()
-	if !okb || !oka {
-		return "", false
-	}
-	if db == da {
-		return "unchanged", true
-	}
-	return driftWords(db) + " → " + driftWords(da), true
-}
-
 func driftWords(d board.Drift) string {
 	return fmt.Sprintf("%+.2f h / %+.2f km", d.Hours(), d.Km())
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 )
 
@@ -350,7 +351,7 @@ var leaderElection = Scenario{
 			Title: "Kill a leader",
 			Say:   "Crash broker-2 (SIGKILL): it leads a partition. Its heartbeats stop; after the session timeout the controller fences it and elects new leaders from the ISR.",
 			Watch: "\"partition N leader 2 → M in X s\" in the events; broker-2 leaves every ISR.",
-			Press: &Press{Key: "x", Process: victim},
+			Press: &Press{Action: action.Crash, Process: victim},
 			Until: leadersMovedOff(2), Timeout: failoverTimeout,
 			Tell: tellMovedOff(2),
 			Mark: "moved",
@@ -369,7 +370,7 @@ var leaderElection = Scenario{
 			Say:   "Restart broker-2. It catches up from the leaders and rejoins every ISR; the controller gives it back the leadership it prefers.",
 			Watch: "isr [1 2 3] again on every partition.",
 			Do:    "resume producer",
-			Press: &Press{Key: "r", Process: victim},
+			Press: &Press{Action: action.Restart, Process: victim},
 			Until: wholeAgain, Timeout: 2 * time.Minute,
 			Then: measure,
 			Tell: tellLeaders,
@@ -410,7 +411,7 @@ var minInsync = Scenario{
 			Title: "One broker down",
 			Say:   "Crash broker-2. Two replicas in sync is still enough: writes go on.",
 			Watch: "isr [1 3] everywhere; the producer keeps publishing.",
-			Press: &Press{Key: "x", Process: victim},
+			Press: &Press{Action: action.Crash, Process: victim},
 			Until: inSync(2, 0), Timeout: failoverTimeout,
 			Tell: tellMovedOff(2),
 			Mark: "one-down",
@@ -419,7 +420,7 @@ var minInsync = Scenario{
 			Title: "Two brokers down",
 			Say:   "Crash broker-3 as well. One replica in sync is below min.insync.replicas: the leader refuses every acks=all write.",
 			Watch: "The producer row: blocked, N buf; the events: NOT_ENOUGH_REPLICAS.",
-			Press: &Press{Key: "x", Process: third},
+			Press: &Press{Action: action.Crash, Process: third},
 			Until: producerRefused, Timeout: failoverTimeout,
 			Tell: func(o Observation) string {
 				return "producer blocked: " + orDash(o.Proc(board.Producer).BlockedCause) + "; " + tellLeaders(o)
@@ -439,7 +440,7 @@ var minInsync = Scenario{
 			Title: "One back",
 			Say:   "Restart broker-3. Once it is back in the ISR there are two in sync again: the buffered records land.",
 			Watch: "\"unblocked after X s\" in the events.",
-			Press: &Press{Key: "r", Process: third},
+			Press: &Press{Action: action.Restart, Process: third},
 			Until: producerAcked, Timeout: 2 * time.Minute,
 			Mark: "landed",
 		},
@@ -447,7 +448,7 @@ var minInsync = Scenario{
 			Title: "All back",
 			Say:   "Restart broker-2 too: the ISR is whole again.",
 			Watch: "isr [1 2 3] on every partition, then each led by its preferred replica again (t shows it).",
-			Press: &Press{Key: "r", Process: victim},
+			Press: &Press{Action: action.Restart, Process: victim},
 			Until: wholeAgain, Timeout: 2 * time.Minute,
 			Then: measure,
 			Mark: "after",
@@ -493,7 +494,7 @@ var keyOrdering = Scenario{
 			Title: "Fail a leader over",
 			Say:   "Crash broker-2 while the producer publishes: a partition changes leader under its writes.",
 			Watch: "The leader change in the events.",
-			Press: &Press{Key: "x", Process: victim},
+			Press: &Press{Action: action.Crash, Process: victim},
 			Hold:  3 * time.Second,
 			Until: leadersMovedOff(2), Timeout: failoverTimeout,
 			Tell: tellMovedOff(2),
@@ -503,7 +504,7 @@ var keyOrdering = Scenario{
 			Title: "Back, and read the topic",
 			Say:   "Restart broker-2. Then the audit reads the whole topic: where each sensor's records are, and whether any came out of order.",
 			Watch: "Every sensor's records in its own partition, none out of order.",
-			Press: &Press{Key: "r", Process: victim},
+			Press: &Press{Action: action.Restart, Process: victim},
 			Until: wholeAgain, Timeout: 2 * time.Minute,
 			Then: measure,
 			Mark: "after",

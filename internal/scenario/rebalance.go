@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 )
 
@@ -200,7 +201,7 @@ var rebalanceInFlight = Scenario{
 			Say: fmt.Sprintf("A second instance (B) joins the group. The coordinator revokes A's partitions and gives "+
 				"partition %d to B, which starts from the committed offset: A committed only what it completed.", movedPartition),
 			Watch: "consumer-usage revoked with its write in flight; consumer-usage-2 assigned [2] with its generation.",
-			Press: &Press{Key: "+", Process: board.Usage},
+			Press: &Press{Action: action.ScaleUp, Process: board.Usage},
 			Until: movedToSecond,
 			Tell:  tellMoved,
 			Mark:  "moved",

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/script"
 )
@@ -168,7 +169,7 @@ func (x *run) prepare(ctx context.Context) error {
 	if x.sc.Baseline {
 		x.r.Host.Note(fmt.Sprintf("scenario %s starts from a new baseline (reset-lab): usage records and checkpoints "+
 			"cleared, consumer-usage reads on from the end of the topic, so every drift it shows comes from this lesson", x.sc.Name))
-		acts = append(acts, string(script.ResetLab))
+		acts = append(acts, string(action.ResetLab))
 	}
 	x.prog.Waiting = stackReady.What
 	if x.sc.Baseline {
@@ -292,55 +293,86 @@ func (x *run) press(ctx context.Context, p Press) error {
 
 // doKey performs what the key does on the dashboard, for a headless run.
 func (x *run) doKey(p Press, base Observation) error {
-	h := x.r.Host
-	switch p.Key {
-	case "x":
-		return h.Crash(p.Process)
-	case "r":
-		if base.Proc(p.Process).Alive {
-			return h.Restart(p.Process)
-		}
-		return h.Start(p.Process)
-	case "c":
-		return h.ArmCrash(p.Process, "after-delta")
-	case "m":
-		return h.SetMode(p.Process, p.Value)
-	case "e":
-		return h.SetReset(p.Process, p.Value)
-	case "p":
-		if base.Proc(board.Producer).Paused {
-			return h.Resume()
-		}
-		return h.Pause()
-	case "+":
-		return h.Scale(base.usageInstances() + 1)
+	r, ok := presses[p.Action]
+	if !ok {
+		return fmt.Errorf("no headless action for %s", p.Action)
 	}
-	return fmt.Errorf("no headless action for key %q", p.Key)
+	return r.do(x.r.Host, p, base)
 }
 
-// pressDone tells, from the board, that the key of p has taken effect since
-// base: the crash, the restart, the crash point, the switch.
+// pressDone tells, from the board, that the action of p has taken effect
+// since base: the crash, the restart, the crash point, the switch.
 func pressDone(p Press, base, now Observation) bool {
+	r, ok := presses[p.Action]
+	return ok && r.done(p, base, now)
+}
+
+// pressRule is what an action a step asks for does in a headless run, and
+// how the board shows it took effect.
+type pressRule struct {
+	do   func(h Host, p Press, base Observation) error
+	done func(p Press, base, now Observation) bool
+}
+
+// presses has a rule for every action the narration can ask for (the
+// registry's actions with a Hint).
+var presses = map[action.Name]pressRule{
+	action.Crash: {
+		do: func(h Host, p Press, _ Observation) error { return h.Crash(p.Process) },
+		done: func(p Press, base, now Observation) bool {
+			was, is := base.Proc(p.Process), now.Proc(p.Process)
+			return is.Crashes > was.Crashes && !is.Alive
+		},
+	},
+	action.Restart: {
+		do: func(h Host, p Press, base Observation) error {
+			if base.Proc(p.Process).Alive {
+				return h.Restart(p.Process)
+			}
+			return h.Start(p.Process)
+		},
+		done: restarted,
+	},
+	action.CrashAt: {
+		do: func(h Host, p Press, _ Observation) error { return h.ArmCrash(p.Process, "after-delta") },
+		done: func(p Press, base, now Observation) bool {
+			was, is := base.Proc(p.Process), now.Proc(p.Process)
+			hit := is.LastCrashPoint
+			return hit != nil && (was.LastCrashPoint == nil || hit.At.After(was.LastCrashPoint.At)) && !is.Alive
+		},
+	},
+	action.Mode: {
+		do:   func(h Host, p Press, _ Observation) error { return h.SetMode(p.Process, p.Value) },
+		done: func(p Press, base, now Observation) bool { return now.UsageMode == p.Value && restarted(p, base, now) },
+	},
+	action.Reset: {
+		do:   func(h Host, p Press, _ Observation) error { return h.SetReset(p.Process, p.Value) },
+		done: func(p Press, base, now Observation) bool { return now.UsageReset == p.Value && restarted(p, base, now) },
+	},
+	action.Pause: {
+		do: func(h Host, _ Press, base Observation) error {
+			if base.Proc(board.Producer).Paused {
+				return h.Resume()
+			}
+			return h.Pause()
+		},
+		done: func(_ Press, base, now Observation) bool {
+			return now.Proc(board.Producer).Paused != base.Proc(board.Producer).Paused
+		},
+	},
+	action.ScaleUp: {
+		do: func(h Host, _ Press, base Observation) error { return h.Scale(base.usageInstances() + 1) },
+		done: func(_ Press, base, now Observation) bool {
+			n := now.usageInstances()
+			return n > base.usageInstances() && now.Proc(board.UsageInstance(n)).Alive
+		},
+	},
+}
+
+// restarted: the step's process started again since base and runs.
+func restarted(p Press, base, now Observation) bool {
 	was, is := base.Proc(p.Process), now.Proc(p.Process)
-	switch p.Key {
-	case "x":
-		return is.Crashes > was.Crashes && !is.Alive
-	case "r":
-		return is.Starts > was.Starts && is.Alive
-	case "c":
-		hit := is.LastCrashPoint
-		return hit != nil && (was.LastCrashPoint == nil || hit.At.After(was.LastCrashPoint.At)) && !is.Alive
-	case "m":
-		return now.UsageMode == p.Value && is.Starts > was.Starts && is.Alive
-	case "e":
-		return now.UsageReset == p.Value && is.Starts > was.Starts && is.Alive
-	case "p":
-		return now.Proc(board.Producer).Paused != base.Proc(board.Producer).Paused
-	case "+":
-		n := now.usageInstances()
-		return n > base.usageInstances() && now.Proc(board.UsageInstance(n)).Alive
-	}
-	return false
+	return is.Starts > was.Starts && is.Alive
 }
 
 // waitFor polls the board until c holds continuously for stable. A zero

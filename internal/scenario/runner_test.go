@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
@@ -211,8 +212,8 @@ func crashAndBack() Scenario {
 	return Scenario{
 		Name: "test", Title: "crash and back",
 		Steps: []Step{
-			{Title: "crash", Say: "crash it", Press: &Press{Key: "x", Process: board.Current}, Mark: "dead"},
-			{Title: "back", Say: "restart it", Press: &Press{Key: "r", Process: board.Current}, Until: alive(board.Current), Mark: "back"},
+			{Title: "crash", Say: "crash it", Press: &Press{Action: action.Crash, Process: board.Current}, Mark: "dead"},
+			{Title: "back", Say: "restart it", Press: &Press{Action: action.Restart, Process: board.Current}, Until: alive(board.Current), Mark: "back"},
 		},
 		Checks: []Check{{
 			What:  "crashed once and started again",
@@ -308,7 +309,7 @@ func TestRunnerInteractiveWaitsForThePresenter(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		key := fmt.Sprintf("%d %s", p.Step, p.Press.Key)
+		key := fmt.Sprintf("%d %s", p.Step, p.Press.Action)
 		if asked[key] {
 			return
 		}
@@ -318,7 +319,7 @@ func TestRunnerInteractiveWaitsForThePresenter(t *testing.T) {
 		}
 		// The presenter presses the key: the dashboard acts.
 		go h.Observe(func(*board.Board) {
-			if p.Press.Key == "x" {
+			if p.Press.Action == action.Crash {
 				h.crash(p.Press.Process)
 			} else {
 				h.start(p.Press.Process)
@@ -373,7 +374,7 @@ func TestPressDone(t *testing.T) {
 		h.Observe(func(b *board.Board) { o = Capture(b) })
 		return o
 	}
-	x := Press{Key: "x", Process: board.Usage}
+	x := Press{Action: action.Crash, Process: board.Usage}
 	if pressDone(x, base, now()) {
 		t.Fatal("x done before any crash")
 	}
@@ -386,21 +387,21 @@ func TestPressDone(t *testing.T) {
 	if !pressDone(x, base, now()) {
 		t.Fatal("crash not seen")
 	}
-	c := Press{Key: "c", Process: board.Usage}
+	c := Press{Action: action.CrashAt, Process: board.Usage}
 	h.Start(board.Usage)
 	base = now()
 	h.ArmCrash(board.Usage, "after-delta")
 	if !pressDone(c, base, now()) {
 		t.Fatal("crash point not seen")
 	}
-	m := Press{Key: "m", Process: board.Usage, Value: "guarded"}
+	m := Press{Action: action.Mode, Process: board.Usage, Value: "guarded"}
 	h.Start(board.Usage)
 	base = now()
 	h.SetMode(board.Usage, "guarded")
 	if !pressDone(m, base, now()) {
 		t.Fatal("mode switch not seen")
 	}
-	if pressDone(Press{Key: "e", Process: board.Usage, Value: "earliest"}, base, now()) {
+	if pressDone(Press{Action: action.Reset, Process: board.Usage, Value: "earliest"}, base, now()) {
 		t.Fatal("a mode switch counted as a reset switch")
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/action"
 )
 
 // Scenario is one guided lesson.
@@ -92,14 +92,16 @@ const measure = "pause producer\nwait-caught-up 60s"
 // DefaultTimeout bounds a step's Until when the step sets none.
 const DefaultTimeout = 90 * time.Second
 
-// Press is a key the presenter presses on the dashboard. Its effect (not the
-// key itself) ends the step, so typing "3x" or using the arrows works too.
+// Press is an action the presenter asks of the dashboard by its key. Its
+// effect (not the key itself) ends the step, so typing "3x" or using the
+// arrows works too.
 type Press struct {
-	// Key is one of the dashboard's keys: x, r, c, m, e, p, +.
-	Key string
+	// Action is one the narration can ask for (it has a Hint) and a
+	// headless run can perform (presses in runner.go).
+	Action action.Name
 	// Process is the process the key acts on (selected for the presenter).
 	Process string
-	// Value is what m or e switches to ("guarded", "earliest", ...).
+	// Value is what Mode or Reset switches to ("guarded", "earliest", ...).
 	Value string
 }
 
@@ -216,26 +218,5 @@ func List() string {
 }
 
 // KeyHint is how the narration asks for a press: "press x to crash
-// consumer-current".
-func (p Press) KeyHint() string {
-	what := map[string]string{
-		"x": "to crash " + p.Process + " (SIGKILL)",
-		"r": "to restart " + p.Process,
-		"c": "to arm the crash point after-delta on " + p.Process,
-		"m": "to switch " + p.Process + " to " + p.Value + " (it restarts)",
-		"e": "to switch " + p.Process + " to " + p.Value + " (it restarts)",
-		"p": "to pause or resume the producer",
-		"+": "to start one more " + p.Process + " instance in its group",
-	}[p.Key]
-	return strings.TrimSpace("press " + p.Key + " " + what)
-}
-
-// jumpKey is the dashboard's digit for a process ("" if none).
-func jumpKey(name string) string {
-	for i, n := range board.Canonical {
-		if n == name {
-			return fmt.Sprint(i + 1)
-		}
-	}
-	return ""
-}
+// consumer-current (SIGKILL)".
+func (p Press) KeyHint() string { return action.Of(p.Action).Ask(p.Process, p.Value) }

@@ -1,6 +1,7 @@
 // Package script is the action language of --script files, workshop
 // scenarios and tests: one action per line, run in order against the
-// dashboard (a Target).
+// dashboard (a Target). Its verbs are the script actions of the registry
+// (internal/action); language below gives each its grammar and handler.
 //
 //	# comments and blank lines are ignored; so is anything after '#'
 //	wait 5s                               pause the script
@@ -20,8 +21,6 @@
 //	reset consumer-usage earliest         latest|earliest, from the next start
 //	scale consumer-usage 3                run 1–3 instances of consumer-usage in its group
 //	effect-delay consumer-usage-2 8s      hold each of that instance's usage writes 8s (0..1m; 0 = none)
-//	scale consumer-usage 2                1 to 3 instances of consumer-usage in one group
-//	effect-delay consumer-usage 8s        hold each usage write of that instance 8s (0s: none)
 //	wait-held consumer-usage 30s          wait until that instance holds a usage write; fail after 30s
 //	wait-down consumer-usage 60s          wait until the process is down (an armed crash point fired); fail after 60s
 //	wait-isr 2 60s                        wait until every partition has a leader and exactly 2 in-sync replicas (--cluster)
@@ -47,6 +46,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 )
@@ -61,35 +61,9 @@ var (
 	resets      = lesson.Words(lesson.Resets)
 )
 
-// Kind is an action's verb, exactly as written in a script.
-type Kind string
-
-const (
-	Wait         Kind = "wait"
-	Crash        Kind = "crash"
-	Stop         Kind = "stop"
-	Start        Kind = "start"
-	Restart      Kind = "restart"
-	Pause        Kind = "pause"
-	Resume       Kind = "resume"
-	WaitCaughtUp Kind = "wait-caught-up"
-	CrashAt      Kind = "crash-at"
-	Mode         Kind = "mode"
-	Reset        Kind = "reset"
-	ResetLab     Kind = "reset-lab"
-	InjectBad    Kind = "inject-bad"
-	Quit         Kind = "quit"
-	Freeze       Kind = "freeze"
-	Thaw         Kind = "thaw"
-	Scale        Kind = "scale"
-	EffectDelay  Kind = "effect-delay"
-	WaitHeld     Kind = "wait-held"
-	WaitDown     Kind = "wait-down"
-	WaitISR      Kind = "wait-isr"
-	WaitBlocked  Kind = "wait-blocked"
-	WaitLeads    Kind = "wait-leads"
-	WaitBalanced Kind = "wait-balanced"
-)
+// Kind is the action a line names: it starts with the action's name, its
+// verb (the registry's actions with Script, internal/action).
+type Kind = action.Name
 
 // MaxEffectDelay bounds effect-delay (consumer-usage's own limit).
 const MaxEffectDelay = time.Minute
@@ -113,19 +87,19 @@ type Action struct {
 // (Line aside).
 func (a Action) String() string {
 	switch a.Kind {
-	case Wait, WaitCaughtUp, WaitBalanced:
+	case action.Wait, action.WaitCaughtUp, action.WaitBalanced:
 		return string(a.Kind) + " " + a.Duration.String()
-	case Quit, ResetLab:
+	case action.Quit, action.ResetLab:
 		return string(a.Kind)
-	case InjectBad:
+	case action.InjectBad:
 		return fmt.Sprintf("%s %d", a.Kind, a.Count)
-	case Scale:
+	case action.Scale:
 		return fmt.Sprintf("%s %s %d", a.Kind, a.Name, a.Count)
-	case EffectDelay, WaitHeld, WaitDown, WaitBlocked, WaitLeads:
+	case action.EffectDelay, action.WaitHeld, action.WaitDown, action.WaitBlocked, action.WaitLeads:
 		return fmt.Sprintf("%s %s %s", a.Kind, a.Name, a.Duration)
-	case WaitISR:
+	case action.WaitISR:
 		return fmt.Sprintf("%s %d %s", a.Kind, a.Count, a.Duration)
-	case CrashAt, Mode, Reset:
+	case action.CrashAt, action.Mode, action.Reset:
 		return string(a.Kind) + " " + a.Name + " " + a.Value
 	default:
 		return string(a.Kind) + " " + a.Name
@@ -144,46 +118,78 @@ func (a Action) Validate() error {
 	return nil
 }
 
-// grammar says what follows each verb.
+// grammar says what follows a verb.
 type grammar struct {
-	duration bool     // one duration
-	count    bool     // one count from 1 to MaxInjectBad
-	names    []string // one process name among these (nil: none)
-	values   []string // then one value among these (nil: none)
-	what     string   // "crash point", "mode", "reset" for messages
+	parse  func(a Action, g grammar, args []string) (Action, string)
+	names  []string // the process names it takes (nil: none)
+	values []string // then one value among these (nil: none)
+	what   string   // "crash point", "mode", "reset" for messages
+	// syntax is what follows the verb in a usage message, when the names
+	// and values do not say it.
+	syntax string
 }
 
-var grammars = map[Kind]grammar{
-	Wait:         {duration: true},
-	WaitCaughtUp: {duration: true},
-	Crash:        {names: processes},
-	Stop:         {names: processes},
-	Start:        {names: processes},
-	Restart:      {names: processes},
-	Pause:        {names: []string{board.Producer}},
-	Resume:       {names: []string{board.Producer}},
-	CrashAt:      {names: []string{board.Usage}, values: crashPoints, what: "crash point"},
-	Mode:         {names: []string{board.Usage}, values: modes, what: "mode"},
-	Reset:        {names: []string{board.Usage}, values: resets, what: "reset"},
-	ResetLab:     {},
-	InjectBad:    {count: true},
-	Quit:         {},
-	Freeze:       {names: processes},
-	Thaw:         {names: processes},
-	// scale, effect-delay and wait-held are parsed by parseInstanceAction.
-	Scale:       {names: []string{board.Usage}},
-	EffectDelay: {names: instances},
-	WaitHeld:    {names: instances},
-	WaitDown:    {names: processes},
-	WaitBlocked: {names: []string{board.Producer}},
-	WaitLeads:   {names: clusterBrokers()},
-	WaitISR:     {},
+// verb is one verb of the language: what follows it and what it does.
+type verb struct {
+	name action.Name
+	grammar
+	run func(ctx context.Context, t Target, a Action, after clock) error
+}
+
+// clock is the timer of wait and of the timeouts.
+type clock = func(time.Duration) <-chan time.Time
+
+// language is every verb, in the order a message lists them.
+var language = []verb{
+	{action.Wait, grammar{parse: parseDuration, syntax: "DURATION"}, runWait},
+	{action.Crash, grammar{parse: parseProcess, names: processes}, named(Target.Crash)},
+	{action.Stop, grammar{parse: parseProcess, names: processes}, named(Target.Stop)},
+	{action.Start, grammar{parse: parseProcess, names: processes}, named(Target.Start)},
+	{action.Restart, grammar{parse: parseProcess, names: processes}, named(Target.Restart)},
+	{action.Pause, grammar{parse: parseProcess, names: []string{board.Producer}}, plain(Target.Pause)},
+	{action.Resume, grammar{parse: parseProcess, names: []string{board.Producer}}, plain(Target.Resume)},
+	{action.WaitCaughtUp, grammar{parse: parseDuration, syntax: "DURATION"}, runWaitCaughtUp},
+	{action.CrashAt, grammar{parse: parseProcess, names: []string{board.Usage}, values: crashPoints, what: "crash point"}, valued(Target.ArmCrash)},
+	{action.Mode, grammar{parse: parseProcess, names: []string{board.Usage}, values: modes, what: "mode"}, valued(Target.SetMode)},
+	{action.Reset, grammar{parse: parseProcess, names: []string{board.Usage}, values: resets, what: "reset"}, valued(Target.SetReset)},
+	{action.ResetLab, grammar{parse: parseNothing}, plain(Target.ResetLab)},
+	{action.InjectBad, grammar{parse: parseCount, syntax: "N"}, runInjectBad},
+	{action.Quit, grammar{parse: parseNothing}, func(_ context.Context, t Target, _ Action, _ clock) error { t.Quit(); return nil }},
+	{action.Freeze, grammar{parse: parseProcess, names: processes}, named(Target.Freeze)},
+	{action.Thaw, grammar{parse: parseProcess, names: processes}, named(Target.Thaw)},
+	{action.Scale, grammar{parse: parseScale, names: []string{board.Usage}, syntax: "consumer-usage N (N from 1 to 3)"},
+		func(_ context.Context, t Target, a Action, _ clock) error { return t.Scale(a.Count) }},
+	{action.EffectDelay, grammar{parse: parseEffectDelay, names: instances, syntax: strings.Join(instances, "|") + " DURATION (0s to 1m)"},
+		func(_ context.Context, t Target, a Action, _ clock) error {
+			return t.SetEffectDelay(a.Name, a.Duration)
+		}},
+	{action.WaitHeld, grammar{parse: parseTimeout, names: instances, syntax: strings.Join(instances, "|") + " TIMEOUT"}, waitNamed(Target.WaitHeld, "%s holds no usage write")},
+	{action.WaitDown, grammar{parse: parseTimeout, names: processes, syntax: "NAME TIMEOUT"}, waitNamed(Target.WaitDown, "%s still running")},
+	{action.WaitISR, grammar{parse: parseWaitISR, syntax: "N TIMEOUT"}, runWaitISR},
+	{action.WaitBlocked, grammar{parse: parseTimeout, names: []string{board.Producer}, syntax: "producer TIMEOUT"}, waitNamed(Target.WaitBlocked, "%s not blocked")},
+	{action.WaitLeads, grammar{parse: parseTimeout, names: clusterBrokers(), syntax: "broker-N TIMEOUT"}, waitNamed(Target.WaitLeads, "%s leads no partition")},
 	// wait-balanced: after a restart the controller hands leadership back
 	// within its rebalance interval.
-	WaitBalanced: {duration: true},
+	{action.WaitBalanced, grammar{parse: parseDuration, syntax: "DURATION"}, runWaitBalanced},
 }
 
-var kinds = []Kind{Wait, Crash, Stop, Start, Restart, Pause, Resume, WaitCaughtUp, CrashAt, Mode, Reset, ResetLab, InjectBad, Quit, Freeze, Thaw, Scale, EffectDelay, WaitHeld, WaitDown, WaitISR, WaitBlocked, WaitLeads, WaitBalanced}
+// verbs is the language by verb.
+var verbs = func() map[Kind]verb {
+	m := make(map[Kind]verb, len(language))
+	for _, v := range language {
+		m[v.name] = v
+	}
+	return m
+}()
+
+// kinds lists the verbs in the language's order.
+func kinds() []Kind {
+	out := make([]Kind, len(language))
+	for i, v := range language {
+		out[i] = v.name
+	}
+	return out
+}
 
 // clusterBrokers are the names of the brokers --cluster may run.
 func clusterBrokers() []string {
@@ -251,102 +257,135 @@ func parseLine(f []string) (Action, string) {
 		return Action{}, "empty action"
 	}
 	kind := Kind(f[0])
-	g, ok := grammars[kind]
+	v, ok := verbs[kind]
 	if !ok {
-		return Action{}, fmt.Sprintf("unknown action %q (want one of %s)", f[0], join(kinds))
+		return Action{}, fmt.Sprintf("unknown action %q (want one of %s)", f[0], join(kinds()))
 	}
-	a := Action{Kind: kind}
-	args := f[1:]
-	want := 0
-	switch {
-	case kind == Scale || kind == EffectDelay || kind == WaitHeld || kind == WaitDown || kind == WaitBlocked || kind == WaitLeads:
-		return parseInstanceAction(a, g, args)
-	case kind == WaitISR:
-		return parseWaitISR(a, args)
-	case g.duration:
-		want = 1
-		if len(args) == 0 {
-			return a, fmt.Sprintf("%s: missing duration (like 5s or 1m30s)", kind)
-		}
-		d, err := time.ParseDuration(args[0])
-		if err != nil || d <= 0 {
-			return a, fmt.Sprintf("%s: bad duration %q (want a positive duration like 5s or 1m30s)", kind, args[0])
-		}
-		a.Duration = d
-	case g.count:
-		want = 1
-		if len(args) == 0 {
-			return a, fmt.Sprintf("%s: missing count (like 9: one record of every kind)", kind)
-		}
-		n, err := strconv.Atoi(args[0])
-		if err != nil || n < 1 || n > MaxInjectBad {
-			return a, fmt.Sprintf("%s: bad count %q (want a number from 1 to %d)", kind, args[0], MaxInjectBad)
-		}
-		a.Count = n
-	case g.names != nil:
-		want = 1
-		if len(args) == 0 {
-			return a, fmt.Sprintf("%s: missing process name (want %s)", kind, join(g.names))
-		}
-		if !slices.Contains(processes, args[0]) {
-			return a, fmt.Sprintf("%s: unknown process %q (want %s)", kind, args[0], join(g.names))
-		}
-		if !slices.Contains(g.names, args[0]) {
-			return a, fmt.Sprintf("%s: not possible for %s (only %s)", kind, args[0], join(g.names))
-		}
-		a.Name = args[0]
-		if g.values != nil {
-			want = 2
-			if len(args) < 2 {
-				return a, fmt.Sprintf("%s %s: missing %s (want %s)", kind, a.Name, g.what, join(g.values))
-			}
-			if !slices.Contains(g.values, args[1]) {
-				return a, fmt.Sprintf("%s %s: unknown %s %q (want %s)", kind, a.Name, g.what, args[1], join(g.values))
-			}
-			a.Value = args[1]
-		}
-	}
-	if len(args) > want {
-		return a, fmt.Sprintf("%s: unexpected %q (usage: %s)", kind, strings.Join(args[want:], " "), usage(kind))
-	}
-	return a, ""
+	return v.parse(Action{Kind: kind}, v.grammar, f[1:])
 }
 
-// parseInstanceAction parses "scale consumer-usage N" and
-// "effect-delay NAME D".
-func parseInstanceAction(a Action, g grammar, args []string) (Action, string) {
+// extra is the message for arguments after the want ones ("" if none).
+func extra(kind Kind, g grammar, args []string, want int) string {
+	if len(args) > want {
+		return fmt.Sprintf("%s: unexpected %q (usage: %s)", kind, strings.Join(args[want:], " "), usage(kind, g))
+	}
+	return ""
+}
+
+// parseNothing parses a verb alone ("reset-lab", "quit").
+func parseNothing(a Action, g grammar, args []string) (Action, string) {
+	return a, extra(a.Kind, g, args, 0)
+}
+
+// parseDuration parses "wait 5s".
+func parseDuration(a Action, g grammar, args []string) (Action, string) {
+	if len(args) == 0 {
+		return a, fmt.Sprintf("%s: missing duration (like 5s or 1m30s)", a.Kind)
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil || d <= 0 {
+		return a, fmt.Sprintf("%s: bad duration %q (want a positive duration like 5s or 1m30s)", a.Kind, args[0])
+	}
+	a.Duration = d
+	return a, extra(a.Kind, g, args, 1)
+}
+
+// parseCount parses "inject-bad 9".
+func parseCount(a Action, g grammar, args []string) (Action, string) {
+	if len(args) == 0 {
+		return a, fmt.Sprintf("%s: missing count (like 9: one record of every kind)", a.Kind)
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 1 || n > MaxInjectBad {
+		return a, fmt.Sprintf("%s: bad count %q (want a number from 1 to %d)", a.Kind, args[0], MaxInjectBad)
+	}
+	a.Count = n
+	return a, extra(a.Kind, g, args, 1)
+}
+
+// parseProcess parses "crash NAME" and, with values, "mode NAME VALUE".
+func parseProcess(a Action, g grammar, args []string) (Action, string) {
 	kind := a.Kind
 	if len(args) == 0 {
-		return a, fmt.Sprintf("%s: missing process name (usage: %s)", kind, usage(kind))
+		return a, fmt.Sprintf("%s: missing process name (want %s)", kind, join(g.names))
+	}
+	if !slices.Contains(processes, args[0]) {
+		return a, fmt.Sprintf("%s: unknown process %q (want %s)", kind, args[0], join(g.names))
 	}
 	if !slices.Contains(g.names, args[0]) {
-		return a, fmt.Sprintf("%s: not possible for %q (only %s)", kind, args[0], join(g.names))
+		return a, fmt.Sprintf("%s: not possible for %s (only %s)", kind, args[0], join(g.names))
+	}
+	a.Name = args[0]
+	if g.values == nil {
+		return a, extra(kind, g, args, 1)
+	}
+	if len(args) < 2 {
+		return a, fmt.Sprintf("%s %s: missing %s (want %s)", kind, a.Name, g.what, join(g.values))
+	}
+	if !slices.Contains(g.values, args[1]) {
+		return a, fmt.Sprintf("%s %s: unknown %s %q (want %s)", kind, a.Name, g.what, args[1], join(g.values))
+	}
+	a.Value = args[1]
+	return a, extra(kind, g, args, 2)
+}
+
+// parseNameAndValue reads "VERB NAME VALUE" where NAME is one of g.names:
+// the action with its name, the value, or a message.
+func parseNameAndValue(a Action, g grammar, args []string) (Action, string, string) {
+	kind := a.Kind
+	if len(args) == 0 {
+		return a, "", fmt.Sprintf("%s: missing process name (usage: %s)", kind, usage(kind, g))
+	}
+	if !slices.Contains(g.names, args[0]) {
+		return a, "", fmt.Sprintf("%s: not possible for %q (only %s)", kind, args[0], join(g.names))
 	}
 	a.Name = args[0]
 	if len(args) < 2 {
-		return a, fmt.Sprintf("%s %s: missing value (usage: %s)", kind, a.Name, usage(kind))
+		return a, "", fmt.Sprintf("%s %s: missing value (usage: %s)", kind, a.Name, usage(kind, g))
 	}
 	if len(args) > 2 {
-		return a, fmt.Sprintf("%s: unexpected %q (usage: %s)", kind, strings.Join(args[2:], " "), usage(kind))
+		return a, "", fmt.Sprintf("%s: unexpected %q (usage: %s)", kind, strings.Join(args[2:], " "), usage(kind, g))
 	}
-	if kind == Scale {
-		n, err := strconv.Atoi(args[1])
-		if err != nil || n < 1 || n > board.MaxUsageInstances {
-			return a, fmt.Sprintf("scale %s: bad instance count %q (want a number from 1 to %d)", a.Name, args[1], board.MaxUsageInstances)
-		}
-		a.Count = n
-		return a, ""
+	return a, args[1], ""
+}
+
+// parseScale parses "scale consumer-usage N".
+func parseScale(a Action, g grammar, args []string) (Action, string) {
+	a, value, msg := parseNameAndValue(a, g, args)
+	if msg != "" {
+		return a, msg
 	}
-	d, err := time.ParseDuration(args[1])
-	if kind == WaitHeld || kind == WaitDown || kind == WaitBlocked || kind == WaitLeads {
-		if err != nil || d <= 0 {
-			return a, fmt.Sprintf("%s %s: bad timeout %q (want a positive duration like 30s)", kind, a.Name, args[1])
-		}
-		a.Duration = d
-		return a, ""
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 || n > board.MaxUsageInstances {
+		return a, fmt.Sprintf("scale %s: bad instance count %q (want a number from 1 to %d)", a.Name, value, board.MaxUsageInstances)
 	}
+	a.Count = n
+	return a, ""
+}
+
+// parseTimeout parses "wait-held NAME 30s" and the other waits on a process.
+func parseTimeout(a Action, g grammar, args []string) (Action, string) {
+	a, value, msg := parseNameAndValue(a, g, args)
+	if msg != "" {
+		return a, msg
+	}
+	d, err := time.ParseDuration(value)
+	if err != nil || d <= 0 {
+		return a, fmt.Sprintf("%s %s: bad timeout %q (want a positive duration like 30s)", a.Kind, a.Name, value)
+	}
+	a.Duration = d
+	return a, ""
+}
+
+// parseEffectDelay parses "effect-delay NAME 8s".
+func parseEffectDelay(a Action, g grammar, args []string) (Action, string) {
+	a, value, msg := parseNameAndValue(a, g, args)
+	if msg != "" {
+		return a, msg
+	}
+	d, err := time.ParseDuration(value)
 	if err != nil || d < 0 || d > MaxEffectDelay {
-		return a, fmt.Sprintf("effect-delay %s: bad delay %q (want a duration from 0s to %s, like 8s)", a.Name, args[1], MaxEffectDelay)
+		return a, fmt.Sprintf("effect-delay %s: bad delay %q (want a duration from 0s to %s, like 8s)", a.Name, value, MaxEffectDelay)
 	}
 	a.Duration = d
 	return a, ""
@@ -356,9 +395,9 @@ func parseInstanceAction(a Action, g grammar, args []string) (Action, string) {
 const MaxISR = 5
 
 // parseWaitISR parses "wait-isr N TIMEOUT".
-func parseWaitISR(a Action, args []string) (Action, string) {
+func parseWaitISR(a Action, g grammar, args []string) (Action, string) {
 	if len(args) != 2 {
-		return a, fmt.Sprintf("wait-isr: want a count and a timeout (usage: %s)", usage(WaitISR))
+		return a, fmt.Sprintf("wait-isr: want a count and a timeout (usage: %s)", usage(action.WaitISR, g))
 	}
 	n, err := strconv.Atoi(args[0])
 	if err != nil || n < 1 || n > MaxISR {
@@ -372,30 +411,14 @@ func parseWaitISR(a Action, args []string) (Action, string) {
 	return a, ""
 }
 
-func usage(k Kind) string {
-	g := grammars[k]
+// usage is a verb's syntax, for messages.
+func usage(k Kind, g grammar) string {
 	switch {
-	case k == Scale:
-		return "scale consumer-usage N (N from 1 to 3)"
-	case k == EffectDelay:
-		return "effect-delay " + strings.Join(g.names, "|") + " DURATION (0s to 1m)"
-	case k == WaitHeld:
-		return "wait-held " + strings.Join(g.names, "|") + " TIMEOUT"
-	case k == WaitDown:
-		return "wait-down NAME TIMEOUT"
-	case k == WaitBlocked:
-		return "wait-blocked producer TIMEOUT"
-	case k == WaitLeads:
-		return "wait-leads broker-N TIMEOUT"
-	case k == WaitISR:
-		return "wait-isr N TIMEOUT"
-	case g.duration:
-		return string(k) + " DURATION"
-	case g.count:
-		return string(k) + " N"
+	case g.syntax != "":
+		return string(k) + " " + g.syntax
 	case g.values != nil:
 		return string(k) + " " + strings.Join(g.names, "|") + " " + strings.Join(g.values, "|")
-	case g.names != nil && len(g.names) == 1:
+	case len(g.names) == 1:
 		return string(k) + " " + g.names[0]
 	case g.names != nil:
 		return string(k) + " NAME"
@@ -476,11 +499,6 @@ type Runner struct {
 	OnAction func(Action)
 }
 
-// Run runs actions in order with time.After as the clock.
-func Run(ctx context.Context, actions []Action, t Target) error {
-	return Runner{Target: t}.Run(ctx, actions)
-}
-
 // Run runs actions in order. It stops at the first failing action with an
 // error naming its line, at quit (returning nil), or when ctx ends
 // (returning ctx's error).
@@ -499,11 +517,11 @@ func (r Runner) Run(ctx context.Context, actions []Action) error {
 		if r.OnAction != nil {
 			r.OnAction(a)
 		}
-		if a.Kind == Quit {
-			r.Target.Quit()
-			return nil
+		err := r.do(ctx, a, after)
+		if a.Kind == action.Quit {
+			return nil // the dashboard ends: nothing after quit runs
 		}
-		if err := r.do(ctx, a, after); err != nil {
+		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 				return ctxErr
 			}
@@ -517,88 +535,83 @@ func (r Runner) Run(ctx context.Context, actions []Action) error {
 	return nil
 }
 
-func (r Runner) do(ctx context.Context, a Action, after func(time.Duration) <-chan time.Time) error {
-	t := r.Target
-	switch a.Kind {
-	case Wait:
+func (r Runner) do(ctx context.Context, a Action, after clock) error {
+	v, ok := verbs[a.Kind]
+	if !ok {
+		return fmt.Errorf("unknown action kind %q", a.Kind)
+	}
+	return v.run(ctx, r.Target, a, after)
+}
+
+// named runs a target method on the line's process.
+func named(f func(Target, string) error) func(context.Context, Target, Action, clock) error {
+	return func(_ context.Context, t Target, a Action, _ clock) error { return f(t, a.Name) }
+}
+
+// valued runs a target method on the line's process and value.
+func valued(f func(Target, string, string) error) func(context.Context, Target, Action, clock) error {
+	return func(_ context.Context, t Target, a Action, _ clock) error { return f(t, a.Name, a.Value) }
+}
+
+// plain runs a target method that takes nothing.
+func plain(f func(Target) error) func(context.Context, Target, Action, clock) error {
+	return func(_ context.Context, t Target, _ Action, _ clock) error { return f(t) }
+}
+
+// waitNamed waits, within the line's timeout, for what a target method
+// waits for on the line's process; what says what did not happen.
+func waitNamed(f func(Target, context.Context, string) error, what string) func(context.Context, Target, Action, clock) error {
+	return func(ctx context.Context, t Target, a Action, _ clock) error {
+		return within(ctx, a.Duration, func(ctx context.Context) error { return f(t, ctx, a.Name) }, what, a.Name)
+	}
+}
+
+func runWait(ctx context.Context, _ Target, a Action, after clock) error {
+	select {
+	case <-after(a.Duration):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runWaitCaughtUp bounds WaitCaughtUp with the runner's clock.
+func runWaitCaughtUp(ctx context.Context, t Target, a Action, after clock) error {
+	waitCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timedOut := fmt.Errorf("%w after %v", ErrNotCaughtUp, a.Duration)
+	stopTimer := make(chan struct{})
+	defer close(stopTimer)
+	go func() {
 		select {
 		case <-after(a.Duration):
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+			cancel(timedOut)
+		case <-stopTimer:
+		case <-waitCtx.Done():
 		}
-	case WaitCaughtUp:
-		waitCtx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		timedOut := fmt.Errorf("%w after %v", ErrNotCaughtUp, a.Duration)
-		stopTimer := make(chan struct{})
-		defer close(stopTimer)
-		go func() {
-			select {
-			case <-after(a.Duration):
-				cancel(timedOut)
-			case <-stopTimer:
-			case <-waitCtx.Done():
-			}
-		}()
-		err := t.WaitCaughtUp(waitCtx)
-		if err != nil && context.Cause(waitCtx) == timedOut {
-			return timedOut
-		}
-		return err
-	case ResetLab:
-		return t.ResetLab()
-	case InjectBad:
-		n, err := t.InjectBad(a.Count)
-		if err == nil && n != a.Count {
-			err = fmt.Errorf("%d of %d malformed records delivered", n, a.Count)
-		}
-		return err
-	case Crash:
-		return t.Crash(a.Name)
-	case Stop:
-		return t.Stop(a.Name)
-	case Start:
-		return t.Start(a.Name)
-	case Restart:
-		return t.Restart(a.Name)
-	case Pause:
-		return t.Pause()
-	case Resume:
-		return t.Resume()
-	case CrashAt:
-		return t.ArmCrash(a.Name, a.Value)
-	case Mode:
-		return t.SetMode(a.Name, a.Value)
-	case Reset:
-		return t.SetReset(a.Name, a.Value)
-	case Freeze:
-		return t.Freeze(a.Name)
-	case Thaw:
-		return t.Thaw(a.Name)
-	case Scale:
-		return t.Scale(a.Count)
-	case EffectDelay:
-		return t.SetEffectDelay(a.Name, a.Duration)
-	case WaitHeld:
-		return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitHeld(ctx, a.Name) },
-			"%s holds no usage write", a.Name)
-	case WaitDown:
-		return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitDown(ctx, a.Name) },
-			"%s still running", a.Name)
-	case WaitISR:
-		return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitISR(ctx, a.Count) },
-			"not every partition has a leader and %d in-sync replicas", a.Count)
-	case WaitBlocked:
-		return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitBlocked(ctx, a.Name) },
-			"%s not blocked", a.Name)
-	case WaitLeads:
-		return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitLeads(ctx, a.Name) },
-			"%s leads no partition", a.Name)
-	case WaitBalanced:
-		return within(ctx, a.Duration, t.WaitBalanced, "not every partition is led by its preferred replica")
+	}()
+	err := t.WaitCaughtUp(waitCtx)
+	if err != nil && context.Cause(waitCtx) == timedOut {
+		return timedOut
 	}
-	return fmt.Errorf("unknown action kind %q", a.Kind)
+	return err
+}
+
+func runInjectBad(_ context.Context, t Target, a Action, _ clock) error {
+	n, err := t.InjectBad(a.Count)
+	if err == nil && n != a.Count {
+		err = fmt.Errorf("%d of %d malformed records delivered", n, a.Count)
+	}
+	return err
+}
+
+func runWaitISR(ctx context.Context, t Target, a Action, _ clock) error {
+	return within(ctx, a.Duration, func(ctx context.Context) error { return t.WaitISR(ctx, a.Count) },
+		"not every partition has a leader and %d in-sync replicas", a.Count)
+}
+
+func runWaitBalanced(ctx context.Context, t Target, a Action, _ clock) error {
+	return within(ctx, a.Duration, t.WaitBalanced, "not every partition is led by its preferred replica")
 }
 
 // within runs wait with timeout; its failure reads "<what> after <timeout>: <cause>".

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"reflect"
 	"strings"
@@ -47,32 +48,32 @@ quit
 		t.Fatal(err)
 	}
 	want := []Action{
-		{Kind: Wait, Duration: 5 * time.Second, Line: 2},
-		{Kind: Crash, Name: board.Usage, Line: 3},
-		{Kind: Stop, Name: board.Producer, Line: 4},
-		{Kind: Start, Name: board.Broker, Line: 5},
-		{Kind: Restart, Name: board.Store, Line: 6},
-		{Kind: Pause, Name: board.Producer, Line: 7},
-		{Kind: Resume, Name: board.Producer, Line: 8},
-		{Kind: WaitCaughtUp, Duration: 30 * time.Second, Line: 10},
-		{Kind: CrashAt, Name: board.Usage, Value: "after-delta", Line: 11},
-		{Kind: CrashAt, Name: board.Usage, Value: "after-checkpoint", Line: 12},
-		{Kind: Mode, Name: board.Usage, Value: "guarded", Line: 13},
-		{Kind: Mode, Name: board.Usage, Value: "naive", Line: 14},
-		{Kind: Reset, Name: board.Usage, Value: "earliest", Line: 15},
-		{Kind: Reset, Name: board.Usage, Value: "latest", Line: 16},
-		{Kind: Wait, Duration: 90 * time.Second, Line: 17},
-		{Kind: Start, Name: board.Current, Line: 18},
-		{Kind: Start, Name: board.Query, Line: 19},
-		{Kind: InjectBad, Count: 9, Line: 20},
-		{Kind: Freeze, Name: board.Usage, Line: 21},
-		{Kind: Thaw, Name: board.Usage, Line: 22},
-		{Kind: Scale, Name: board.Usage, Count: 3, Line: 23},
-		{Kind: EffectDelay, Name: "consumer-usage-2", Duration: 8 * time.Second, Line: 24},
-		{Kind: Crash, Name: "consumer-usage-3", Line: 25},
-		{Kind: EffectDelay, Name: board.Usage, Line: 26},
-		{Kind: WaitHeld, Name: "consumer-usage-2", Duration: 30 * time.Second, Line: 27},
-		{Kind: Quit, Line: 28},
+		{Kind: action.Wait, Duration: 5 * time.Second, Line: 2},
+		{Kind: action.Crash, Name: board.Usage, Line: 3},
+		{Kind: action.Stop, Name: board.Producer, Line: 4},
+		{Kind: action.Start, Name: board.Broker, Line: 5},
+		{Kind: action.Restart, Name: board.Store, Line: 6},
+		{Kind: action.Pause, Name: board.Producer, Line: 7},
+		{Kind: action.Resume, Name: board.Producer, Line: 8},
+		{Kind: action.WaitCaughtUp, Duration: 30 * time.Second, Line: 10},
+		{Kind: action.CrashAt, Name: board.Usage, Value: "after-delta", Line: 11},
+		{Kind: action.CrashAt, Name: board.Usage, Value: "after-checkpoint", Line: 12},
+		{Kind: action.Mode, Name: board.Usage, Value: "guarded", Line: 13},
+		{Kind: action.Mode, Name: board.Usage, Value: "naive", Line: 14},
+		{Kind: action.Reset, Name: board.Usage, Value: "earliest", Line: 15},
+		{Kind: action.Reset, Name: board.Usage, Value: "latest", Line: 16},
+		{Kind: action.Wait, Duration: 90 * time.Second, Line: 17},
+		{Kind: action.Start, Name: board.Current, Line: 18},
+		{Kind: action.Start, Name: board.Query, Line: 19},
+		{Kind: action.InjectBad, Count: 9, Line: 20},
+		{Kind: action.Freeze, Name: board.Usage, Line: 21},
+		{Kind: action.Thaw, Name: board.Usage, Line: 22},
+		{Kind: action.Scale, Name: board.Usage, Count: 3, Line: 23},
+		{Kind: action.EffectDelay, Name: "consumer-usage-2", Duration: 8 * time.Second, Line: 24},
+		{Kind: action.Crash, Name: "consumer-usage-3", Line: 25},
+		{Kind: action.EffectDelay, Name: board.Usage, Line: 26},
+		{Kind: action.WaitHeld, Name: "consumer-usage-2", Duration: 30 * time.Second, Line: 27},
+		{Kind: action.Quit, Line: 28},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
@@ -89,10 +90,10 @@ quit
 			t.Fatalf("%q parsed back as %+v", a, again)
 		}
 	}
-	if s := (Action{Kind: Wait, Duration: 1500 * time.Millisecond}).String(); s != "wait 1.5s" {
+	if s := (Action{Kind: action.Wait, Duration: 1500 * time.Millisecond}).String(); s != "wait 1.5s" {
 		t.Errorf("String = %q", s)
 	}
-	if s := (Action{Kind: CrashAt, Name: board.Usage, Value: "after-delta"}).String(); s != "crash-at consumer-usage after-delta" {
+	if s := (Action{Kind: action.CrashAt, Name: board.Usage, Value: "after-delta"}).String(); s != "crash-at consumer-usage after-delta" {
 		t.Errorf("String = %q", s)
 	}
 }
@@ -201,17 +202,17 @@ func TestValidate(t *testing.T) {
 	for _, a := range []Action{
 		{},
 		{Kind: "fly"},
-		{Kind: Crash},
-		{Kind: Crash, Name: "nobody"},
-		{Kind: Crash, Name: "producer extra"},
-		{Kind: Wait},
-		{Kind: Mode, Name: board.Usage, Value: "safe"},
+		{Kind: action.Crash},
+		{Kind: action.Crash, Name: "nobody"},
+		{Kind: action.Crash, Name: "producer extra"},
+		{Kind: action.Wait},
+		{Kind: action.Mode, Name: board.Usage, Value: "safe"},
 	} {
 		if err := a.Validate(); err == nil {
 			t.Errorf("%+v validated", a)
 		}
 	}
-	if err := (Action{Kind: Pause, Name: board.Producer}).Validate(); err != nil {
+	if err := (Action{Kind: action.Pause, Name: board.Producer}).Validate(); err != nil {
 		t.Error(err)
 	}
 }
@@ -388,11 +389,11 @@ func TestRunnerStopsAtFirstError(t *testing.T) {
 	}
 
 	// Actions built in code have no line: the error counts them instead.
-	err = Runner{Target: target}.Run(context.Background(), []Action{{Kind: Start, Name: board.Usage}})
+	err = Runner{Target: target}.Run(context.Background(), []Action{{Kind: action.Start, Name: board.Usage}})
 	if err == nil || err.Error() != "action 1: start consumer-usage: boom" {
 		t.Fatalf("error %v", err)
 	}
-	err = Run(context.Background(), []Action{{Kind: Crash, Name: "nobody"}}, target)
+	err = Run(context.Background(), []Action{{Kind: action.Crash, Name: "nobody"}}, target)
 	if err == nil || !strings.Contains(err.Error(), `action 1: invalid action "crash nobody"`) {
 		t.Fatalf("error %v", err)
 	}
@@ -470,5 +471,29 @@ func TestClusterWaits(t *testing.T) {
 		if _, err := ParseString(line); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one saying %q", line, err, want)
 		}
+	}
+}
+
+// Run runs actions in order with time.After as the clock.
+func Run(ctx context.Context, actions []Action, t Target) error {
+	return Runner{Target: t}.Run(ctx, actions)
+}
+
+// TestEveryVerbHasAHandler: the language has a verb for every action of
+// the registry the script has, each with its grammar and its handler, and
+// no verb the registry does not know.
+func TestEveryVerbHasAHandler(t *testing.T) {
+	for _, a := range action.All() {
+		if _, ok := verbs[a.Name]; ok != a.Script {
+			t.Errorf("%s: script %v, verb %v", a.Name, a.Script, ok)
+		}
+	}
+	for _, v := range language {
+		if a, ok := action.Lookup(v.name); !ok || !a.Script || v.parse == nil || v.run == nil {
+			t.Errorf("verb %q: not a script action of the registry, or incomplete", v.name)
+		}
+	}
+	if len(verbs) != len(language) {
+		t.Errorf("a verb twice in the language")
 	}
 }

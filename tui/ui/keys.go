@@ -1,118 +1,154 @@
 package ui
 
 import (
+	"fmt"
+
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kafka-recovery-lab/krl/internal/action"
+	"github.com/kafka-recovery-lab/krl/internal/board"
 )
 
-// KeyMap is the dashboard's keys. They are a fixed contract: demo tapes and
-// workshop notes depend on them.
+// KeyMap is the dashboard's keys, one binding per keyed action of the
+// registry (internal/action). They are a fixed contract: demo tapes and
+// workshop notes depend on them. A KeyMap is a value: its methods that
+// change it return a changed copy.
 type KeyMap struct {
-	Up, Down, Next, Prev key.Binding
-	Jump                 key.Binding // 1–6
-	Crash                key.Binding // x
-	Stop                 key.Binding // s
-	Restart              key.Binding // r
-	Freeze               key.Binding // z
-	Pause                key.Binding // p
-	Mode                 key.Binding // m
-	Reset                key.Binding // e
-	CrashPoint           key.Binding // c
-	ResetLab             key.Binding // R
-	InjectBad            key.Binding // b
-	ScaleUp, ScaleDown   key.Binding // + and -: consumer-usage instances
-	Logs                 key.Binding // l
-	Partitions           key.Binding // t: the topic's partitions in full
-	Scenarios            key.Binding // g (reserved)
-	Help                 key.Binding // ?
-	Close                key.Binding // esc
-	Quit                 key.Binding // q, ctrl+c
-	// Scroll the narration or the log view.
-	ScrollUp, ScrollDown key.Binding // [ and ], pgup and pgdown
-
-	// readOnlyView: the composite help entries (scale, scroll) are left out.
-	readOnlyView bool
+	bindings map[action.Name]key.Binding
+	byKey    map[string]action.Name
 }
 
-// DefaultKeyMap returns the key contract.
+// DefaultKeyMap returns the key contract. The jump digits follow the
+// process display order (board.Canonical).
 func DefaultKeyMap() KeyMap {
-	return KeyMap{
-		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/↓", "select")),
-		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next process")),
-		Next:       key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next process")),
-		Prev:       key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous process")),
-		Jump:       key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6"), key.WithHelp("1-6", "jump")),
-		Crash:      key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "crash (SIGKILL)")),
-		Stop:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "stop")),
-		Restart:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "start/restart")),
-		Freeze:     key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "freeze/thaw")),
-		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause producer")),
-		Mode:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "usage naive/guarded")),
-		Reset:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "usage latest/earliest")),
-		CrashPoint: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "usage crash point")),
-		ResetLab:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset lab (usage 0)")),
-		InjectBad:  key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "inject bad records")),
-		ScaleUp:    key.NewBinding(key.WithKeys("+"), key.WithHelp("+", "one more consumer-usage (max 3)")),
-		ScaleDown:  key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "one consumer-usage less")),
-		Logs:       key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "logs")),
-		Partitions: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "partitions")),
-		Scenarios:  key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "scenarios"), key.WithDisabled()),
-		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
-		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		ScrollUp:   key.NewBinding(key.WithKeys("[", "pgup"), key.WithHelp("[", "scroll narration/logs up")),
-		ScrollDown: key.NewBinding(key.WithKeys("]", "pgdown"), key.WithHelp("]", "scroll narration/logs down")),
+	k := KeyMap{bindings: map[action.Name]key.Binding{}, byKey: map[string]action.Name{}}
+	for _, a := range action.All() {
+		keys, label := a.Keys, a.Help.Key
+		if a.Digits {
+			keys, label = digitKeys(len(board.Canonical))
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		opts := []key.BindingOpt{key.WithKeys(keys...), key.WithHelp(label, a.Help.Desc)}
+		if a.Optional {
+			opts = append(opts, key.WithDisabled())
+		}
+		k.bindings[a.Name] = key.NewBinding(opts...)
+		for _, s := range keys {
+			k.byKey[s] = a.Name
+		}
 	}
+	return k
+}
+
+// digitKeys are the keys 1..n and their help label ("1-6").
+func digitKeys(n int) ([]string, string) {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprint(i + 1)
+	}
+	return keys, fmt.Sprintf("1-%d", n)
+}
+
+// Binding is the action's binding (a disabled empty one for an action
+// without keys).
+func (k KeyMap) Binding(n action.Name) key.Binding {
+	if b, ok := k.bindings[n]; ok {
+		return b
+	}
+	return key.NewBinding(key.WithDisabled())
+}
+
+// Enabled reports whether the action's key works.
+func (k KeyMap) Enabled(n action.Name) bool {
+	b, ok := k.bindings[n]
+	return ok && b.Enabled()
+}
+
+// WithEnabled returns the key map with the actions' keys switched on or off.
+func (k KeyMap) WithEnabled(on bool, names ...action.Name) KeyMap {
+	bindings := make(map[action.Name]key.Binding, len(k.bindings))
+	for n, b := range k.bindings {
+		bindings[n] = b
+	}
+	for _, n := range names {
+		if b, ok := bindings[n]; ok {
+			b.SetEnabled(on)
+			bindings[n] = b
+		}
+	}
+	k.bindings = bindings
+	return k
+}
+
+// Action is the action the key asks for, enabled or not.
+func (k KeyMap) Action(msg tea.KeyMsg) (action.Name, bool) {
+	n, ok := k.byKey[msg.String()]
+	return n, ok
+}
+
+// item is a help item as a binding: its line, enabled while one of its
+// actions is.
+func (k KeyMap) item(it action.Item, line action.Line) key.Binding {
+	var keys []string
+	enabled := false
+	for _, n := range it.Actions {
+		b := k.Binding(n)
+		keys = append(keys, b.Keys()...)
+		enabled = enabled || b.Enabled()
+	}
+	if n := it.Actions[0]; action.Of(n).Digits {
+		line.Key = k.Binding(n).Help().Key // "1-6": as many as the processes
+	}
+	b := key.NewBinding(key.WithKeys(keys...), key.WithHelp(line.Key, line.Desc))
+	b.SetEnabled(enabled)
+	return b
 }
 
 // ShortHelp is the footer line (help.KeyMap), with terse descriptions.
 func (k KeyMap) ShortHelp() []key.Binding {
-	short := func(b key.Binding, desc string) key.Binding {
-		b.SetHelp(b.Help().Key, desc)
-		return b
+	var out []key.Binding
+	for _, it := range action.Footer() {
+		out = append(out, k.item(it, it.Short()))
 	}
-	return []key.Binding{
-		k.Up, k.Jump, short(k.Crash, "crash"), k.Stop, short(k.Restart, "restart"), short(k.Pause, "pause"),
-		short(k.Mode, "mode"), short(k.Reset, "reset"), short(k.CrashPoint, "crash point"),
-		short(k.ResetLab, "reset lab"), k.Logs, k.Partitions,
-		k.Scenarios, k.scroll(), k.Help, k.Quit,
-	}
+	return out
 }
 
 // FullHelp is the '?' view (help.KeyMap).
 func (k KeyMap) FullHelp() [][]key.Binding {
-	up := k.Up
-	up.SetHelp("↑/k", "previous process")
-	return [][]key.Binding{
-		{up, k.Down, k.Next, k.Jump, k.scale(), k.Partitions},
-		{k.Crash, k.Stop, k.Restart, k.Freeze, k.Pause},
-		{k.Mode, k.Reset, k.CrashPoint, k.ResetLab, k.InjectBad, k.Scenarios},
-		{k.Logs, k.scroll(), k.Help, k.Close, k.Quit},
+	var out [][]key.Binding
+	for _, col := range action.HelpColumns() {
+		var c []key.Binding
+		for _, it := range col {
+			c = append(c, k.item(it, it.Full()))
+		}
+		out = append(out, c)
 	}
+	return out
+}
+
+// Pinned are the keys the footer ends with at every width.
+func (k KeyMap) Pinned() []key.Binding {
+	var out []key.Binding
+	for _, a := range action.All() {
+		if a.Pinned {
+			out = append(out, k.Binding(a.Name))
+		}
+	}
+	return out
 }
 
 // readOnly leaves a watcher's keys: help, the partitions view, close and
 // quit (they change only what this viewer sees). The footer and the ?
 // view then list only those.
 func (k KeyMap) readOnly() KeyMap {
-	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.Next, &k.Prev, &k.Jump, &k.Crash, &k.Stop, &k.Restart,
-		&k.Freeze, &k.Pause, &k.Mode, &k.Reset, &k.CrashPoint, &k.ResetLab, &k.InjectBad, &k.ScaleUp,
-		&k.ScaleDown, &k.Logs, &k.Scenarios, &k.ScrollUp, &k.ScrollDown} {
-		b.SetEnabled(false)
+	var off []action.Name
+	for _, a := range action.All() {
+		if !a.Watcher {
+			off = append(off, a.Name)
+		}
 	}
-	k.readOnlyView = true
-	return k
-}
-
-// scale is + and - as one help entry: consumer-usage instances, 1 to 3.
-func (k KeyMap) scale() key.Binding {
-	b := key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+ -", "scale usage"))
-	b.SetEnabled(!k.readOnlyView)
-	return b
-}
-
-// scroll is [ and ] as one help entry.
-func (k KeyMap) scroll() key.Binding {
-	b := key.NewBinding(key.WithKeys("[", "]"), key.WithHelp("[ ]", "scroll"))
-	b.SetEnabled(!k.readOnlyView)
-	return b
+	return k.WithEnabled(false, off...)
 }

@@ -19,11 +19,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
@@ -137,7 +137,7 @@ func New(b *board.Board, ctl Controller, opts Options) Model {
 	}
 	m := Model{board: b, ctl: ctl, opts: opts, styles: theme.New(opts.Renderer), keys: keys}
 	if opts.Scenarios != nil && !opts.ReadOnly {
-		m.keys.Scenarios.SetEnabled(true)
+		m.keys = m.keys.WithEnabled(true, action.Scenarios)
 		m.catalog = opts.Scenarios.Catalog()
 	}
 	if names := b.Names(); len(names) > 0 {
@@ -270,9 +270,11 @@ func (m Model) keys1by1(runes []rune) (tea.Model, tea.Cmd) {
 	return next, tea.Sequence(cmds...)
 }
 
+// key does what the key's action asks (keyHandlers), or refuses it in a
+// read-only view.
 func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	k := m.keys
-	if m.opts.ReadOnly && (msg.Paste || !key.Matches(msg, k.Help, k.Partitions, k.Close, k.Quit)) {
+	name, ok := m.keys.Action(msg)
+	if m.opts.ReadOnly && (msg.Paste || !ok || !m.keys.Enabled(name)) {
 		m.setStatus(board.LevelWarn, m.opts.ReadOnlyNote)
 		return m, nil
 	}
@@ -280,67 +282,11 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.pickerKey(msg)
 	}
 	m.noteOffScript(msg)
-	if next, ok := m.scrollKey(msg); ok { // [ and ]: scroll.go
-		return next, nil
+	// An optional action that is off still answers: its handler says why.
+	if !ok || (!m.keys.Enabled(name) && !action.Of(name).Optional) {
+		return m, nil
 	}
-	switch {
-	case key.Matches(msg, k.Quit):
-		return m, tea.Quit
-	case key.Matches(msg, k.Help):
-		m.showHelp = !m.showHelp
-	case key.Matches(msg, k.Close):
-		if !m.showHelp && !m.showLogs && m.narration != nil && m.narration.Done {
-			m.narration = nil // a finished scenario's panel gives the events back
-		}
-		m.showHelp, m.showLogs, m.showPartitions = false, false, false
-	case key.Matches(msg, k.Up, k.Prev):
-		return m.selectBy(-1)
-	case key.Matches(msg, k.Down, k.Next):
-		return m.selectBy(+1)
-	case key.Matches(msg, k.Jump):
-		return m.jump(msg.String())
-	case key.Matches(msg, k.Crash):
-		return m.lifecycle(board.OpCrash)
-	case key.Matches(msg, k.Stop):
-		return m.lifecycle(board.OpStop)
-	case key.Matches(msg, k.Restart):
-		return m.lifecycle(board.OpRestart)
-	case key.Matches(msg, k.Freeze):
-		return m.freeze()
-	case key.Matches(msg, k.Pause):
-		return m.pause()
-	case key.Matches(msg, k.Mode):
-		return m.usageSwitch(OpMode, m.ctl.ToggleUsageMode)
-	case key.Matches(msg, k.Reset):
-		return m.usageSwitch(OpReset, m.ctl.ToggleUsageReset)
-	case key.Matches(msg, k.CrashPoint):
-		return m.armCrash()
-	case key.Matches(msg, k.ResetLab):
-		m.setStatus(board.LevelAction, "R: new baseline: stopping consumer-usage, clearing usage records and checkpoints…")
-		return m, call(OpResetLab, board.Usage, "", m.ctl.ResetLab)
-	case key.Matches(msg, k.InjectBad):
-		return m.injectBad()
-	case key.Matches(msg, k.ScaleUp):
-		return m.scale(+1)
-	case key.Matches(msg, k.ScaleDown):
-		return m.scale(-1)
-	case key.Matches(msg, k.Logs):
-		m.showLogs = !m.showLogs
-		if m.showLogs {
-			m.showPartitions = false
-			return m.openLogs()
-		}
-	case key.Matches(msg, k.Partitions):
-		m.showPartitions = !m.showPartitions
-		if m.showPartitions {
-			m.showLogs = false
-		}
-	case key.Matches(msg, k.Scenarios):
-		m.picking, m.pickCursor, m.showHelp, m.showLogs, m.showPartitions = true, 0, false, false, false
-	case msg.String() == "g":
-		m.setStatus(board.LevelInfo, "scenarios are not available in this build (g is reserved for them)")
-	}
-	return m, nil
+	return keyHandlers[name](m, msg)
 }
 
 func (m Model) selectBy(delta int) (tea.Model, tea.Cmd) {

@@ -3,10 +3,10 @@ package ui
 import (
 	"fmt"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
@@ -34,22 +34,24 @@ func (m Model) narrate(p scenario.Progress) (tea.Model, tea.Cmd) {
 
 // noteOffScript: while a step waits for the presenter's key, an action key
 // other than that one (or on another process) still acts, and the
-// narration says it was not the step's.
+// narration says it was not the step's. A producer's key is the step's
+// whatever is selected.
 func (m *Model) noteOffScript(msg tea.KeyMsg) {
 	if !m.running() || m.narration.Press == nil {
 		return
 	}
-	k := m.keys
-	if !key.Matches(msg, k.Crash, k.Stop, k.Restart, k.Pause, k.Mode, k.Reset, k.CrashPoint, k.ResetLab) {
+	name, ok := m.keys.Action(msg)
+	a := action.Of(name)
+	if !ok || !a.OffScript || !m.keys.Enabled(name) {
 		return
 	}
 	press := m.narration.Press
-	if msg.String() == press.Key && (m.selected == press.Process || press.Key == "p") {
+	if name == press.Action && (m.selected == press.Process || a.Target == action.TargetProducer) {
 		m.offScript = ""
 		return
 	}
 	on := ""
-	if key.Matches(msg, k.Crash, k.Stop, k.Restart) {
+	if a.Target == action.TargetSelected {
 		on = " on " + m.selected
 	}
 	m.offScript = fmt.Sprintf("%s%s is not this step's key (it still acted)", msg.String(), on)
@@ -73,18 +75,21 @@ func (m Model) pickerEntries() []narration.Entry {
 // pickerKey handles keys while the picker is open: it takes them all but
 // quit.
 func (m Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	k := m.keys
+	name, ok := m.keys.Action(msg)
+	if ok && !m.keys.Enabled(name) {
+		name = ""
+	}
 	entries := m.pickerEntries()
 	switch {
-	case key.Matches(msg, k.Quit):
+	case name == action.Quit:
 		return m, tea.Quit
-	case key.Matches(msg, k.Close, k.Scenarios):
+	case name == action.Close || name == action.Scenarios:
 		m.picking = false
-	case key.Matches(msg, k.Up, k.Prev):
+	case name == action.Up || name == action.Prev:
 		if len(entries) > 0 {
 			m.pickCursor = (m.pickCursor - 1 + len(entries)) % len(entries)
 		}
-	case key.Matches(msg, k.Down, k.Next):
+	case name == action.Down || name == action.Next:
 		if len(entries) > 0 {
 			m.pickCursor = (m.pickCursor + 1) % len(entries)
 		}

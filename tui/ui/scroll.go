@@ -1,9 +1,6 @@
 package ui
 
 import (
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/narration"
 )
 
@@ -47,16 +44,12 @@ func (m Model) scrollOffset() int {
 	return 0
 }
 
-// scrollKey handles [ and ] (pgup, pgdown): it reports whether the key
-// was one of them. The offset stays within what the current size shows.
-func (m Model) scrollKey(msg tea.KeyMsg) (Model, bool) {
-	up, down := key.Matches(msg, m.keys.ScrollUp), key.Matches(msg, m.keys.ScrollDown)
-	if !up && !down {
-		return m, false
-	}
+// scrollBy handles [ and ] (pgup, pgdown): up or down by scrollStep. The
+// offset stays within what the current size shows.
+func (m Model) scrollBy(up bool) Model {
 	target := m.scrollTarget()
 	if target == "" || m.width < MinWidth || m.height < MinHeight {
-		return m, true
+		return m
 	}
 	sc := m.screen()
 	off := m.scrollOffset()
@@ -70,7 +63,7 @@ func (m Model) scrollKey(msg tea.KeyMsg) (Model, bool) {
 			off -= scrollStep
 		}
 		m.scroll = scrollState{target: target, offset: max(0, min(off, limit))}
-		return m, true
+		return m
 	}
 	w, h := narrationBody(m.width, sc.eventsH, sc.full)
 	limit := m.narrationPanel().MaxOffset(w, h)
@@ -80,7 +73,7 @@ func (m Model) scrollKey(msg tea.KeyMsg) (Model, bool) {
 		off += scrollStep
 	}
 	m.scroll = scrollState{target: target, offset: max(0, min(off, limit))}
-	return m, true
+	return m
 }
 
 // narrationBody is the narration's body size in an area of w×h.

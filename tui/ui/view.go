@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
@@ -62,7 +61,7 @@ func (m Model) screen() screen {
 	full := w >= fullWidth && h >= fullHeight
 	st := m.styles
 	sc := screen{full: full, header: m.header(w)}
-	sc.footer = help.Footer{Styles: st, Keys: m.keys, ShowAll: m.showHelp, Pinned: []key.Binding{m.keys.Help, m.keys.Quit}}.View(w, h/3)
+	sc.footer = help.Footer{Styles: st, Keys: m.keys, ShowAll: m.showHelp, Pinned: m.keys.Pinned()}.View(w, h/3)
 
 	procs := m.board.Processes()
 	if full {

@@ -1,0 +1,288 @@
+// Package action is the one list of what can be asked of the dashboard: by
+// a key, by a line of a script, or by a scenario step. Each action says its
+// keys, its help lines, whether the script language has it, whether a
+// read-only watcher may use it and how a scenario's narration asks for it.
+//
+// It is data only. The handlers live with their front ends: the UI has a
+// table from action to key handler, the script runner one from action to
+// target call, and tests on both sides check that every action has its
+// handler and no handler is left without an action.
+package action
+
+import "strings"
+
+// Name is an action. For an action of the script language it is also the
+// verb a script line starts with ("crash", "crash-at").
+type Name string
+
+// The keyed actions, in the order the README lists them.
+const (
+	Up         Name = "up"
+	Down       Name = "down"
+	Next       Name = "next"
+	Prev       Name = "prev"
+	Jump       Name = "jump"
+	Crash      Name = "crash"
+	Stop       Name = "stop"
+	Restart    Name = "restart"
+	Freeze     Name = "freeze"
+	Pause      Name = "pause"
+	Mode       Name = "mode"
+	Reset      Name = "reset"
+	CrashAt    Name = "crash-at"
+	ResetLab   Name = "reset-lab"
+	InjectBad  Name = "inject-bad"
+	ScaleUp    Name = "scale-up"
+	ScaleDown  Name = "scale-down"
+	Logs       Name = "logs"
+	Partitions Name = "partitions"
+	Scenarios  Name = "scenarios"
+	ScrollUp   Name = "scroll-up"
+	ScrollDown Name = "scroll-down"
+	Help       Name = "help"
+	Close      Name = "close"
+	Quit       Name = "quit"
+)
+
+// The actions only a script has (a key toggles freeze and thaw, pause and
+// resume, and starts what r would restart).
+const (
+	Wait         Name = "wait"
+	Start        Name = "start"
+	Resume       Name = "resume"
+	Thaw         Name = "thaw"
+	WaitCaughtUp Name = "wait-caught-up"
+	Scale        Name = "scale"
+	EffectDelay  Name = "effect-delay"
+	WaitHeld     Name = "wait-held"
+	WaitDown     Name = "wait-down"
+	WaitISR      Name = "wait-isr"
+	WaitBlocked  Name = "wait-blocked"
+	WaitLeads    Name = "wait-leads"
+	WaitBalanced Name = "wait-balanced"
+)
+
+// Target is what a key acts on.
+type Target int
+
+const (
+	// TargetView: only what this viewer sees (selection, overlays, quit).
+	TargetView Target = iota
+	// TargetSelected: the selected process.
+	TargetSelected
+	// TargetUsage: consumer-usage, whatever is selected.
+	TargetUsage
+	// TargetProducer: the producer, whatever is selected.
+	TargetProducer
+)
+
+// Line is a help line: the key as the help shows it and what it does.
+type Line struct{ Key, Desc string }
+
+// Action is one entry of the registry.
+type Action struct {
+	Name Name
+	// Keys are the key strings that ask for it (bubbletea's KeyMsg.String()).
+	Keys []string
+	// Digits: the keys are the digits 1..N of the process display order;
+	// the front end that knows the processes binds them (Keys is empty).
+	Digits bool
+	// Help is the action's line in the ? view; Short its line in the
+	// footer when it differs (a zero Short: Help).
+	Help  Line
+	Short Line
+	// Doc is what it does in full, for the README's key table (markdown).
+	Doc string
+	// Script: the script language has it, as a line starting with Name.
+	Script bool
+	// Watcher: a read-only watcher may use it (it changes only what that
+	// viewer sees).
+	Watcher bool
+	// Optional: off until the dashboard offers what it needs (the scenario
+	// picker needs scenarios).
+	Optional bool
+	// Pinned: the footer ends with it at every width.
+	Pinned bool
+	Target Target
+	// OffScript: pressed while a scenario step waits for another key, the
+	// narration says it was not the step's.
+	OffScript bool
+	// Hint is how a scenario's narration asks for it, after "press KEY":
+	// {process} and {value} stand for the step's process and value. Only
+	// an action with a hint may be a step's Press.
+	Hint string
+}
+
+// Key is the first of the action's keys, as the narration names it ("" if
+// it has none).
+func (a Action) Key() string {
+	if len(a.Keys) == 0 {
+		return ""
+	}
+	return a.Keys[0]
+}
+
+// Ask is the narration's request for the action: "press x to crash
+// consumer-current (SIGKILL)".
+func (a Action) Ask(process, value string) string {
+	what := strings.NewReplacer("{process}", process, "{value}", value).Replace(a.Hint)
+	return strings.TrimSpace("press " + a.Key() + " " + what)
+}
+
+var registry = []Action{
+	{Name: Up, Keys: []string{"up", "k"}, Help: Line{"↑/k", "previous process"}, Short: Line{"↑/↓", "select"},
+		Doc: "select the previous process"},
+	{Name: Down, Keys: []string{"down", "j"}, Help: Line{"↓/j", "next process"},
+		Doc: "select the next process"},
+	{Name: Next, Keys: []string{"tab"}, Help: Line{"tab", "next process"},
+		Doc: "next process"},
+	{Name: Prev, Keys: []string{"shift+tab"}, Help: Line{"shift+tab", "previous process"},
+		Doc: "previous process"},
+	{Name: Jump, Digits: true, Help: Line{"1-6", "jump"},
+		Doc: "jump to a process, in the table's order:"},
+	{Name: Crash, Keys: []string{"x"}, Help: Line{"x", "crash (SIGKILL)"}, Short: Line{"x", "crash"},
+		Doc:    "crash the selected process (SIGKILL); it stays down until `r`",
+		Script: true, Target: TargetSelected, OffScript: true, Hint: "to crash {process} (SIGKILL)"},
+	{Name: Stop, Keys: []string{"s"}, Help: Line{"s", "stop"},
+		Doc:    "stop the selected process (SIGTERM)",
+		Script: true, Target: TargetSelected, OffScript: true},
+	{Name: Restart, Keys: []string{"r"}, Help: Line{"r", "start/restart"}, Short: Line{"r", "restart"},
+		Doc:    "start or restart the selected process",
+		Script: true, Target: TargetSelected, OffScript: true, Hint: "to restart {process}"},
+	{Name: Freeze, Keys: []string{"z"}, Help: Line{"z", "freeze/thaw"},
+		Doc:    "freeze or thaw the selected process (SIGSTOP/SIGCONT to its process group: a hung process)",
+		Script: true, Target: TargetSelected},
+	{Name: Pause, Keys: []string{"p"}, Help: Line{"p", "pause producer"}, Short: Line{"p", "pause"},
+		Doc:    "pause or resume the producer",
+		Script: true, Target: TargetProducer, OffScript: true, Hint: "to pause or resume the producer"},
+	{Name: Mode, Keys: []string{"m"}, Help: Line{"m", "usage naive/guarded"}, Short: Line{"m", "mode"},
+		Doc:    "consumer-usage naive / guarded (a running one restarts)",
+		Script: true, Target: TargetUsage, OffScript: true, Hint: "to switch {process} to {value} (it restarts)"},
+	{Name: Reset, Keys: []string{"e"}, Help: Line{"e", "usage latest/earliest"}, Short: Line{"e", "reset"},
+		Doc:    "consumer-usage offset reset latest / earliest (a running one restarts)",
+		Script: true, Target: TargetUsage, OffScript: true, Hint: "to switch {process} to {value} (it restarts)"},
+	{Name: CrashAt, Keys: []string{"c"}, Help: Line{"c", "usage crash point"}, Short: Line{"c", "crash point"},
+		Doc:    "consumer-usage crash point: none → after-delta → after-checkpoint → none",
+		Script: true, Target: TargetUsage, OffScript: true, Hint: "to arm the crash point after-delta on {process}"},
+	{Name: ResetLab, Keys: []string{"R"}, Help: Line{"R", "reset lab (usage 0)"}, Short: Line{"R", "reset lab"},
+		Doc:    "reset the lab: a new baseline, usage records and checkpoints cleared, usage counted from 0",
+		Script: true, Target: TargetUsage, OffScript: true},
+	{Name: InjectBad, Keys: []string{"b"}, Help: Line{"b", "inject bad records"},
+		Doc:    "inject bad records: one malformed record of every kind",
+		Script: true, Target: TargetProducer},
+	{Name: ScaleUp, Keys: []string{"+"}, Help: Line{"+", "one more consumer-usage (max 3)"},
+		Doc:    "one consumer-usage instance more (up to 3, in one group)",
+		Target: TargetUsage,
+		Hint:   "to start one more {process} instance in its group"},
+	{Name: ScaleDown, Keys: []string{"-"}, Help: Line{"-", "one consumer-usage less"},
+		Doc:    "one consumer-usage instance less",
+		Target: TargetUsage},
+	{Name: Logs, Keys: []string{"l"}, Help: Line{"l", "logs"},
+		Doc: "the selected process's logs"},
+	{Name: Partitions, Keys: []string{"t"}, Help: Line{"t", "partitions"},
+		Doc:     "the topic's partitions in full, in the sensors' and usage's place",
+		Watcher: true},
+	{Name: Scenarios, Keys: []string{"g"}, Help: Line{"g", "scenarios"},
+		Doc:      "guided scenarios",
+		Optional: true},
+	{Name: ScrollUp, Keys: []string{"[", "pgup"}, Help: Line{"[", "scroll narration/logs up"},
+		Doc: "scroll the narration or the logs up"},
+	{Name: ScrollDown, Keys: []string{"]", "pgdown"}, Help: Line{"]", "scroll narration/logs down"},
+		Doc: "scroll the narration or the logs down"},
+	{Name: Help, Keys: []string{"?"}, Help: Line{"?", "help"},
+		Doc:     "help: every key",
+		Watcher: true, Pinned: true},
+	{Name: Close, Keys: []string{"esc"}, Help: Line{"esc", "close"},
+		Doc:     "close the help, the logs, the partitions or a finished scenario's narration",
+		Watcher: true},
+	{Name: Quit, Keys: []string{"q", "ctrl+c"}, Help: Line{"q", "quit"},
+		Doc:    "quit",
+		Script: true, Watcher: true, Pinned: true},
+
+	{Name: Wait, Script: true},
+	{Name: Start, Script: true},
+	{Name: Resume, Script: true},
+	{Name: Thaw, Script: true},
+	{Name: WaitCaughtUp, Script: true},
+	{Name: Scale, Script: true},
+	{Name: EffectDelay, Script: true},
+	{Name: WaitHeld, Script: true},
+	{Name: WaitDown, Script: true},
+	{Name: WaitISR, Script: true},
+	{Name: WaitBlocked, Script: true},
+	{Name: WaitLeads, Script: true},
+	{Name: WaitBalanced, Script: true},
+}
+
+// All returns every action, keyed ones first in the README's order.
+func All() []Action { return append([]Action(nil), registry...) }
+
+// Lookup finds an action by name.
+func Lookup(n Name) (Action, bool) {
+	for _, a := range registry {
+		if a.Name == n {
+			return a, true
+		}
+	}
+	return Action{}, false
+}
+
+// Of is the action named n; the zero Action if there is none.
+func Of(n Name) Action {
+	a, _ := Lookup(n)
+	return a
+}
+
+// Item is one entry of the footer or of the ? view: one action, or a pair
+// of actions that reads as one entry (+ and -, [ and ]) with a Line of its
+// own. It is shown while any of its actions is enabled.
+type Item struct {
+	Actions []Name
+	Line    *Line
+}
+
+// Short is the item's footer line.
+func (i Item) Short() Line {
+	if i.Line != nil {
+		return *i.Line
+	}
+	a := Of(i.Actions[0])
+	if a.Short != (Line{}) {
+		return a.Short
+	}
+	return a.Help
+}
+
+// Full is the item's line in the ? view.
+func (i Item) Full() Line {
+	if i.Line != nil {
+		return *i.Line
+	}
+	return Of(i.Actions[0]).Help
+}
+
+func one(n Name) Item { return Item{Actions: []Name{n}} }
+
+var (
+	scale  = Item{Actions: []Name{ScaleUp, ScaleDown}, Line: &Line{"+ -", "scale usage"}}
+	scroll = Item{Actions: []Name{ScrollUp, ScrollDown}, Line: &Line{"[ ]", "scroll"}}
+)
+
+// Footer is the footer line's items, in order.
+func Footer() []Item {
+	return []Item{
+		one(Up), one(Jump), one(Crash), one(Stop), one(Restart), one(Pause),
+		one(Mode), one(Reset), one(CrashAt), one(ResetLab), one(Logs), one(Partitions),
+		one(Scenarios), scroll, one(Help), one(Quit),
+	}
+}
+
+// HelpColumns is the ? view's items, column by column.
+func HelpColumns() [][]Item {
+	return [][]Item{
+		{one(Up), one(Down), one(Next), one(Jump), scale, one(Partitions)},
+		{one(Crash), one(Stop), one(Restart), one(Freeze), one(Pause)},
+		{one(Mode), one(Reset), one(CrashAt), one(ResetLab), one(InjectBad), one(Scenarios)},
+		{one(Logs), scroll, one(Help), one(Close), one(Quit)},
+	}
+}
