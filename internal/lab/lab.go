@@ -940,6 +940,10 @@ func (l *Lab) Shutdown(ctx context.Context) error {
 		l.cancel()
 	}
 	l.pollers.Wait()
+	// The lab's own clients go before the children: the embedded store
+	// waits for open connections before it stops, and a Kafka client whose
+	// broker is gone retries until it is closed.
+	l.closeClients()
 	err := l.sup.Shutdown(ctx)
 	if l.pumpDone != nil {
 		<-l.pumpDone
@@ -947,7 +951,6 @@ func (l *Lab) Shutdown(ctx context.Context) error {
 		close(l.out)
 	}
 	<-drained
-	l.closeClients()
 	return err
 }
 
