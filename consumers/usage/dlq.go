@@ -15,7 +15,12 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
-// The design of dead-letter forwarding is in the package doc (usage.go).
+// Dead-letter forwarding is exactly once across crashes: at start the
+// dead-letter topic is read to its high watermarks to learn which source
+// records it already holds; any other poison record is produced (idempotent,
+// acks=all, no message timeout) and its delivery awaited before its offset may
+// be stored. A committed offset past a poison record thus implies the record
+// is in the dead-letter topic. docs/consumer-usage.md gives the limits.
 
 // Header names of a dead-letter record.
 const (

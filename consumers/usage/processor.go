@@ -45,7 +45,7 @@ type Record struct {
 	Value     []byte
 }
 
-// Outcome says what Handle did with a record.
+// Outcome says what HandleBatch did with a record.
 type Outcome int
 
 const (
@@ -59,19 +59,7 @@ const (
 	Invalid
 )
 
-func (o Outcome) String() string {
-	switch o {
-	case Applied:
-		return "applied"
-	case Replayed:
-		return "replayed"
-	case Invalid:
-		return "invalid"
-	}
-	return fmt.Sprintf("outcome(%d)", int(o))
-}
-
-// Result is what Handle did.
+// Result is what HandleBatch did with one record.
 type Result struct {
 	Outcome Outcome
 	// Recorded: a usage record write was made (and succeeded). In guarded
@@ -83,7 +71,7 @@ type Result struct {
 	Reason string
 }
 
-// ErrCrashed is returned by Handle when an armed crash point fired and the
+// ErrCrashed is returned by HandleBatch when an armed crash point fired and the
 // crash function returned (only in tests: the real one never returns). The
 // caller must then behave as a dead process: write nothing more.
 var ErrCrashed = errors.New("usage: crash point reached")
@@ -126,9 +114,9 @@ type ProcessorConfig struct {
 
 // Processor is consumer-usage's per-message logic, without Kafka: the caller
 // feeds it records of the topic in partition order and, in guarded mode,
-// stores the offset of a record only after Handle returned nil for it.
+// stores the offset of a record only after HandleBatch returned nil for it.
 //
-// Handle and Load must be called from one goroutine; Stats may be called
+// HandleBatch and Load must be called from one goroutine; Stats may be called
 // from any.
 type Processor struct {
 	cfg ProcessorConfig
@@ -150,8 +138,8 @@ type Processor struct {
 	fence sync.Mutex
 }
 
-// SetDeadLetter makes Handle forward every invalid record to d, once,
-// before it returns (call it before the first Handle).
+// SetDeadLetter makes HandleBatch forward every invalid record to d, once,
+// before it returns (call it before the first HandleBatch).
 func (p *Processor) SetDeadLetter(d DeadLetter) { p.deadLetter = d }
 
 // NewProcessor returns a processor with no checkpoints: call Load first.
@@ -250,12 +238,6 @@ func (p *Processor) Stats() Stats {
 		Late:          p.late.Load(),
 		EffectDelayMs: p.cfg.EffectDelay.Get().Milliseconds(),
 	}
-}
-
-// Handle applies one record: HandleBatch of one.
-func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
-	res, err := p.HandleBatch(ctx, []Record{r})
-	return res[0], err
 }
 
 // HandleBatch applies records read in this order (partition order within
