@@ -37,7 +37,7 @@ func TestForwardGathersABurstAndKeepsOrder(t *testing.T) {
 func TestInputsAppliedAsOne(t *testing.T) {
 	s := sceneRunning()
 	m := tea.Model(New(s.b, &fakeController{}, Options{}))
-	m, _ = m.Update(Inputs{board.Tick{Now: at(70)}, board.ProcExited{Name: board.Usage, PID: 4111, At: at(70), Signal: "SIGKILL", ExitCode: -1}})
+	m.Update(Inputs{board.Tick{Now: at(70)}, board.ProcExited{Name: board.Usage, PID: 4111, At: at(70), Signal: "SIGKILL", ExitCode: -1}})
 	if p := s.b.Process(board.Usage); p.Alive {
 		t.Fatalf("consumer-usage still alive after the batch: %+v", p)
 	}
