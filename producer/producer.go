@@ -431,7 +431,7 @@ func (pub *publisher) logs(ch chan kafka.LogEvent) {
 // new producer id. The board shows the process retrying until the new
 // producer's first delivery (or, paused, a metadata answer) reports it
 // connected again: without marking it down here, nothing would, and a
-// producer publishing fine stayed "retrying" on screen (a chaos run).
+// producer publishing fine would stay "retrying" on screen.
 func (pub *publisher) recoverFrom(err error) error {
 	pub.log.Error("fatal producer error; starting a new producer", "err", err)
 	pub.down.Store(true)

@@ -642,10 +642,9 @@ func (p *Processor) trouble(reason string) {
 
 // loadTimeout bounds one Load attempt. A load is many store calls (the
 // checkpoints, then one lookup per sensor for records past its checkpoint),
-// and on FerretDB v1 a lookup by _id reads the whole usage collection
-// (10 lookups: 0.27 s at 5,000 records, 0.9 s at 20,000, idle machine): a
-// load bounded like one call was cut off at 10 s on a loaded machine and
-// retried from the start, for ever (a CI run).
+// and on FerretDB v1 a lookup by _id reads the whole usage collection, so a
+// load takes seconds on a long history: bounded like one call, it could be
+// cut off on a loaded machine and retried from the start for ever.
 func loadTimeout(op time.Duration) time.Duration { return max(op, 2*time.Minute) }
 
 // retry runs op until it succeeds or ctx ends. A store that fails never

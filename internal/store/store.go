@@ -322,9 +322,9 @@ type UsageRecord struct {
 	// Write identifies the write that made the record (guarded: one per
 	// batch, kept across its retries): finding its own record at a seq is
 	// not a second effect. FerretDB v1 applies documents of an ordered
-	// insert that come after a duplicate key (measured: a batch whose first
-	// record was another writer's still inserted one of its later ones),
-	// so the records after the error can be the write's own.
+	// insert that come after a duplicate key (a batch whose first record is
+	// another writer's still inserts its later ones), so the records after
+	// the error can be the write's own.
 	Write string `bson:"write,omitempty"`
 	// Reading is the message the delta ends at (nil in records of older
 	// versions): the next delta's base if the checkpoint is behind it.
