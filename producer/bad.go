@@ -3,7 +3,6 @@ package producer
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
@@ -109,19 +108,4 @@ func mutate(m telemetry.Message, f func(map[string]any)) []byte {
 		return []byte("{")
 	}
 	return b
-}
-
-// KindCounts counts records per kind, for reports ("not-json 1, ...").
-func KindCounts(recs []BadRecord) string {
-	n := map[telemetry.Kind]int{}
-	for _, r := range recs {
-		n[r.Kind]++
-	}
-	var parts []string
-	for _, k := range telemetry.Kinds {
-		if n[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, n[k]))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

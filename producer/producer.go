@@ -205,11 +205,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	}
 	defer pub.close()
 
-	// known[i]: sensor i has a message in the topic (or on its way).
-	known := make([]bool, cfg.Sensors)
-	for i := range known {
-		_, known[i] = last[fleet.Last(i).SensorID]
-	}
+	known := knownSensors(fleet, cfg.Sensors, last)
 	if cfg.InjectBad > 0 {
 		return injectOnce(ctx, cfg, em, log, pub, fleet, known)
 	}
@@ -223,99 +219,146 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		}
 		defer stopHTTP()
 	}
+	l := &publishLoop{cfg: cfg, em: em, log: log, pub: pub, fleet: fleet, known: known,
+		sent: make([]int, cfg.Sensors), stall: &stallWatch{pub: pub}}
+	return l.run(ctx)
+}
 
-	progress := func() {
-		em.Emit(status.Event{Type: status.Progress, Produced: pub.delivered.Load(), Sensors: cfg.Sensors})
+// knownSensors[i]: sensor i has a message in the topic (or on its way).
+func knownSensors(fleet *Fleet, sensors int, last map[string]telemetry.Message) []bool {
+	known := make([]bool, sensors)
+	for i := range known {
+		_, known[i] = last[fleet.Last(i).SensorID]
 	}
-	tick := time.NewTicker(cfg.Interval)
+	return known
+}
+
+// publishLoop is Run's state once publishing starts: one method per thing
+// that can happen.
+type publishLoop struct {
+	cfg   Config
+	em    *status.Emitter
+	log   *slog.Logger
+	pub   *publisher
+	fleet *Fleet
+
+	known  []bool // see knownSensors
+	sent   []int  // messages sent per sensor
+	paused bool
+	stall  *stallWatch
+}
+
+func (l *publishLoop) run(ctx context.Context) error {
+	tick := time.NewTicker(l.cfg.Interval)
 	defer tick.Stop()
 	report := time.NewTicker(progressEvery)
 	defer report.Stop()
-
-	sent := make([]int, cfg.Sensors)
-	paused := false
-	stall := &stallWatch{pub: pub}
 	for {
 		select {
 		case <-ctx.Done():
-			em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
-			timeout := stopFlushTimeout
-			if pub.down.Load() {
-				timeout = downFlushTimeout // nothing will be delivered: do not hold the exit
-			}
-			left := pub.flush(context.Background(), timeout)
-			progress()
-			log.Info("producer stopped", "delivered", pub.delivered.Load(), "failed", pub.failed.Load(), "unflushed", left)
+			l.stop()
 			return nil
-
-		case c := <-cfg.Control:
-			switch {
-			case c == Pause && !paused:
-				paused = true
-				left := pub.flush(ctx, stopFlushTimeout)
-				log.Info("paused", "delivered", pub.delivered.Load(), "unflushed", left)
-				progress()
-				em.Emit(status.Event{Type: status.Paused, Produced: pub.delivered.Load()})
-			case c == Resume && paused:
-				paused = false
-				log.Info("resumed")
-				em.Emit(status.Event{Type: status.Resumed, Produced: pub.delivered.Load()})
-			}
-
+		case c := <-l.cfg.Control:
+			l.control(ctx, c)
 		case <-tick.C:
-			if paused {
-				continue
+			if done, err := l.tick(ctx); done {
+				return err
 			}
-			now := time.Now()
-			done := true
-			for i := range sent {
-				if cfg.Count > 0 && sent[i] >= cfg.Count {
-					continue
-				}
-				pub.produce(fleet.Next(i, now))
-				known[i] = true
-				sent[i]++
-				if cfg.Count == 0 || sent[i] < cfg.Count {
-					done = false
-				}
-			}
-			if done {
-				left := pub.flush(ctx, doneFlushTimeout)
-				progress()
-				log.Info("count reached", "delivered", pub.delivered.Load(), "failed", pub.failed.Load(), "unflushed", left)
-				if n := pub.failed.Load(); n > 0 || left > 0 {
-					return fmt.Errorf("producer: %d deliveries failed, %d not flushed", n, left)
-				}
-				return nil
-			}
-
-		case req := <-cfg.Inject:
-			// Sensors with no message yet get one first, so a backwards
-			// record has a valid one to go back from.
-			for i := range known {
-				if !known[i] {
-					pub.produce(fleet.Next(i, time.Now()))
-					known[i], sent[i] = true, sent[i]+1
-				}
-			}
-			wait := pub.produceBad(BadRecords(req.N, cfg.Sensors, fleet.Last))
-			go func() {
-				res := wait(ctx)
-				reportInjected(em, log, res)
-				req.Reply <- res
-			}()
-
+		case req := <-l.cfg.Inject:
+			l.inject(ctx, req)
 		case <-report.C:
-			pub.checkBack()
-			stall.check(time.Now(), paused)
-			progress()
-
-		case err := <-pub.fatal:
-			if err := pub.recoverFrom(err); err != nil {
+			l.pub.checkBack()
+			l.stall.check(time.Now(), l.paused)
+			l.progress()
+		case err := <-l.pub.fatal:
+			if err := l.pub.recoverFrom(err); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+func (l *publishLoop) progress() {
+	l.em.Emit(status.Event{Type: status.Progress, Produced: l.pub.delivered.Load(), Sensors: l.cfg.Sensors})
+}
+
+// stop flushes what it can after ctx ended.
+func (l *publishLoop) stop() {
+	l.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
+	timeout := stopFlushTimeout
+	if l.pub.down.Load() {
+		timeout = downFlushTimeout // nothing will be delivered: do not hold the exit
+	}
+	left := l.pub.flush(context.Background(), timeout)
+	l.progress()
+	l.log.Info("producer stopped", "delivered", l.pub.delivered.Load(), "failed", l.pub.failed.Load(), "unflushed", left)
+}
+
+// control pauses or resumes; a pause of a paused producer (or a resume of
+// a running one) does nothing.
+func (l *publishLoop) control(ctx context.Context, c Control) {
+	switch {
+	case c == Pause && !l.paused:
+		l.paused = true
+		left := l.pub.flush(ctx, stopFlushTimeout)
+		l.log.Info("paused", "delivered", l.pub.delivered.Load(), "unflushed", left)
+		l.progress()
+		l.em.Emit(status.Event{Type: status.Paused, Produced: l.pub.delivered.Load()})
+	case c == Resume && l.paused:
+		l.paused = false
+		l.log.Info("resumed")
+		l.em.Emit(status.Event{Type: status.Resumed, Produced: l.pub.delivered.Load()})
+	}
+}
+
+// tick sends one message per sensor that has not reached Count. done: every
+// sensor has, and Run returns err.
+func (l *publishLoop) tick(ctx context.Context) (done bool, err error) {
+	if l.paused {
+		return false, nil
+	}
+	now := time.Now()
+	done = true
+	for i := range l.sent {
+		if l.cfg.Count > 0 && l.sent[i] >= l.cfg.Count {
+			continue
+		}
+		l.pub.produce(l.fleet.Next(i, now))
+		l.known[i] = true
+		l.sent[i]++
+		if l.cfg.Count == 0 || l.sent[i] < l.cfg.Count {
+			done = false
+		}
+	}
+	if !done {
+		return false, nil
+	}
+	left := l.pub.flush(ctx, doneFlushTimeout)
+	l.progress()
+	l.log.Info("count reached", "delivered", l.pub.delivered.Load(), "failed", l.pub.failed.Load(), "unflushed", left)
+	if n := l.pub.failed.Load(); n > 0 || left > 0 {
+		return true, fmt.Errorf("producer: %d deliveries failed, %d not flushed", n, left)
+	}
+	return true, nil
+}
+
+// inject publishes the bad records req asks for and replies once they are
+// delivered, without holding the loop.
+func (l *publishLoop) inject(ctx context.Context, req InjectRequest) {
+	// Sensors with no message yet get one first, so a backwards
+	// record has a valid one to go back from.
+	for i := range l.known {
+		if !l.known[i] {
+			l.pub.produce(l.fleet.Next(i, time.Now()))
+			l.known[i], l.sent[i] = true, l.sent[i]+1
+		}
+	}
+	wait := l.pub.produceBad(BadRecords(req.N, l.cfg.Sensors, l.fleet.Last))
+	go func() {
+		res := wait(ctx)
+		reportInjected(l.em, l.log, res)
+		req.Reply <- res
+	}()
 }
 
 // resume reads the topic until it succeeds; ok=false means ctx ended first.
@@ -431,7 +474,7 @@ func (pub *publisher) logs(ch chan kafka.LogEvent) {
 // new producer id. The board shows the process retrying until the new
 // producer's first delivery (or, paused, a metadata answer) reports it
 // connected again: without marking it down here, nothing would, and a
-// producer publishing fine stayed "retrying" on screen (a chaos run).
+// producer publishing fine would stay "retrying" on screen.
 func (pub *publisher) recoverFrom(err error) error {
 	pub.log.Error("fatal producer error; starting a new producer", "err", err)
 	pub.down.Store(true)

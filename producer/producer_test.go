@@ -321,8 +321,8 @@ func TestPreload(t *testing.T) {
 }
 
 // After a fatal error the producer is replaced and the board shows it
-// retrying; its first delivery must say it is connected again (a chaos run
-// ended with a producer publishing fine but "retrying" on screen).
+// retrying; its first delivery must say it is connected again, or a
+// producer publishing fine would stay "retrying" on screen.
 func TestRecoveryFromAFatalErrorReportsConnected(t *testing.T) {
 	brokers := startBroker(t)
 	sink := &events{}

@@ -36,6 +36,33 @@ func LoadLast(ctx context.Context, brokers, topic string, log *slog.Logger) (map
 	}
 	defer c.Close()
 
+	parts, err := topicPartitions(c, topic)
+	if err != nil {
+		return nil, err
+	}
+	end, assign, err := readRanges(c, topic, parts)
+	if err != nil {
+		return nil, err
+	}
+	r := &resumeRead{last: map[string]telemetry.Message{}}
+	if len(assign) == 0 {
+		return r.last, nil
+	}
+	if err := c.Assign(assign); err != nil {
+		return nil, fmt.Errorf("assign: %w", err)
+	}
+	start := time.Now()
+	if err := r.readTo(ctx, c, end); err != nil {
+		return nil, err
+	}
+	log.Info("read topic to continue odometers", "topic", topic, "records", r.read, "invalid", r.invalid,
+		"sensors", len(r.last), "took", time.Since(start).Round(time.Millisecond))
+	return r.last, nil
+}
+
+// topicPartitions returns topic's partitions, or why the topic cannot be
+// read.
+func topicPartitions(c *kafka.Consumer, topic string) ([]kafka.PartitionMetadata, error) {
 	md, err := c.GetMetadata(&topic, false, int(metadataTimeout/time.Millisecond))
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
@@ -50,64 +77,77 @@ func LoadLast(ctx context.Context, brokers, topic string, log *slog.Logger) (map
 	if len(tm.Partitions) == 0 {
 		return nil, fmt.Errorf("topic %s has no partitions", topic)
 	}
+	return tm.Partitions, nil
+}
 
-	// end[p] is the offset after the last record to read.
+// readRanges returns, for every partition holding records, the offset
+// after the last one to read (end) and its assignment from the earliest.
+func readRanges(c *kafka.Consumer, topic string, parts []kafka.PartitionMetadata) (map[int32]int64, []kafka.TopicPartition, error) {
 	end := map[int32]int64{}
 	var assign []kafka.TopicPartition
-	for _, p := range tm.Partitions {
+	for _, p := range parts {
 		low, high, err := c.QueryWatermarkOffsets(topic, p.ID, int(metadataTimeout/time.Millisecond))
 		if err != nil {
-			return nil, fmt.Errorf("watermarks of partition %d: %w", p.ID, err)
+			return nil, nil, fmt.Errorf("watermarks of partition %d: %w", p.ID, err)
 		}
 		if high > low {
 			end[p.ID] = high
 			assign = append(assign, kafka.TopicPartition{Topic: &topic, Partition: p.ID, Offset: kafka.Offset(low)})
 		}
 	}
-	last := map[string]telemetry.Message{}
-	if len(assign) == 0 {
-		return last, nil
-	}
-	if err := c.Assign(assign); err != nil {
-		return nil, fmt.Errorf("assign: %w", err)
-	}
+	return end, assign, nil
+}
 
-	start := time.Now()
-	lastProgress := start
-	var read, invalid int
+// resumeRead is LoadLast's read of the topic: the message to continue
+// from per sensor, and counts for the log.
+type resumeRead struct {
+	last          map[string]telemetry.Message
+	read, invalid int
+}
+
+// readTo polls until every partition of end is read up to its end offset
+// (each is removed from end as it is).
+func (r *resumeRead) readTo(ctx context.Context, c *kafka.Consumer, end map[int32]int64) error {
+	lastProgress := time.Now()
 	for len(end) > 0 {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		if time.Since(lastProgress) > stallTimeout {
-			return nil, fmt.Errorf("no record for %s while %d partitions were still to read", stallTimeout, len(end))
+			return fmt.Errorf("no record for %s while %d partitions were still to read", stallTimeout, len(end))
 		}
-		ev := c.Poll(100)
-		switch e := ev.(type) {
+		switch e := c.Poll(100).(type) {
 		case *kafka.Message:
 			lastProgress = time.Now()
 			p := e.TopicPartition.Partition
 			if e.TopicPartition.Error != nil {
-				return nil, fmt.Errorf("partition %d: %w", p, e.TopicPartition.Error)
+				return fmt.Errorf("partition %d: %w", p, e.TopicPartition.Error)
 			}
-			read++
-			if m, err := telemetry.Decode(e.Key, e.Value); err != nil {
-				invalid++
-			} else if prev, seen := last[m.SensorID]; !seen || !below(m, prev) {
-				last[m.SensorID] = m
-			}
+			r.add(e)
 			if int64(e.TopicPartition.Offset)+1 >= end[p] {
 				delete(end, p)
 			}
 		case kafka.Error:
 			if e.IsFatal() || e.Code() == kafka.ErrAllBrokersDown {
-				return nil, e
+				return e
 			}
 		}
 	}
-	log.Info("read topic to continue odometers", "topic", topic, "records", read, "invalid", invalid,
-		"sensors", len(last), "took", time.Since(start).Round(time.Millisecond))
-	return last, nil
+	return nil
+}
+
+// add keeps e's message as its sensor's unless it is invalid or below the
+// one kept.
+func (r *resumeRead) add(e *kafka.Message) {
+	r.read++
+	m, err := telemetry.Decode(e.Key, e.Value)
+	if err != nil {
+		r.invalid++
+		return
+	}
+	if prev, seen := r.last[m.SensorID]; !seen || !below(m, prev) {
+		r.last[m.SensorID] = m
+	}
 }
 
 // below reports whether m has smaller odometers than prev: such a record

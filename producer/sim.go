@@ -80,9 +80,6 @@ func NewFleet(seed int64, n int, last map[string]telemetry.Message) *Fleet {
 	return f
 }
 
-// Size is the number of machines.
-func (f *Fleet) Size() int { return len(f.machines) }
-
 // Last returns the last message generated for machine i (or the one it
 // continued from).
 func (f *Fleet) Last(i int) telemetry.Message { return f.machines[i].last }

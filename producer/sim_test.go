@@ -192,3 +192,6 @@ func distanceKm(a, b telemetry.Position) float64 {
 	east := (b.Lon - a.Lon) * kmPerDegree * math.Cos(a.Lat*math.Pi/180)
 	return math.Hypot(north, east)
 }
+
+// Size is the number of machines.
+func (f *Fleet) Size() int { return len(f.machines) }

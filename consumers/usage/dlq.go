@@ -15,7 +15,12 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
-// The design of dead-letter forwarding is in the package doc (usage.go).
+// Dead-letter forwarding is exactly once across crashes: at start the
+// dead-letter topic is read to its high watermarks to learn which source
+// records it already holds; any other poison record is produced (idempotent,
+// acks=all, no message timeout) and its delivery awaited before its offset may
+// be stored. A committed offset past a poison record thus implies the record
+// is in the dead-letter topic. docs/consumer-usage.md gives the limits.
 
 // Header names of a dead-letter record.
 const (
@@ -121,46 +126,69 @@ func (d *deadLetter) load(ctx context.Context) error {
 		return err
 	}
 	defer c.Close()
+	end, assign, err := d.readRanges(c)
+	if err != nil {
+		return err
+	}
+	if len(assign) > 0 {
+		if err := c.Assign(assign); err != nil {
+			return fmt.Errorf("assign: %w", err)
+		}
+	}
+	found, err := d.readForwarded(ctx, c, end)
+	if err != nil {
+		return err
+	}
+	d.forwarded = found
+	d.log.Info("dead-letter topic read", "topic", d.topic, "forwarded_before", len(found))
+	return nil
+}
+
+// readRanges returns, for every partition of the dead-letter topic holding
+// records, the offset after the last one to read (end) and its assignment
+// from the earliest.
+func (d *deadLetter) readRanges(c *kafka.Consumer) (map[int32]int64, []kafka.TopicPartition, error) {
 	md, err := c.GetMetadata(&d.topic, false, 3000)
 	if err != nil {
-		return fmt.Errorf("metadata: %w", err)
+		return nil, nil, fmt.Errorf("metadata: %w", err)
 	}
 	tm, ok := md.Topics[d.topic]
 	if !ok || tm.Error.Code() != kafka.ErrNoError || len(tm.Partitions) == 0 {
-		return fmt.Errorf("topic %s not ready (%v)", d.topic, tm.Error)
+		return nil, nil, fmt.Errorf("topic %s not ready (%v)", d.topic, tm.Error)
 	}
 	end := map[int32]int64{}
 	var assign []kafka.TopicPartition
 	for _, p := range tm.Partitions {
 		low, high, err := c.QueryWatermarkOffsets(d.topic, p.ID, 3000)
 		if err != nil {
-			return fmt.Errorf("watermarks of %s/%d: %w", d.topic, p.ID, err)
+			return nil, nil, fmt.Errorf("watermarks of %s/%d: %w", d.topic, p.ID, err)
 		}
 		if high > low {
 			end[p.ID] = high
 			assign = append(assign, kafka.TopicPartition{Topic: &d.topic, Partition: p.ID, Offset: kafka.Offset(low)})
 		}
 	}
+	return end, assign, nil
+}
+
+// readForwarded polls until every partition of end is read up to its end
+// offset and returns the source records found, with their reasons.
+func (d *deadLetter) readForwarded(ctx context.Context, c *kafka.Consumer, end map[int32]int64) (map[sourcePos]string, error) {
 	found := map[sourcePos]string{}
-	if len(assign) > 0 {
-		if err := c.Assign(assign); err != nil {
-			return fmt.Errorf("assign: %w", err)
-		}
-	}
 	last := time.Now()
 	for len(end) > 0 {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		if time.Since(last) > 10*time.Second {
-			return fmt.Errorf("no record for 10s while %d partitions were still to read", len(end))
+			return nil, fmt.Errorf("no record for 10s while %d partitions were still to read", len(end))
 		}
 		switch e := c.Poll(100).(type) {
 		case *kafka.Message:
 			last = time.Now()
 			p, off := e.TopicPartition.Partition, int64(e.TopicPartition.Offset)
 			if e.TopicPartition.Error != nil {
-				return fmt.Errorf("%s/%d: %w", d.topic, p, e.TopicPartition.Error)
+				return nil, fmt.Errorf("%s/%d: %w", d.topic, p, e.TopicPartition.Error)
 			}
 			if pos, reason, ok := d.parse(e.Headers); ok {
 				found[pos] = reason
@@ -172,13 +200,11 @@ func (d *deadLetter) load(ctx context.Context) error {
 			}
 		case kafka.Error:
 			if e.IsFatal() || e.Code() == kafka.ErrAllBrokersDown {
-				return e
+				return nil, e
 			}
 		}
 	}
-	d.forwarded = found
-	d.log.Info("dead-letter topic read", "topic", d.topic, "forwarded_before", len(found))
-	return nil
+	return found, nil
 }
 
 // parse reads a dead-letter record's source headers; ok is false for a

@@ -604,7 +604,7 @@ func commitWhenEmpty(t *testing.T, brokers, group, topic string, offsets map[int
 // TestKafkaGuardedNoCommitLatestStartsAtCheckpoint: checkpoints but no
 // commit in the group (a crash before its first commit), reset latest:
 // guarded mode starts at the furthest checkpoint, so the messages since are
-// applied, not jumped over (a chaos run lost 7 per sensor that way).
+// applied, not jumped over.
 func TestKafkaGuardedNoCommitLatestStartsAtCheckpoint(t *testing.T) {
 	brokers := brokerAddr(t)
 	topic := createTopic(t, brokers)
@@ -633,8 +633,8 @@ func TestKafkaGuardedNoCommitLatestStartsAtCheckpoint(t *testing.T) {
 
 // A guarded consumer with reset latest and no commit pins its start: a
 // stop before its first commit must not make the next start skip what
-// was published meanwhile (a chaos run lost a whole injection of poison
-// records from the dead-letter topic that way).
+// was published meanwhile (poison records among it would never reach the
+// dead-letter topic).
 func TestKafkaGuardedPinsItsLatestStart(t *testing.T) {
 	brokers := brokerAddr(t)
 	topic := createTopic(t, brokers)

@@ -45,7 +45,7 @@ type Record struct {
 	Value     []byte
 }
 
-// Outcome says what Handle did with a record.
+// Outcome says what HandleBatch did with a record.
 type Outcome int
 
 const (
@@ -59,19 +59,7 @@ const (
 	Invalid
 )
 
-func (o Outcome) String() string {
-	switch o {
-	case Applied:
-		return "applied"
-	case Replayed:
-		return "replayed"
-	case Invalid:
-		return "invalid"
-	}
-	return fmt.Sprintf("outcome(%d)", int(o))
-}
-
-// Result is what Handle did.
+// Result is what HandleBatch did with one record.
 type Result struct {
 	Outcome Outcome
 	// Recorded: a usage record write was made (and succeeded). In guarded
@@ -83,7 +71,7 @@ type Result struct {
 	Reason string
 }
 
-// ErrCrashed is returned by Handle when an armed crash point fired and the
+// ErrCrashed is returned by HandleBatch when an armed crash point fired and the
 // crash function returned (only in tests: the real one never returns). The
 // caller must then behave as a dead process: write nothing more.
 var ErrCrashed = errors.New("usage: crash point reached")
@@ -126,9 +114,9 @@ type ProcessorConfig struct {
 
 // Processor is consumer-usage's per-message logic, without Kafka: the caller
 // feeds it records of the topic in partition order and, in guarded mode,
-// stores the offset of a record only after Handle returned nil for it.
+// stores the offset of a record only after HandleBatch returned nil for it.
 //
-// Handle and Load must be called from one goroutine; Stats may be called
+// HandleBatch and Load must be called from one goroutine; Stats may be called
 // from any.
 type Processor struct {
 	cfg ProcessorConfig
@@ -150,8 +138,8 @@ type Processor struct {
 	fence sync.Mutex
 }
 
-// SetDeadLetter makes Handle forward every invalid record to d, once,
-// before it returns (call it before the first Handle).
+// SetDeadLetter makes HandleBatch forward every invalid record to d, once,
+// before it returns (call it before the first HandleBatch).
 func (p *Processor) SetDeadLetter(d DeadLetter) { p.deadLetter = d }
 
 // NewProcessor returns a processor with no checkpoints: call Load first.
@@ -250,12 +238,6 @@ func (p *Processor) Stats() Stats {
 		Late:          p.late.Load(),
 		EffectDelayMs: p.cfg.EffectDelay.Get().Milliseconds(),
 	}
-}
-
-// Handle applies one record: HandleBatch of one.
-func (p *Processor) Handle(ctx context.Context, r Record) (Result, error) {
-	res, err := p.HandleBatch(ctx, []Record{r})
-	return res[0], err
 }
 
 // HandleBatch applies records read in this order (partition order within
@@ -389,104 +371,166 @@ func (p *Processor) handleNaive(ctx context.Context, r Record) (Result, error) {
 	return res, nil
 }
 
+// handleGuarded applies rs in guarded mode, in the steps HandleBatch lists.
 func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, error) {
-	out := make([]Result, len(rs))
+	b := &guardedBatch{p: p, rs: rs, out: make([]Result, len(rs)), pending: map[string]store.Checkpoint{},
+		before: map[string]store.Summary{}, lastApplied: -1, write: store.WriteID()}
+	steps := []func(context.Context) error{
+		b.skipAppliedAndPlan, // 1
+		b.appendUsage,        // 2
+		b.saveCheckpoints,    // 3
+	}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return b.out, err
+		}
+	}
+	b.count()
+	if b.lastApplied >= 0 && p.crashAt(lesson.AfterCheckpoint, rs[b.lastApplied]) {
+		return b.out, ErrCrashed
+	}
+	return b.out, nil
+}
+
+// guardedBatch is one batch on its way through handleGuarded's steps.
+type guardedBatch struct {
+	p   *Processor
+	rs  []Record
+	out []Result
+
 	// After step 1, the checkpoints as the batch leaves them, sensors in
 	// the order first seen.
-	pending := map[string]store.Checkpoint{}
-	var touched []string
-	checkpoint := func(id string) (store.Checkpoint, bool) {
-		if cp, ok := pending[id]; ok {
-			return cp, true
-		}
-		return p.Checkpoint(id)
+	pending map[string]store.Checkpoint
+	touched []string
+
+	recs   []store.UsageRecord
+	recOf  []int                    // the index in rs of each record
+	before map[string]store.Summary // each sensor's summary before its first record of the batch
+	write  string                   // this batch's records, across its retries
+
+	applied, replayed, lastApplied int
+}
+
+// checkpoint is a sensor's checkpoint as the records before in the batch
+// leave it.
+func (b *guardedBatch) checkpoint(id string) (store.Checkpoint, bool) {
+	if cp, ok := b.pending[id]; ok {
+		return cp, true
 	}
-	var recs []store.UsageRecord
-	var recOf []int                      // the index in rs of each record
-	before := map[string]store.Summary{} // each sensor's summary before its first record of the batch
-	applied, replayed, lastApplied := 0, 0, -1
-	write := store.WriteID() // this batch's records, across its retries
-	for i, r := range rs {
-		m, prev, known, ok, res, err := p.decode(ctx, r, checkpoint)
-		out[i] = res
+	return b.p.Checkpoint(id)
+}
+
+// skipAppliedAndPlan is step 1: it skips records already applied and
+// plans the usage records and checkpoints of the others.
+func (b *guardedBatch) skipAppliedAndPlan(ctx context.Context) error {
+	for i, r := range b.rs {
+		m, prev, known, ok, res, err := b.p.decode(ctx, r, b.checkpoint)
+		b.out[i] = res
 		if err != nil {
-			return out, err
+			return err
 		}
 		if !ok {
 			continue
 		}
 		if known && prev.Partition == r.Partition && r.Offset <= prev.Offset {
-			out[i] = Result{Outcome: Replayed}
-			replayed++
+			b.out[i] = Result{Outcome: Replayed}
+			b.replayed++
 			continue
 		}
 		var sum store.Summary
 		if known {
-			sum = prev.Summary
-			if u, record := telemetry.Delta(prev.Message, m); record {
-				out[i].Recorded, out[i].Usage = true, u
-				// Otherwise its record is already folded (an orphan found
-				// at Load): the checkpoint is all that is missing.
-				if !sum.Recorded(r.Partition, r.Offset) {
-					if _, ok := before[m.SensorID]; !ok {
-						before[m.SensorID] = sum
-					}
-					rec := store.UsageRecord{Usage: u, Partition: r.Partition, Offset: r.Offset, Reading: &m,
-						Effect: store.EffectID(p.cfg.Topic, r.Partition, r.Offset), Write: write}
-					recs, recOf = append(recs, rec), append(recOf, i)
-					sum = sum.Fold(rec) // for the Recorded rule of its next records
-				}
-			}
+			sum = b.planUsage(i, m, prev)
 		}
-		if _, ok := pending[m.SensorID]; !ok {
-			touched = append(touched, m.SensorID)
-		}
-		cp := store.Checkpoint{SensorID: m.SensorID, Message: m, Partition: r.Partition, Offset: r.Offset, Summary: sum,
-			FirstPartition: r.Partition, FirstOffset: r.Offset, FirstTimestamp: m.Timestamp}
-		if known {
-			// The audit's window for the sensor starts at its first message.
-			cp.FirstPartition, cp.FirstOffset, cp.FirstTimestamp = prev.FirstPartition, prev.FirstOffset, prev.FirstTimestamp
-		}
-		pending[m.SensorID] = cp
-		applied++
-		lastApplied = i
+		b.planCheckpoint(i, m, prev, known, sum)
 	}
+	return nil
+}
 
-	if len(recs) > 0 {
-		written := make([]Record, len(recOf))
-		for j, i := range recOf {
-			written[j] = rs[i]
-		}
-		if err := p.holdEffect(ctx, written); err != nil {
-			return out, err
-		}
-		var b store.Batch
-		err := p.retry(ctx, "insert usage", func(ctx context.Context) error {
-			var err error
-			b, err = p.cfg.Store.AppendUsageBatch(ctx, before, recs)
-			return err
-		})
-		if err != nil {
-			return out, err
-		}
-		for j, i := range recOf {
-			out[i].Inserted = b.New[j]
-		}
-		p.noteLate(written, b.New)
-		p.noteRefused(written, b.New)
-		for id, sum := range b.Summaries {
-			cp := pending[id]
-			cp.Summary = sum
-			pending[id] = cp
-		}
-		p.records.Add(int64(len(recs)))
-		if p.crashAt(lesson.AfterDelta, rs[recOf[len(recOf)-1]]) {
-			return out, ErrCrashed
-		}
+// planUsage plans the usage record of rs[i] (message m, its sensor's
+// checkpoint prev) and returns the sensor's summary through it.
+func (b *guardedBatch) planUsage(i int, m telemetry.Message, prev store.Checkpoint) store.Summary {
+	r, sum := b.rs[i], prev.Summary
+	u, record := telemetry.Delta(prev.Message, m)
+	if !record {
+		return sum
 	}
+	b.out[i].Recorded, b.out[i].Usage = true, u
+	if sum.Recorded(r.Partition, r.Offset) {
+		// Its record is already folded (an orphan found at Load): the
+		// checkpoint is all that is missing.
+		return sum
+	}
+	if _, ok := b.before[m.SensorID]; !ok {
+		b.before[m.SensorID] = sum
+	}
+	rec := store.UsageRecord{Usage: u, Partition: r.Partition, Offset: r.Offset, Reading: &m,
+		Effect: store.EffectID(b.p.cfg.Topic, r.Partition, r.Offset), Write: b.write}
+	b.recs, b.recOf = append(b.recs, rec), append(b.recOf, i)
+	return sum.Fold(rec) // for the Recorded rule of its next records
+}
 
-	for _, id := range touched {
-		cp := pending[id]
+// planCheckpoint makes rs[i] its sensor's pending checkpoint.
+func (b *guardedBatch) planCheckpoint(i int, m telemetry.Message, prev store.Checkpoint, known bool, sum store.Summary) {
+	r := b.rs[i]
+	if _, ok := b.pending[m.SensorID]; !ok {
+		b.touched = append(b.touched, m.SensorID)
+	}
+	cp := store.Checkpoint{SensorID: m.SensorID, Message: m, Partition: r.Partition, Offset: r.Offset, Summary: sum,
+		FirstPartition: r.Partition, FirstOffset: r.Offset, FirstTimestamp: m.Timestamp}
+	if known {
+		// The audit's window for the sensor starts at its first message.
+		cp.FirstPartition, cp.FirstOffset, cp.FirstTimestamp = prev.FirstPartition, prev.FirstOffset, prev.FirstTimestamp
+	}
+	b.pending[m.SensorID] = cp
+	b.applied++
+	b.lastApplied = i
+}
+
+// appendUsage is step 2: the batch's usage records in one ordered insert.
+func (b *guardedBatch) appendUsage(ctx context.Context) error {
+	if len(b.recs) == 0 {
+		return nil
+	}
+	p := b.p
+	written := make([]Record, len(b.recOf))
+	for j, i := range b.recOf {
+		written[j] = b.rs[i]
+	}
+	if err := p.holdEffect(ctx, written); err != nil {
+		return err
+	}
+	var batch store.Batch
+	err := p.retry(ctx, "insert usage", func(ctx context.Context) error {
+		var err error
+		batch, err = p.cfg.Store.AppendUsageBatch(ctx, b.before, b.recs)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for j, i := range b.recOf {
+		b.out[i].Inserted = batch.New[j]
+	}
+	p.noteLate(written, batch.New)
+	p.noteRefused(written, batch.New)
+	for id, sum := range batch.Summaries {
+		cp := b.pending[id]
+		cp.Summary = sum
+		b.pending[id] = cp
+	}
+	p.records.Add(int64(len(b.recs)))
+	if p.crashAt(lesson.AfterDelta, b.rs[b.recOf[len(b.recOf)-1]]) {
+		return ErrCrashed
+	}
+	return nil
+}
+
+// saveCheckpoints is step 3: one checkpoint per sensor, for the partitions
+// still owned.
+func (b *guardedBatch) saveCheckpoints(ctx context.Context) error {
+	p := b.p
+	for _, id := range b.touched {
+		cp := b.pending[id]
 		written := false
 		err := p.retry(ctx, "save checkpoint", func(ctx context.Context) error {
 			// Under the fence, so a revoke either waits for this write or
@@ -504,29 +548,33 @@ func (p *Processor) handleGuarded(ctx context.Context, rs []Record) ([]Result, e
 			return p.cfg.Store.SaveCheckpoint(ctx, cp)
 		})
 		if err != nil {
-			return out, err
+			return err
 		}
 		if written {
 			p.checkpoints[id] = cp
 		}
 	}
-	for i, r := range rs {
-		if !p.owned(r.Partition) {
-			// Not this consumer's to count: the next owner processes it.
-			switch out[i].Outcome {
-			case Applied:
-				applied--
-			case Replayed:
-				replayed--
-			}
+	return nil
+}
+
+// count adds the batch to the counters, but for the records of partitions
+// no longer owned: not this consumer's to count, the next owner processes
+// them.
+func (b *guardedBatch) count() {
+	applied, replayed := b.applied, b.replayed
+	for i, r := range b.rs {
+		if b.p.owned(r.Partition) {
+			continue
+		}
+		switch b.out[i].Outcome {
+		case Applied:
+			applied--
+		case Replayed:
+			replayed--
 		}
 	}
-	p.processed.Add(int64(applied + replayed))
-	p.replayed.Add(int64(replayed))
-	if lastApplied >= 0 && p.crashAt(lesson.AfterCheckpoint, rs[lastApplied]) {
-		return out, ErrCrashed
-	}
-	return out, nil
+	b.p.processed.Add(int64(applied + replayed))
+	b.p.replayed.Add(int64(replayed))
 }
 
 // Fence runs revoke (which makes Owned false for some partitions) while no
@@ -660,10 +708,9 @@ func (p *Processor) trouble(reason string) {
 
 // loadTimeout bounds one Load attempt. A load is many store calls (the
 // checkpoints, then one lookup per sensor for records past its checkpoint),
-// and on FerretDB v1 a lookup by _id reads the whole usage collection
-// (10 lookups: 0.27 s at 5,000 records, 0.9 s at 20,000, idle machine): a
-// load bounded like one call was cut off at 10 s on a loaded machine and
-// retried from the start, for ever (a CI run).
+// and on FerretDB v1 a lookup by _id reads the whole usage collection, so a
+// load takes seconds on a long history: bounded like one call, it could be
+// cut off on a loaded machine and retried from the start for ever.
 func loadTimeout(op time.Duration) time.Duration { return max(op, 2*time.Minute) }
 
 // retry runs op until it succeeds or ctx ends. A store that fails never

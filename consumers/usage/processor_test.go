@@ -533,7 +533,7 @@ func TestStoreDownUntilShutdown(t *testing.T) {
 	sameTotals(t, "totals", totalsOf(t, st), map[string]store.Totals{"s1": deltas(1)})
 }
 
-// The store operations the guarded mode stands on, measured on FerretDB.
+// The store operations the guarded mode stands on, checked on FerretDB.
 func TestStoreGuardPrimitives(t *testing.T) {
 	_, st := freshDB(t)
 	ctx := context.Background()

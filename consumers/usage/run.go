@@ -592,7 +592,7 @@ func (k *kafkaLoop) handle(ms []*kafka.Message) error {
 // inFlight is a batch whose store writes run on their own goroutine while
 // the loop keeps polling: a rebalance is served while a write is held or
 // slow, as a real consumer's is, so a partition can be revoked with its
-// write still in flight (issue: rebalance with in-flight effects).
+// write still in flight.
 type inFlight struct {
 	done   chan batchResult
 	result *batchResult
@@ -890,8 +890,8 @@ func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) (start map[int32]
 			if ok && off < 0 && k.cfg.Reset != lesson.Earliest {
 				// Checkpoints but no commit (a crash before the first one):
 				// "latest" would jump over every message since the
-				// checkpoint without applying it (a chaos run lost 7 per
-				// sensor that way). Earliest re-reads them anyway.
+				// checkpoint without applying it. Earliest re-reads them
+				// anyway.
 				k.log.Info("no committed offset: starting at the furthest checkpoint", "partition", p, "through", t)
 				out[p] = t
 				continue
@@ -924,8 +924,8 @@ func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) (start map[int32]
 // commit for. "latest" is where the group first started, not wherever the
 // end is at each start: without the pin, an incarnation killed before its
 // first commit would make the next one start at a later end and never read
-// what came in between (in a chaos run, a whole injection of poison records
-// that never reached the dead-letter topic). Committing the start claims
+// what came in between (poison records among them would never reach the
+// dead-letter topic). Committing the start claims
 // nothing processed: it is the next offset to read.
 func (k *kafkaLoop) pinStart(c *kafka.Consumer, start map[int32]int64, uncommitted map[int32]bool) {
 	var pin []kafka.TopicPartition

@@ -1,64 +1,14 @@
 // Package usage is consumer-usage, strategy 2 of the seed article ("checkpoint
 // and skip"): it computes the usage delta between consecutive messages of a
-// sensor, saves it to the store as an additive record, and keeps a per-sensor
+// sensor, saves it to the store as an additive record and keeps a per-sensor
 // checkpoint in the store.
 //
-// Two modes:
-//   - naive (default) is the article's code, weaknesses included, because
-//     they are the lesson: auto commit of offsets stored as soon as a
-//     message is polled, two non-atomic writes, a checkpoint overwritten even
-//     by an older message. A crash between the writes, or a replay, counts
-//     usage twice; --reset latest skips what was produced while it was down.
-//   - guarded applies each message's effect at most once and in order,
-//     whatever crashes or replays happen (see Processor.Handle), using only
-//     single-document operations and unique identities: no transactions.
-//
-// The per-message logic (Processor) knows nothing of Kafka; Run wires it to
-// a librdkafka consumer, the status events and the HTTP server.
-//
-// # Poison records and the dead-letter topic
-//
-// Every invalid record (telemetry.Check, the product's one rule) is
-// counted, skipped and forwarded to <topic>.dlq exactly once, across
-// crashes (dlq.go). The dead-letter record carries the record's key and
-// value and the headers reason, source-topic, source-partition and
-// source-offset.
-//
-// consumer-usage is the forwarder because it is the consumer with durable
-// progress (its committed offsets); consumer-current replays the topic at
-// every start and would forward everything again.
-//
-//  1. At start, before it subscribes, consumer-usage reads the dead-letter
-//     topic from its beginning to the high watermarks it finds, and learns
-//     the (source-partition, source-offset) of every record already
-//     forwarded.
-//  2. A poison record already in that set is counted and skipped, never
-//     forwarded again (a restart re-delivers whatever was not committed).
-//  3. A poison record not in it is produced to the dead-letter topic with
-//     an idempotent acks=all producer without message timeout
-//     (kafkacfg.DeadLetterProducer), and Handle waits for its delivery
-//     report BEFORE it returns: only then may the record's offset be
-//     stored and committed (both modes store an offset only after Handle
-//     returned for its record).
-//
-// So a committed offset past a poison record implies the record is in the
-// dead-letter topic, and a record forwarded but not yet committed is in the
-// set the next incarnation reads: it is not written twice. Within one
-// incarnation the idempotent producer rules out duplicates from its own
-// retries, and with no message timeout a delivery fails only for a
-// permanent error, which ends the process (the next start re-reads the
-// topic) instead of being retried blindly.
-//
-// Limits, stated:
-//   - A produce request sent just before a SIGKILL and appended by the
-//     broker only after the next incarnation read the high watermark would
-//     be written again. The next start takes seconds; the broker appends a
-//     request it has received in milliseconds.
-//   - Identity is (partition, offset) of the source topic: a topic deleted
-//     and recreated under the same name with the old dead-letter topic
-//     kept would make new records look forwarded.
-//   - One consumer-usage forwards at a time (static membership); two live
-//     owners of a partition during a rebalance could both forward.
+// Naive mode (the default) is the article's code, weaknesses included, because
+// they are the lesson. Guarded mode applies each message's effect at most once
+// and in order, whatever crashes or replays happen (see Processor.HandleBatch).
+// Either way every invalid record is forwarded to <topic>.dlq exactly once
+// (dlq.go). Processor knows nothing of Kafka; Run wires it to a consumer, the
+// status events and the HTTP server. docs/consumer-usage.md explains the design.
 package usage
 
 import (

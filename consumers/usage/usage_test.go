@@ -192,8 +192,8 @@ type flushSpy struct {
 func (f flushSpy) Flush() { f.onFlush(); f.ResponseRecorder.Flush() }
 
 // TestCrashAtReplyBeforeArm: the arm announced on the status stream and the
-// complete reply are out before the point can fire (issue: a client got EOF
-// because the process killed itself between arming and replying).
+// complete reply are out before the point can fire, so a client never gets
+// EOF from a process that killed itself between arming and replying.
 func TestCrashAtReplyBeforeArm(t *testing.T) {
 	arm := &CrashArm{}
 	var events bytes.Buffer

@@ -29,7 +29,7 @@ const (
 )
 
 // Heaps: a small JVM per node; four of them fit a laptop next to the
-// dashboard (RSS measured in the README).
+// dashboard (their RSS is in docs/performance.md).
 const (
 	BrokerHeap     = "-Xmx384m"
 	ControllerHeap = "-Xmx256m"

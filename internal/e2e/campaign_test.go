@@ -19,7 +19,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
-// Randomized crash campaigns against consumer-usage (issue 4): many SIGKILLs
+// Randomized crash campaigns against consumer-usage: many SIGKILLs
 // at random moments and at each crash point, then the usage in the store is
 // compared with the topic. Guarded mode must end exact; naive mode's drift
 // must be explained, crash by crash.

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// TestChaos is the lab's fault campaign (issue 9). With a seed from
+// TestChaos is the lab's fault campaign. With a seed from
 // KRL_CHAOS_SEED (else the clock, logged so a failure can be replayed), it
 // writes a script of at least KRL_CHAOS_FAULTS (default 40) random faults
 // over all six processes, guarded mode at the default rate: SIGKILL,

@@ -150,7 +150,7 @@ func (d *dashboard) dumpLogs() {
 	}
 }
 
-// The report as the issues define it, declared here rather than imported:
+// The report as its contract defines it, declared here rather than imported:
 // a report drifting from the contract fails these tests.
 type dashReport struct {
 	Brokers    string       `json:"brokers"`

@@ -290,7 +290,7 @@ func TestDashboardSteadyVerdicts(t *testing.T) {
 	watch("consumer-usage crashed at after-checkpoint", crashedAt("after-checkpoint"), 30*time.Second)
 	restart()
 	tm.key("p")
-	final := watch("producer paused and every consumer caught up", func(s string) error {
+	watch("producer paused and every consumer caught up", func(s string) error {
 		if err := producerPaused(s); err != nil {
 			return err
 		}
@@ -309,7 +309,7 @@ func TestDashboardSteadyVerdicts(t *testing.T) {
 	}, 90*time.Second)
 	// Settled: the same screen a few polls later.
 	time.Sleep(3 * time.Second) // a few usage polls (1 s each), not a synchronisation
-	final = tm.capture()
+	final := tm.capture()
 	if len(lostSeen) > 0 {
 		t.Errorf("a naive consumer never loses usage here, yet the screen said: %v", lostSeen)
 	}

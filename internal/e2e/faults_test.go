@@ -23,7 +23,7 @@ import (
 // against the topic and the store read independently afterwards.
 
 // brokerBack bounds the time from the broker's return to the producer
-// publishing again and consumer-usage having its partitions (issue 9).
+// publishing again and consumer-usage having its partitions.
 const brokerBack = 10 * time.Second
 
 // TestBrokerOutage kills the broker (SIGKILL) while everything runs in

@@ -63,22 +63,7 @@ func ReadTopicThrough(t testing.TB, brokers, topic string, minEnd map[int32]int6
 	end := map[int32]int64{}
 	var assign []kafka.TopicPartition
 	for _, p := range md.Topics[topic].Partitions {
-		low, high, err := c.QueryWatermarkOffsets(topic, p.ID, 10000)
-		first, began := high, time.Now()
-		for waitUntil := began.Add(60 * time.Second); err == nil && high < minEnd[p.ID]; {
-			if time.Now().After(waitUntil) {
-				t.Fatalf("reader: %s/%d: high watermark %d, but offsets up to %d were acknowledged", topic, p.ID, high, minEnd[p.ID])
-			}
-			time.Sleep(100 * time.Millisecond) // polling the broker's answer, not standing in for it
-			low, high, err = c.QueryWatermarkOffsets(topic, p.ID, 10000)
-		}
-		if high != first {
-			t.Logf("reader: %s/%d: high watermark %d at first, %d after %.1f s (acknowledged up to %d)",
-				topic, p.ID, first, high, time.Since(began).Seconds(), minEnd[p.ID])
-		}
-		if err != nil {
-			t.Fatalf("reader: watermarks of %s/%d: %v", topic, p.ID, err)
-		}
+		low, high := watermarksThrough(t, c, topic, p.ID, minEnd[p.ID])
 		out.HighWatermarks[p.ID] = high
 		if high > low {
 			end[p.ID] = high
@@ -93,6 +78,43 @@ func ReadTopicThrough(t testing.TB, brokers, topic string, minEnd map[int32]int6
 			t.Fatalf("reader: assign: %v", err)
 		}
 	}
+	out.Records = readToEnds(t, c, topic, end)
+	sort.Slice(out.Records, func(i, j int) bool {
+		a, b := out.Records[i], out.Records[j]
+		return a.Partition < b.Partition || (a.Partition == b.Partition && a.Offset < b.Offset)
+	})
+	return out
+}
+
+// watermarksThrough reads partition's watermarks again until the high one
+// reaches minEnd; the test fails after 60 s.
+func watermarksThrough(t testing.TB, c *kafka.Consumer, topic string, partition int32, minEnd int64) (low, high int64) {
+	t.Helper()
+	low, high, err := c.QueryWatermarkOffsets(topic, partition, 10000)
+	first, began := high, time.Now()
+	for waitUntil := began.Add(60 * time.Second); err == nil && high < minEnd; {
+		if time.Now().After(waitUntil) {
+			t.Fatalf("reader: %s/%d: high watermark %d, but offsets up to %d were acknowledged", topic, partition, high, minEnd)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the broker's answer, not standing in for it
+		low, high, err = c.QueryWatermarkOffsets(topic, partition, 10000)
+	}
+	if high != first {
+		t.Logf("reader: %s/%d: high watermark %d at first, %d after %.1f s (acknowledged up to %d)",
+			topic, partition, first, high, time.Since(began).Seconds(), minEnd)
+	}
+	if err != nil {
+		t.Fatalf("reader: watermarks of %s/%d: %v", topic, partition, err)
+	}
+	return low, high
+}
+
+// readToEnds polls until every partition of end is read up to its end
+// offset (exclusive), or fails the test after 60 s; records past an end
+// are left out.
+func readToEnds(t testing.TB, c *kafka.Consumer, topic string, end map[int32]int64) []Record {
+	t.Helper()
+	var recs []Record
 	deadline := time.Now().Add(60 * time.Second)
 	for len(end) > 0 {
 		if time.Now().After(deadline) {
@@ -108,7 +130,7 @@ func ReadTopicThrough(t testing.TB, brokers, topic string, minEnd map[int32]int6
 			if !reading || off >= stop {
 				continue
 			}
-			out.Records = append(out.Records, Record{Partition: p, Offset: off, Key: e.Key, Value: e.Value})
+			recs = append(recs, Record{Partition: p, Offset: off, Key: e.Key, Value: e.Value})
 			if off+1 >= stop {
 				delete(end, p)
 			}
@@ -118,11 +140,7 @@ func ReadTopicThrough(t testing.TB, brokers, topic string, minEnd map[int32]int6
 			}
 		}
 	}
-	sort.Slice(out.Records, func(i, j int) bool {
-		a, b := out.Records[i], out.Records[j]
-		return a.Partition < b.Partition || (a.Partition == b.Partition && a.Offset < b.Offset)
-	})
-	return out
+	return recs
 }
 
 // SensorTruth is a sensor's last valid message and where it is.

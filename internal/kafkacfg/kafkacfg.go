@@ -39,9 +39,9 @@ func base(brokers, clientID string) kafka.ConfigMap {
 
 // ProducerMessageTimeout bounds how long the producer holds a record for a
 // broker that is away before librdkafka reports it failed. It outlasts any
-// broker restart the lab offers (an Apache Kafka restart after SIGKILL took
-// 32 s on a busy 2-core machine), so an outage buffers records instead of
-// failing them.
+// broker restart the lab offers (an Apache Kafka restart after SIGKILL can
+// take over 30 s on a busy 2-core machine), so an outage buffers records
+// instead of failing them.
 const ProducerMessageTimeout = 2 * time.Minute
 
 // Producer: idempotent, acks=all, as the product specifies.

@@ -50,13 +50,6 @@ func (e *HTTPError) Error() string {
 	return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message)
 }
 
-// Unavailable reports whether err is a consumer answering 503, which
-// consumer-query does while the store is unreachable.
-func Unavailable(err error) bool {
-	var he *HTTPError
-	return errors.As(err, &he) && he.Status == http.StatusServiceUnavailable
-}
-
 // client has no timeout of its own: every request carries a context
 // bounded by HTTPTimeout. Keep-alive is off so a killed consumer's port is
 // not held by a pooled connection and a restarted one is reached afresh.

@@ -97,9 +97,6 @@ func TestFetchErrors(t *testing.T) {
 		if !errors.As(err, &he) || he.Status != 503 || he.Message != "store unreachable: connection refused" {
 			t.Fatalf("got %v", err)
 		}
-		if !Unavailable(err) {
-			t.Fatal("Unavailable = false for 503")
-		}
 	})
 	t.Run("503 with a reason code", func(t *testing.T) {
 		_, err := FetchUsage(ctx, serve(t, "/usage", 503, `{"error":"store unreachable","reason":"store_unreachable"}`))
@@ -110,7 +107,7 @@ func TestFetchErrors(t *testing.T) {
 	t.Run("500 with text", func(t *testing.T) {
 		_, err := FetchState(ctx, serve(t, "/state", 500, "boom\n"))
 		var he *HTTPError
-		if !errors.As(err, &he) || he.Status != 500 || he.Message != "boom" || Unavailable(err) {
+		if !errors.As(err, &he) || he.Status != 500 || he.Message != "boom" {
 			t.Fatalf("got %v", err)
 		}
 	})

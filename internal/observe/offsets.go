@@ -314,16 +314,6 @@ func retriable(err error) bool {
 	return false
 }
 
-// IsTimeout reports whether err is a probe giving up at its deadline (the
-// broker did not answer in time, e.g. it is down).
-func IsTimeout(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	var kerr kafka.Error
-	return errors.As(err, &kerr) && kerr.Code() == kafka.ErrTimedOut
-}
-
 // EnsureTopic creates topic with the given partitions unless it exists, so
 // the dashboard works against a fresh external broker (the embedded one
 // creates it itself). An existing topic is left as it is.

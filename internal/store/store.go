@@ -8,21 +8,13 @@
 //	             summary of the sensor's records folded so far
 //
 // Totals are read from the summaries, so a usage answer costs one document
-// per sensor however long the history: on FerretDB v1 (SQLite) every query
-// reads the whole collection, a lookup by _id included (its condition is not
-// the _id index's expression), the _id one inside SQLite, any other filter
-// in Go and slower (ResumeCheckpoints' 10 lookups: 0.27 s at 5,000 records,
-// 0.9 s at 20,000; the same orphans found with one $or query: 0.39 s and
-// 2.0 s; idle machine, 2026-12-01). A summary
-// is written in the checkpoint's own single-document write, never in a
-// second one. A record written by a process that died before its checkpoint
-// write (an orphan) sits at the next seq after its sensor's summary, so it
-// is found by _id and folded before anything is written after it: the
-// summary is always exactly the records through its seq. FerretDB v1 also
-// computes only the first accumulator of a $group (FerretDB#4616) and is not
-// atomic under concurrent updates, so sums are done here in integer cents
-// and no write depends on transactions or on compare-and-set between
-// concurrent writers for exactness.
+// per sensor however long the history (FerretDB v1 reads a whole collection
+// for any query). A summary is written in the checkpoint's own single-document
+// write; an orphan record (its writer died before the checkpoint) sits at the
+// next seq and is folded before anything is written after it. FerretDB v1
+// computes only a $group's first accumulator and is not atomic under
+// concurrent updates, so sums are done here in integer cents and exactness
+// depends on no transaction or compare-and-set.
 package store
 
 import (
@@ -330,9 +322,9 @@ type UsageRecord struct {
 	// Write identifies the write that made the record (guarded: one per
 	// batch, kept across its retries): finding its own record at a seq is
 	// not a second effect. FerretDB v1 applies documents of an ordered
-	// insert that come after a duplicate key (measured: a batch whose first
-	// record was another writer's still inserted one of its later ones),
-	// so the records after the error can be the write's own.
+	// insert that come after a duplicate key (a batch whose first record is
+	// another writer's still inserts its later ones), so the records after
+	// the error can be the write's own.
 	Write string `bson:"write,omitempty"`
 	// Reading is the message the delta ends at (nil in records of older
 	// versions): the next delta's base if the checkpoint is behind it.

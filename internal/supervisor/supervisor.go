@@ -12,13 +12,10 @@
 //     watchdog shell SIGKILLs the rest of their groups. Shutdown stops them
 //     in order; KillAll is the last resort for signal handlers.
 //   - Freeze SIGSTOPs a child's group and Thaw SIGCONTs it. A frozen child
-//     is still stopped, crashed, restarted and shut down: Stop sends SIGCONT
-//     right after its SIGTERM (a stopped process keeps a SIGTERM pending
-//     until it is continued), and SIGKILL needs no help. Every life of a
-//     process starts thawed.
+//     can still be stopped (Stop sends SIGCONT after its SIGTERM), crashed,
+//     restarted and shut down; every life of a process starts thawed.
 //
-// A process that leaves its group (setsid, setpgid) escapes all of this, as
-// it would under any group-based supervisor.
+// A process that leaves its group (setsid, setpgid) escapes all of this.
 package supervisor
 
 import (

@@ -259,7 +259,7 @@ func TestNotRunningIsNotCalled(t *testing.T) {
 	if !strings.Contains(m.View(), "consumer-usage is not running") {
 		t.Fatal("no explanation")
 	}
-	m = press(t, m, "r")
+	press(t, m, "r")
 	if got := ctl.Calls(); !slices.Equal(got, []string{"start consumer-usage"}) {
 		t.Fatalf("r on a crashed process: %q", got)
 	}
@@ -280,7 +280,7 @@ func TestModeSwitchOnlyThroughTheController(t *testing.T) {
 	if mode, _ := m.(Model).Board().UsageConfig(); mode != "guarded" {
 		t.Fatalf("mode %q", mode)
 	}
-	m = press(t, m, "m")
+	press(t, m, "m")
 	if got := ctl.Calls(); !slices.Equal(got, []string{"mode guarded", "mode naive"}) {
 		t.Fatalf("calls %q", got)
 	}

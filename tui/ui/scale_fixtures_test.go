@@ -62,7 +62,7 @@ func TestScaleKeys(t *testing.T) {
 		t.Fatalf("after -: rows %v, selected %s", mm.board.Names(), mm.Selected())
 	}
 	m = press(t, m, "-")
-	m = press(t, m, "-") // already 1
+	press(t, m, "-") // already 1
 	if got := ctl.Calls(); len(got) != 4 || got[3] != "scale 1" {
 		t.Fatalf("calls %v", got)
 	}

@@ -115,19 +115,6 @@ func Center(r *lipgloss.Renderer, msg string, width, height int) string {
 	return r.Place(width, height, lipgloss.Center, lipgloss.Center, msg)
 }
 
-// Elide keeps the last lines that fit in height, replacing the first of
-// them with a note of how many were left out when it must cut. It is for
-// rows where the end matters (a timeline).
-func Elide(lines []string, height int) []string {
-	if height <= 0 {
-		return nil
-	}
-	if len(lines) <= height {
-		return lines
-	}
-	return lines[len(lines)-height:]
-}
-
 // Shown is how many of n rows a list of height lines shows, and how many
 // it does not (more): when all do not fit, the last line says how many more
 // there are. A panel renders only the rows shown, so its cost does not grow

@@ -119,7 +119,7 @@ func TestTableFixedColumns(t *testing.T) {
 }
 
 func TestBox(t *testing.T) {
-	out := Box(theme.Default(), "Title", []string{"body line that is far too long for the box"}, 20, 4)
+	out := Box(theme.New(nil), "Title", []string{"body line that is far too long for the box"}, 20, 4)
 	want := []string{
 		"╭─ Title ──────────╮",
 		"│body line that is…│",

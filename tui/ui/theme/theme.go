@@ -45,10 +45,6 @@ type Styles struct {
 	r *lipgloss.Renderer
 }
 
-// Default returns the dashboard's styles on lipgloss's default renderer
-// (the program's own terminal): New(nil).
-func Default() *Styles { return New(nil) }
-
 // New returns the dashboard's styles built from r (r.NewStyle), so r's
 // colour profile and background detection govern them: one renderer per
 // SSH session. A nil r is lipgloss's default renderer.

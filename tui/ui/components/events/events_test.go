@@ -21,7 +21,7 @@ func TestLongEntriesWrapAndStayWhole(t *testing.T) {
 		{At: t0.Add(time.Second), Proc: "consumer-query", Level: board.LevelWarn,
 			Text: "retrying mongo 127.0.0.1:37017: server selection error: context deadline exceeded"},
 	}
-	p := Panel{Styles: theme.Default(), Events: evs}
+	p := Panel{Styles: theme.New(nil), Events: evs}
 	got := strings.Split(p.View(60, 4), "\n")
 	want := []string{
 		"10:00:00 · producer        connected",

@@ -234,13 +234,6 @@ func styleAll(f func(...string) string, lines []string) []string {
 	return out
 }
 
-func orText(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // Picker is the scenario chooser.
 type Picker struct {
 	Styles  *theme.Styles

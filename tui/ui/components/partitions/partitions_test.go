@@ -20,7 +20,7 @@ func row(p, leader int32, replicas, isr []int32, sensors ...string) board.Partit
 func plain(lines []string) string { return ansi.Strip(strings.Join(lines, "\n")) }
 
 func TestLines(t *testing.T) {
-	st := theme.Default()
+	st := theme.New(nil)
 	one := []int32{0}
 	emb := Panel{Styles: st, View: board.PartitionsView{Topic: "sensor-data", Seen: true, Nodes: one, SingleNode: true, MinISR: 1,
 		Rows: []board.PartitionRow{row(0, 0, one, one, "sensor-09"), row(1, 0, one, one, "sensor-02", "sensor-03")}}}
@@ -65,7 +65,7 @@ func TestLines(t *testing.T) {
 }
 
 func TestDetail(t *testing.T) {
-	st := theme.Default()
+	st := theme.New(nil)
 	all := []int32{1, 2, 3}
 	moved := row(1, 3, all, []int32{1, 3})
 	moved.LastMove = &board.LeaderMove{From: 2, To: 3, At: time.Date(2026, 3, 1, 10, 41, 7, 0, time.UTC), After: 5300 * time.Millisecond}

@@ -22,7 +22,7 @@ func TestPendingIsShown(t *testing.T) {
 		{SensorID: "sensor-01", Hours: 1.25, Km: 3, Records: 2, Expect: board.ExpectPending},
 		{SensorID: "sensor-02", Hours: 1, Km: 2, Records: 1, Expect: board.ExpectReady, ExpectedHours: 1, ExpectedKm: 2},
 	}})
-	view := New(theme.Default(), b.Usage(), false).View(120, 10)
+	view := New(theme.New(nil), b.Usage(), false).View(120, 10)
 	var pending, exact string
 	for _, line := range strings.Split(view, "\n") {
 		switch {
