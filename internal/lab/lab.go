@@ -709,8 +709,8 @@ func (l *Lab) pollOffsets(ctx context.Context) {
 	// first: a lag is then a watermark minus an older commit, never the
 	// other way round. Read in the opposite order, a consumer committing
 	// between the two reads showed a lag of 0 while it still had messages
-	// to read (seen on Apache Kafka: a crash point armed on "caught up"
-	// fired at once). Every sample is stamped with when it was asked for,
+	// to read (a crash point armed on "caught up" would
+	// fire at once). Every sample is stamped with when it was asked for,
 	// not answered: a sample stamped after an event (the producer's pause)
 	// then really was read after it.
 	var (

@@ -382,7 +382,7 @@ func TestCycleCrashPoint(t *testing.T) {
 }
 
 // TestArmAnnouncedThenDied: the reply lost to the crash it armed is not an
-// arming error when the process announced the arm (issue 15).
+// arming error when the process announced the arm.
 func TestArmAnnouncedThenDied(t *testing.T) {
 	tl := newTestLab(t)
 	h := &usageHTTP{sup: tl.sup, die: true}

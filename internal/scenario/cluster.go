@@ -48,7 +48,7 @@ func inSync(n int, lead int32) *Cond {
 // its 10 s rebalance; waiting for it keeps that election from coinciding
 // with the measurement's pause: a new leader elected with no record
 // arriving can leave its high watermark unreadable for as long as the
-// producer stays paused (seen once in twelve runs of min-insync).
+// producer stays paused.
 var wholeAgain = &Cond{
 	What: fmt.Sprintf("every partition with a leader and %d in-sync replicas, led by its preferred replica", clusterBrokers),
 	Holds: func(o Observation) bool {

@@ -14,7 +14,7 @@ import (
 // processes and its share of the server.
 const (
 	labMemoryMB   = 230
-	labCPUPercent = 10 // of one core (measured 9.0)
+	labCPUPercent = 10 // of one core
 	// reserveMB: the shared broker and store, the presenter's lab and the
 	// system.
 	reserveMB = 1500

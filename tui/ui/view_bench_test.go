@@ -13,7 +13,7 @@ import (
 
 // BenchmarkView times one View() of the running dashboard at the designed
 // 120x36, in colour as a terminal draws it, with 10 sensors (the product)
-// and 1,000 (issue 11's bound: ≤ 1 ms and ≤ 5 ms).
+// and 1,000 (bounds: ≤ 1 ms and ≤ 5 ms; figures in docs/performance.md).
 //
 //	go test ./tui/ui -run '^$' -bench View -benchmem
 func BenchmarkView(b *testing.B) {
