@@ -66,6 +66,8 @@ type Board struct {
 	procs map[string]*proc
 
 	mode, reset string // how consumer-usage is (re)started from now on
+	// groupsSeen: the consumer groups processes started in so far.
+	groupsSeen map[string]bool
 
 	// clusterAddrs: each cluster broker's address (--cluster N); Brokers
 	// is all of them.
@@ -133,13 +135,14 @@ type hwmSample struct {
 // Canonical order, unknown names after it).
 func New(processes []string, cfg Config) *Board {
 	b := &Board{
-		cfg:     cfg,
-		procs:   map[string]*proc{},
-		lagHist: map[string][]int64{},
-		usage:   map[string]UsageTotals{},
-		truth:   map[string]Truth{},
-		mode:    orDefault(cfg.UsageMode, "naive"),
-		reset:   orDefault(cfg.UsageReset, "latest"),
+		cfg:        cfg,
+		procs:      map[string]*proc{},
+		groupsSeen: map[string]bool{},
+		lagHist:    map[string][]int64{},
+		usage:      map[string]UsageTotals{},
+		truth:      map[string]Truth{},
+		mode:       orDefault(cfg.UsageMode, "naive"),
+		reset:      orDefault(cfg.UsageReset, "latest"),
 	}
 	rank := func(n string) int {
 		if IsKafkaNode(n) { // a cluster's nodes where the broker is

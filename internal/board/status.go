@@ -69,6 +69,10 @@ func (b *Board) say(s statusEvent, level Level, text string) { b.event(s.at, s.p
 func (b *Board) onStarted(s statusEvent) {
 	p, e := s.p, s.e
 	p.mode, p.reset, p.groupID = e.Mode, e.Reset, e.GroupID
+	p.newGroup = e.Reset == "earliest" && e.GroupID != "" && !b.groupsSeen[e.GroupID]
+	if e.GroupID != "" {
+		b.groupsSeen[e.GroupID] = true
+	}
 	var parts []string
 	if e.Mode != "" {
 		parts = append(parts, "mode "+e.Mode)
@@ -139,7 +143,7 @@ func (b *Board) onRebalance(s statusEvent) {
 		p.redelivered = e.Redelivered
 	}
 	if e.First || e.Redelivered > 0 {
-		b.say(s, redeliveryLevel(e.Redelivered), redeliveryText(e.Redelivered))
+		b.say(s, redeliveryLevel(e.Redelivered), redeliveryText(e.Redelivered, p.newGroup && e.First))
 	}
 	if s.settled && (p.state == Starting || p.state == Retrying) {
 		p.state = p.upState()
