@@ -66,6 +66,9 @@ type Board struct {
 	procs map[string]*proc
 
 	mode, reset string // how consumer-usage is (re)started from now on
+	// keyless: read where no key works (headless output, a report): its
+	// events point at files, not at keys.
+	keyless bool
 	// groupsSeen: the consumer groups processes started in so far.
 	groupsSeen map[string]bool
 
@@ -167,6 +170,10 @@ func New(processes []string, cfg Config) *Board {
 	sort.SliceStable(b.order, func(i, j int) bool { return rank(b.order[i]) < rank(b.order[j]) })
 	return b
 }
+
+// SetKeyless makes the board's events point at files rather than at keys:
+// for a board read where no key works (headless output, a report).
+func (b *Board) SetKeyless() { b.keyless = true }
 
 func orDefault(s, def string) string {
 	if s == "" {

@@ -2,6 +2,7 @@ package board
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -249,7 +250,7 @@ func (b *Board) procExited(v ProcExited) {
 			text = fmt.Sprintf("crashed: %s (pid %d): %s", crashCause(ex), v.PID, p.lastError)
 		}
 		if len(p.recentLogs(1)) > 0 {
-			text += "; l shows its last log lines"
+			text += "; " + b.logsPointer(v.Name)
 		}
 		switch {
 		case p.pending == OpCrash && !restarting:
@@ -265,6 +266,15 @@ func (b *Board) procExited(v ProcExited) {
 		p.pending = ""
 	}
 	p.detail = ""
+}
+
+// logsPointer says where a process's last log lines are: the log view's
+// key, or the run's log file where no key works.
+func (b *Board) logsPointer(name string) string {
+	if b.keyless {
+		return "its last log lines are in " + filepath.Join(b.cfg.RunDir, "logs", name+".log")
+	}
+	return "l shows its last log lines"
 }
 
 // brokersDown is librdkafka's count of unreachable connections, which
