@@ -473,3 +473,27 @@ func TestArmedStatusFollowsTheBoard(t *testing.T) {
 		t.Fatalf("status line after the point fired: %q", statusLine)
 	}
 }
+
+// TestFooterSaysResumeWhilePaused: while the producer is paused, p resumes
+// it, and the footer and the ? view say so.
+func TestFooterSaysResumeWhilePaused(t *testing.T) {
+	m := newModel(sceneRunning(), &fakeController{})
+	footer := func(m tea.Model) string {
+		lines := strings.Split(m.View(), "\n")
+		return lines[len(lines)-1]
+	}
+	if got := footer(m); !strings.Contains(got, "p pause ·") {
+		t.Fatalf("footer while publishing: %q", got)
+	}
+	m, _ = m.Update(Inputs{board.ProcStatus{Name: board.Producer, At: at(70), Event: status.Event{Type: status.Paused}}})
+	if got := footer(m); !strings.Contains(got, "p resume ·") || strings.Contains(got, "pause") {
+		t.Fatalf("footer while paused: %q", got)
+	}
+	if view := press(t, m, "?").View(); !strings.Contains(view, "resume producer") || strings.Contains(view, "pause producer") {
+		t.Fatalf("? view while paused:\n%s", view)
+	}
+	m, _ = m.Update(Inputs{board.ProcStatus{Name: board.Producer, At: at(71), Event: status.Event{Type: status.Resumed}}})
+	if got := footer(m); !strings.Contains(got, "p pause ·") {
+		t.Fatalf("footer after the resume: %q", got)
+	}
+}
