@@ -306,11 +306,11 @@ func redeliveryText(n int64, newGroup bool) string {
 	switch {
 	case newGroup:
 		return fmt.Sprintf("starts at the beginning of the topic (a new group with reset earliest has no committed offsets): %s delivered again",
-			plural(n, "message"))
+			Plural(n, "message"))
 	case n == 0:
 		return "resumes exactly where processing stopped: committed offsets = processed, 0 messages delivered again"
 	}
-	return fmt.Sprintf("resumes at the committed offsets, behind what was processed: %s delivered again", plural(n, "message"))
+	return fmt.Sprintf("resumes at the committed offsets, behind what was processed: %s delivered again", Plural(n, "message"))
 }
 
 func redeliveryLevel(n int64) Level {
