@@ -177,7 +177,7 @@ func (b *Board) onCaughtUp(s statusEvent) {
 	if s.settled {
 		p.state = Running
 	}
-	b.say(s, LevelGood, fmt.Sprintf("caught up after %d messages in %.1f s", e.Processed, float64(e.Millis)/1000))
+	b.say(s, LevelGood, fmt.Sprintf("caught up after %s in %.1f s", Plural(e.Processed, "message"), float64(e.Millis)/1000))
 }
 
 // onInvalidMessage counts the message at once (the next Progress carries
@@ -261,7 +261,7 @@ func (b *Board) onUnblocked(s statusEvent) {
 		b.say(s, LevelBad, fmt.Sprintf("no longer blocked after %.1f s: %s", float64(e.Millis)/1000, e.Error))
 		return
 	}
-	b.say(s, LevelGood, fmt.Sprintf("unblocked after %.1f s: acknowledgements resume, the %d buffered records land", float64(e.Millis)/1000, e.Count))
+	b.say(s, LevelGood, fmt.Sprintf("unblocked after %.1f s: acknowledgements resume, the %s land", float64(e.Millis)/1000, Plural(e.Count, "buffered record")))
 }
 
 func (b *Board) onBackpressure(s statusEvent) {
