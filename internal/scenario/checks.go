@@ -168,8 +168,8 @@ func nothingLost(before, after string) Check {
 func hitWindow(before, crashed, mode string) Check {
 	return between("crashed inside the window ("+mode+"): after the delta write, before the checkpoint", before, crashed, func(b, c Observation) (bool, string) {
 		u := c.Proc(board.Usage)
-		hit := u.LastCrashPoint
-		if hit == nil || !hit.At.After(b.At.Add(-time.Second)) {
+		hit, earlier := u.LastCrashPoint, b.Proc(board.Usage).LastCrashPoint
+		if hit == nil || !hit.At.After(b.At.Add(-time.Second)) || (earlier != nil && !hit.At.After(earlier.At)) {
 			return false, "no crash point reached since the step began"
 		}
 		exit := "still running"
