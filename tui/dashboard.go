@@ -62,8 +62,8 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	fs.BoolVar(&f.headless, "headless", false, "supervise without a terminal UI, logging events to stderr")
 	fs.StringVar(&f.scriptPath, "script", "", "play actions from FILE (see README)")
 	fs.StringVar(&f.reportPath, "report", "", "write a JSON snapshot to FILE on exit")
-	fs.StringVar(&f.scenario, "scenario", "", "start the guided scenario NAME (see --list-scenarios); with --headless it runs to the end and quits")
-	fs.BoolVar(&f.listScenarios, "list-scenarios", false, "print the guided scenarios and exit")
+	fs.StringVar(&f.scenario, "scenario", "", "start the guided scenario NAME (--list-scenarios lists them, and the --cluster N a cluster one needs); with --headless it runs to the end and quits")
+	fs.BoolVar(&f.listScenarios, "list-scenarios", false, "print the guided scenarios, each with what it needs to run, and exit")
 	fs.IntVar(&f.preload, "preload", 0, "publish `N` messages of back-dated history before starting, so a replay from earliest takes a while (embedded broker only)")
 	if err := cli.Parse(fs, args); err != nil {
 		return f, err

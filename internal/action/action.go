@@ -91,6 +91,11 @@ type Action struct {
 	// footer when it differs (a zero Short: Help).
 	Help  Line
 	Short Line
+	// Undo and UndoShort replace Help and Short while what the key did
+	// holds and pressing it again undoes it (p while the producer is
+	// paused resumes it); zero: the key reads the same either way.
+	Undo      Line
+	UndoShort Line
 	// Doc is what it does in full, for the README's key table (markdown).
 	Doc string
 	// Script: the script language has it, as a line starting with Name.
@@ -153,6 +158,7 @@ var registry = []Action{
 		Doc:    "freeze or thaw the selected process (SIGSTOP/SIGCONT to its process group: a hung process)",
 		Script: true, Target: TargetSelected},
 	{Name: Pause, Keys: []string{"p"}, Help: Line{"p", "pause producer"}, Short: Line{"p", "pause"},
+		Undo: Line{"p", "resume producer"}, UndoShort: Line{"p", "resume"},
 		Doc:    "pause or resume the producer",
 		Script: true, Target: TargetProducer, OffScript: true, Hint: "to pause or resume the producer"},
 	{Name: Mode, Keys: []string{"m"}, Help: Line{"m", "usage naive/guarded"}, Short: Line{"m", "mode"},

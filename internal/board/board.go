@@ -66,6 +66,11 @@ type Board struct {
 	procs map[string]*proc
 
 	mode, reset string // how consumer-usage is (re)started from now on
+	// keyless: read where no key works (headless output, a report): its
+	// events point at files, not at keys.
+	keyless bool
+	// groupsSeen: the consumer groups processes started in so far.
+	groupsSeen map[string]bool
 
 	// clusterAddrs: each cluster broker's address (--cluster N); Brokers
 	// is all of them.
@@ -133,13 +138,14 @@ type hwmSample struct {
 // Canonical order, unknown names after it).
 func New(processes []string, cfg Config) *Board {
 	b := &Board{
-		cfg:     cfg,
-		procs:   map[string]*proc{},
-		lagHist: map[string][]int64{},
-		usage:   map[string]UsageTotals{},
-		truth:   map[string]Truth{},
-		mode:    orDefault(cfg.UsageMode, "naive"),
-		reset:   orDefault(cfg.UsageReset, "latest"),
+		cfg:        cfg,
+		procs:      map[string]*proc{},
+		groupsSeen: map[string]bool{},
+		lagHist:    map[string][]int64{},
+		usage:      map[string]UsageTotals{},
+		truth:      map[string]Truth{},
+		mode:       orDefault(cfg.UsageMode, "naive"),
+		reset:      orDefault(cfg.UsageReset, "latest"),
 	}
 	rank := func(n string) int {
 		if IsKafkaNode(n) { // a cluster's nodes where the broker is
@@ -164,6 +170,10 @@ func New(processes []string, cfg Config) *Board {
 	sort.SliceStable(b.order, func(i, j int) bool { return rank(b.order[i]) < rank(b.order[j]) })
 	return b
 }
+
+// SetKeyless makes the board's events point at files rather than at keys:
+// for a board read where no key works (headless output, a report).
+func (b *Board) SetKeyless() { b.keyless = true }
 
 func orDefault(s, def string) string {
 	if s == "" {

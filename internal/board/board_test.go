@@ -1030,3 +1030,21 @@ func TestReportJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestKeylessCrashNamesTheLogFile: where no key works (headless output, a
+// report) a crash points at the run's log file, not at l.
+func TestKeylessCrashNamesTheLogFile(t *testing.T) {
+	b := New(all(), Config{RunDir: "/tmp/krl-run-1"})
+	b.SetKeyless()
+	for _, in := range []any{
+		ProcStarted{Name: Usage, PID: 11, At: at(0)},
+		ProcLog{Name: Usage, At: at(0.4), Line: "panic: boom"},
+		ProcExited{Name: Usage, PID: 11, At: at(1), ExitCode: 2},
+	} {
+		b.Apply(in)
+	}
+	want := "crashed: exited with code 2 (pid 11); its last log lines are in /tmp/krl-run-1/logs/consumer-usage.log"
+	if got := b.Events()[len(b.Events())-1].Text; got != want {
+		t.Fatalf("crash event %q, want %q", got, want)
+	}
+}

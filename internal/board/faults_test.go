@@ -150,3 +150,25 @@ func TestNotCaughtUpWhileRevoked(t *testing.T) {
 		t.Fatal("not caught up once assigned again at the watermarks")
 	}
 }
+
+// TestNewEarliestGroupSaysItStartsAtTheBeginning: a new group with reset
+// earliest has no commits to resume at: it reads the topic from its start.
+// A later start in a group seen before resumes at its commits.
+func TestNewEarliestGroupSaysItStartsAtTheBeginning(t *testing.T) {
+	b := newBoard(
+		ProcStarted{Name: Usage, PID: 10, At: at(0)},
+		ev(Usage, 0.1, status.Event{Type: status.Started, Mode: "naive", Reset: "earliest", GroupID: "demo-usage-earliest-1a2b3c4d"}),
+		ev(Usage, 0.2, status.Event{Type: status.Assigned, Partitions: []int32{0, 1, 2}, First: true, Redelivered: 1260}),
+	)
+	want := "starts at the beginning of the topic (a new group with reset earliest has no committed offsets): 1260 messages delivered again"
+	if !hasEvent(b, Usage, want) || hasEvent(b, Usage, "resumes at the committed offsets") {
+		t.Fatalf("events: %+v", b.Events())
+	}
+	b.Apply(ProcExited{Name: Usage, PID: 10, At: at(1), Signal: "SIGKILL"})
+	b.Apply(ProcStarted{Name: Usage, PID: 11, At: at(2)})
+	b.Apply(ev(Usage, 2.1, status.Event{Type: status.Started, Mode: "naive", Reset: "earliest", GroupID: "demo-usage-earliest-1a2b3c4d"}))
+	b.Apply(ev(Usage, 2.2, status.Event{Type: status.Assigned, Partitions: []int32{0, 1, 2}, First: true, Redelivered: 1}))
+	if !hasEvent(b, Usage, "resumes at the committed offsets, behind what was processed: 1 message delivered again") {
+		t.Fatalf("events: %+v", b.Events())
+	}
+}

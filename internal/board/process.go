@@ -2,6 +2,7 @@ package board
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -103,6 +104,10 @@ type proc struct {
 	// redelivered: consumer-usage's count of messages delivered again at
 	// its first assignment since it started; -1 until known.
 	redelivered int64
+	// newGroup: this incarnation started with reset earliest in a group no
+	// process started in before: a group without committed offsets, so it
+	// reads from the beginning of the topic.
+	newGroup bool
 
 	// frozen: the current incarnation is SIGSTOPped (health.go).
 	frozen bool
@@ -179,6 +184,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.pending = ""
 	p.detail = ""
 	p.mode, p.reset, p.groupID, p.httpAddr = "", "", "", ""
+	p.newGroup = false
 	p.positions = nil
 	p.processed, p.invalid, p.produced = 0, 0, 0
 	p.lastError, p.redelivered = "", -1
@@ -244,7 +250,7 @@ func (b *Board) procExited(v ProcExited) {
 			text = fmt.Sprintf("crashed: %s (pid %d): %s", crashCause(ex), v.PID, p.lastError)
 		}
 		if len(p.recentLogs(1)) > 0 {
-			text += "; l shows its last log lines"
+			text += "; " + b.logsPointer(v.Name)
 		}
 		switch {
 		case p.pending == OpCrash && !restarting:
@@ -260,6 +266,15 @@ func (b *Board) procExited(v ProcExited) {
 		p.pending = ""
 	}
 	p.detail = ""
+}
+
+// logsPointer says where a process's last log lines are: the log view's
+// key, or the run's log file where no key works.
+func (b *Board) logsPointer(name string) string {
+	if b.keyless {
+		return "its last log lines are in " + filepath.Join(b.cfg.RunDir, "logs", name+".log")
+	}
+	return "l shows its last log lines"
 }
 
 // brokersDown is librdkafka's count of unreachable connections, which
@@ -285,12 +300,17 @@ func plainError(endpoint, msg string) string {
 }
 
 // redeliveryText says what a consumer-usage start resumes with, in terms a
-// presenter can check against the committed offsets.
-func redeliveryText(n int64) string {
-	if n == 0 {
+// presenter can check against the committed offsets; newGroup: a group
+// without commits, which starts at the beginning of the topic.
+func redeliveryText(n int64, newGroup bool) string {
+	switch {
+	case newGroup:
+		return fmt.Sprintf("starts at the beginning of the topic (a new group with reset earliest has no committed offsets): %s delivered again",
+			Plural(n, "message"))
+	case n == 0:
 		return "resumes exactly where processing stopped: committed offsets = processed, 0 messages delivered again"
 	}
-	return fmt.Sprintf("resumes at the committed offsets, behind what was processed: %d messages delivered again", n)
+	return fmt.Sprintf("resumes at the committed offsets, behind what was processed: %s delivered again", Plural(n, "message"))
 }
 
 func redeliveryLevel(n int64) Level {

@@ -143,7 +143,7 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 		b.lateWrite(p, at, e)
 	case status.EffectRefused:
 		p.prevented += e.Count
-		b.event(at, name, LevelGood, fmt.Sprintf("refused %s at %s", plural(e.Count, "second effect"), at1(e)))
+		b.event(at, name, LevelGood, fmt.Sprintf("refused %s at %s", Plural(e.Count, "second effect"), at1(e)))
 	case status.CommitRejected:
 		b.event(at, name, LevelWarn, fmt.Sprintf("commit refused (%s): %s; not progress: the next owner replays from the last accepted commit",
 			e.Reason, e.Error))
@@ -207,7 +207,7 @@ func (b *Board) sayRevoked(name string, at time.Time, e status.Event) {
 	}
 	text := fmt.Sprintf("revoked %s gen %d", partitionList(e.Partitions), e.Generation)
 	if e.InFlight > 0 {
-		text += fmt.Sprintf(", %s in flight (written after the revoke)", plural(e.InFlight, "message"))
+		text += fmt.Sprintf(", %s in flight (written after the revoke)", Plural(e.InFlight, "message"))
 	}
 	b.event(at, name, LevelInfo, text)
 }
@@ -220,7 +220,7 @@ func (b *Board) lateWrite(p *proc, at time.Time, e status.Event) {
 	w := Write{At: at, Partition: e.Partition, Offset: e.Offset, Count: e.Count, Refused: e.Prevented}
 	p.lates = slices.DeleteFunc(p.lates, func(l Write) bool { return l.Partition == w.Partition })
 	p.lates = append(p.lates, w)
-	text := fmt.Sprintf("late write %s (%s", at1(e), plural(e.Count, "message"))
+	text := fmt.Sprintf("late write %s (%s", at1(e), Plural(e.Count, "message"))
 	if e.Prevented > 0 {
 		text += fmt.Sprintf(", %d refused as a second effect", e.Prevented)
 	}
@@ -243,7 +243,8 @@ func where(e status.Event) string {
 
 func at1(e status.Event) string { return fmt.Sprintf("p%d@%d", e.Partition, e.Offset) }
 
-func plural(n int64, what string) string {
+// Plural is a count in words: "1 message", "2 messages" (what takes an s).
+func Plural(n int64, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}

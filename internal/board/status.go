@@ -69,6 +69,10 @@ func (b *Board) say(s statusEvent, level Level, text string) { b.event(s.at, s.p
 func (b *Board) onStarted(s statusEvent) {
 	p, e := s.p, s.e
 	p.mode, p.reset, p.groupID = e.Mode, e.Reset, e.GroupID
+	p.newGroup = e.Reset == "earliest" && e.GroupID != "" && !b.groupsSeen[e.GroupID]
+	if e.GroupID != "" {
+		b.groupsSeen[e.GroupID] = true
+	}
 	var parts []string
 	if e.Mode != "" {
 		parts = append(parts, "mode "+e.Mode)
@@ -139,7 +143,7 @@ func (b *Board) onRebalance(s statusEvent) {
 		p.redelivered = e.Redelivered
 	}
 	if e.First || e.Redelivered > 0 {
-		b.say(s, redeliveryLevel(e.Redelivered), redeliveryText(e.Redelivered))
+		b.say(s, redeliveryLevel(e.Redelivered), redeliveryText(e.Redelivered, p.newGroup && e.First))
 	}
 	if s.settled && (p.state == Starting || p.state == Retrying) {
 		p.state = p.upState()
@@ -173,7 +177,7 @@ func (b *Board) onCaughtUp(s statusEvent) {
 	if s.settled {
 		p.state = Running
 	}
-	b.say(s, LevelGood, fmt.Sprintf("caught up after %d messages in %.1f s", e.Processed, float64(e.Millis)/1000))
+	b.say(s, LevelGood, fmt.Sprintf("caught up after %s in %.1f s", Plural(e.Processed, "message"), float64(e.Millis)/1000))
 }
 
 // onInvalidMessage counts the message at once (the next Progress carries
@@ -257,7 +261,7 @@ func (b *Board) onUnblocked(s statusEvent) {
 		b.say(s, LevelBad, fmt.Sprintf("no longer blocked after %.1f s: %s", float64(e.Millis)/1000, e.Error))
 		return
 	}
-	b.say(s, LevelGood, fmt.Sprintf("unblocked after %.1f s: acknowledgements resume, the %d buffered records land", float64(e.Millis)/1000, e.Count))
+	b.say(s, LevelGood, fmt.Sprintf("unblocked after %.1f s: acknowledgements resume, the %s land", float64(e.Millis)/1000, Plural(e.Count, "buffered record")))
 }
 
 func (b *Board) onBackpressure(s statusEvent) {

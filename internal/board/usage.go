@@ -239,7 +239,7 @@ func (b *Board) truthFreshness() (Freshness, string) {
 	case b.expectErr != nil:
 		return Failing, "cannot compare with the audit: " + b.expectErr.Error()
 	}
-	return Live, fmt.Sprintf("audit read %d messages", b.auditCount)
+	return Live, "audit read " + Plural(b.auditCount, "message")
 }
 
 // recordedRow fills sensor row r with what consumer-query recorded and what

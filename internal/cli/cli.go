@@ -58,9 +58,16 @@ func envOr(name, def string) string {
 // ErrUsage marks a command-line mistake; Exit maps it to ExitUsage.
 var ErrUsage = errors.New("usage error")
 
+// usageError is an ErrUsage that reads as its message alone: Exit prints
+// "error: " before it, and "error: usage error: …" would say it twice.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string        { return e.msg }
+func (e usageError) Is(target error) bool { return target == ErrUsage }
+
 // Usagef returns an ErrUsage with a message.
 func Usagef(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+	return usageError{fmt.Sprintf(format, args...)}
 }
 
 // Parse parses args with fs set to ContinueOnError and maps every failure
@@ -85,7 +92,7 @@ func Parse(fs *flag.FlagSet, args []string) error {
 			}
 			return err
 		}
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
 		return Usagef("unexpected arguments: %v", fs.Args())

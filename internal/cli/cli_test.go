@@ -23,9 +23,14 @@ func TestParseQuiet(t *testing.T) {
 		t.Fatalf("--nope printed %q", out.String())
 	}
 	var errOut bytes.Buffer
-	if code := Exit(&errOut, err); code != ExitUsage || strings.Count(errOut.String(), "-nope") != 1 {
+	if code := Exit(&errOut, err); code != ExitUsage || errOut.String() != "error: flag provided but not defined: -nope\n" {
 		t.Fatalf("Exit: code %d, printed %q", code, errOut.String())
 	}
+	errOut.Reset()
+	if code := Exit(&errOut, Usagef("unexpected arguments: %v", []string{"x"})); code != ExitUsage || errOut.String() != "error: unexpected arguments: [x]\n" {
+		t.Fatalf("Exit of a Usagef: code %d, printed %q", code, errOut.String())
+	}
+	errOut.Reset()
 
 	if err := Parse(fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)

@@ -108,7 +108,7 @@ wait 10m
 	if !regexp.MustCompile(`producer (still )?blocked: \d+ buffered[^\n]*NOT_ENOUGH_REPLICAS \(isr 1 < min.insync.replicas 2\)`).MatchString(log) {
 		t.Errorf("no \"producer blocked ... NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)\" in the events:\n%s", Tail(log, 80))
 	}
-	landed := regexp.MustCompile(`producer unblocked after ([\d.]+) s: acknowledgements resume, the (\d+) buffered records land`).FindAllStringSubmatch(log, -1)
+	landed := regexp.MustCompile(`producer unblocked after ([\d.]+) s: acknowledgements resume, the (\d+) buffered records? land`).FindAllStringSubmatch(log, -1)
 	if len(landed) == 0 {
 		t.Errorf("the producer never reported its buffered records landing")
 	} else {

@@ -220,7 +220,7 @@ quit
 		t.Fatal("consumer-usage started again before the offsets were read; the script's wait is too short")
 	}
 
-	re := regexp.MustCompile(`consumer-usage resumes [^\n]*?(\d+) messages delivered again`)
+	re := regexp.MustCompile(`consumer-usage resumes [^\n]*?(\d+) messages? delivered again`)
 	d.awaitLog("the restart's redelivery event", regexp.MustCompile(`consumer-usage restarted(?s:.*)consumer-usage resumes`), 60*time.Second)
 	m := re.FindStringSubmatch(d.stderr()[strings.Index(d.stderr(), "consumer-usage crashed on request"):])
 	if m == nil {

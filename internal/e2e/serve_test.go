@@ -132,8 +132,8 @@ type labRow struct {
 	line           string
 }
 
-// "  3f2a9c01b4  SHA256:abcdefghijkl…  connected  0s  4  1  baseline-1  exact (+0.00 h / +0.00 km) over 90 records"
-var labRowRE = regexp.MustCompile(`(?m)^\s+([0-9a-f]{10})\s+SHA256:\S+\s+(starting|connected|stopped)(?: ×\d+)?(?:, kept \S+)?\s+\S+\s+(\d+)\s+(\d+)\s+(\S+)\s+(.*)$`)
+// "  3f2a9c01b4  SHA256:abcdefghijkl…  connected  0s  4  1  reset #1  exact (+0.00 h / +0.00 km) over 90 records"
+var labRowRE = regexp.MustCompile(`(?m)^\s+([0-9a-f]{10})\s+SHA256:\S+\s+(starting|connected|stopped)(?: ×\d+)?(?:, kept \S+)?\s+\S+\s+(\d+)\s+(\d+)\s+(lab start|reset #\d+|\S+)\s+(.*)$`)
 
 // latestRows is the last row printed for every lab.
 func latestRows(stderr string) map[string]labRow {
@@ -144,7 +144,7 @@ func latestRows(stderr string) map[string]labRow {
 		r.crashes, _ = strconv.Atoi(m[4])
 		r.verdict = strings.Fields(m[6] + " ")[0]
 		if i := strings.Index(m[6], " over "); i >= 0 {
-			fmt.Sscanf(m[6][i:], " over %d records", &r.records)
+			fmt.Sscanf(m[6][i:], " over %d record", &r.records) // "1 record", "2 records"
 		}
 		rows[m[1]] = r
 	}
@@ -263,7 +263,7 @@ func TestServeWorkshop(t *testing.T) {
 		a.press(t, "R")
 	}
 	awaitRows(t, srv, "every lab on a new baseline, exact", ids, 2*time.Minute, func(r labRow) bool {
-		return r.group == "baseline-1" && r.procs == 4 && r.verdict == "exact" && r.records > 0
+		return r.group == "reset #1" && r.procs == 4 && r.verdict == "exact" && r.records > 0
 	})
 
 	// A sixth attendee is over --max-labs: refused with one line.
@@ -353,7 +353,7 @@ func TestServeWorkshop(t *testing.T) {
 		return nil
 	})
 	awaitRows(t, srv, "lab "+first.lab+" back, same state", ids[:1], 2*time.Minute, func(r labRow) bool {
-		return r.state == "connected" && r.procs == 4 && r.crashes == 1 && r.group == "baseline-1" && r.verdict == "exact"
+		return r.state == "connected" && r.procs == 4 && r.crashes == 1 && r.group == "reset #1" && r.verdict == "exact"
 	})
 	if n := len(latestRows(srv.StderrTail(1 << 30))); n != serveLabs {
 		t.Errorf("the table lists %d labs after the reconnect, want %d (the same lab, not a new one)", n, serveLabs)

@@ -399,7 +399,7 @@ func clearing(total board.UsageRow) string {
 	if total.Recorded == nil {
 		return ""
 	}
-	s := fmt.Sprintf(" (%d records", total.Recorded.Records)
+	s := " (" + board.Plural(total.Recorded.Records, "record")
 	if total.Drift != nil {
 		s += fmt.Sprintf(", drift %+.2f h / %+.2f km: %s", total.Drift.Hours(), total.Drift.Km(), total.Verdict)
 	}

@@ -73,8 +73,8 @@ func replayedWholeTopic(before, after string) Check {
 		// Its count includes invalid messages: reading at least as many
 		// as the topic holds means it started at the beginning.
 		read := now.CaughtUpMessages
-		obs := fmt.Sprintf("read %d messages (the topic holds %d) in %s; group %s → %s",
-			read, topic, seconds(now.CaughtUpMillis), orDash(was.GroupID), orDash(now.GroupID))
+		obs := fmt.Sprintf("read %s (the topic holds %d) in %s; group %s → %s",
+			board.Plural(read, "message"), topic, seconds(now.CaughtUpMillis), orDash(was.GroupID), orDash(now.GroupID))
 		ok := topic > 0 && read >= topic && now.GroupID != "" && now.GroupID != was.GroupID
 		return ok, obs
 	})
@@ -97,8 +97,8 @@ func matchesAudit(mark string) Check {
 					off = append(off, fmt.Sprintf("%s %s", r.SensorID, orDash(string(r.Truth))))
 				}
 			}
-			obs := fmt.Sprintf("%d/%d sensors match the audit's last message (audit read %d messages)",
-				match, len(o.Sensors.Rows), o.Usage.AuditCount)
+			obs := fmt.Sprintf("%d/%d sensors match the audit's last message (audit read %s)",
+				match, len(o.Sensors.Rows), board.Plural(o.Usage.AuditCount, "message"))
 			if len(off) > 0 {
 				obs += "; " + strings.Join(first(off, 3), ", ")
 			}
@@ -139,8 +139,8 @@ func resumedFromCommitted(dead, resumed string) Check {
 func caughtUpAgain(dead, resumed string) Check {
 	return between("caught up again after the restart", dead, resumed, func(d, r Observation) (bool, string) {
 		u := r.Proc(board.Usage)
-		obs := fmt.Sprintf("the lag of %s messages was read: commits reached the log end %s after the restart (%d messages processed)",
-			lagWords(d.Proc(board.Usage).Lag), since(r.At, u.StartedAt), u.Processed)
+		obs := fmt.Sprintf("the lag of %s messages was read: commits reached the log end %s after the restart (%s processed)",
+			lagWords(d.Proc(board.Usage).Lag), since(r.At, u.StartedAt), board.Plural(u.Processed, "message"))
 		return r.UsageCaughtUp && u.Processed > 0, obs
 	})
 }
@@ -168,8 +168,8 @@ func nothingLost(before, after string) Check {
 func hitWindow(before, crashed, mode string) Check {
 	return between("crashed inside the window ("+mode+"): after the delta write, before the checkpoint", before, crashed, func(b, c Observation) (bool, string) {
 		u := c.Proc(board.Usage)
-		hit := u.LastCrashPoint
-		if hit == nil || !hit.At.After(b.At.Add(-time.Second)) {
+		hit, earlier := u.LastCrashPoint, b.Proc(board.Usage).LastCrashPoint
+		if hit == nil || !hit.At.After(b.At.Add(-time.Second)) || (earlier != nil && !hit.At.After(earlier.At)) {
 			return false, "no crash point reached since the step began"
 		}
 		exit := "still running"
@@ -232,8 +232,8 @@ func replayedFromBeginning(previous, mark string) Check {
 			o := m[mark]
 			was, u := m[previous].Proc(board.Usage), o.Proc(board.Usage)
 			from, known := u.ReadFrom()
-			obs := fmt.Sprintf("%s group %s (was %s) started at offset Σ%s and read %d messages (the topic holds %d)",
-				u.Mode, orDash(u.GroupID), orDash(was.GroupID), orUnknown(from, known), u.Processed+u.Invalid, o.HWMSum())
+			obs := fmt.Sprintf("%s group %s (was %s) started at offset Σ%s and read %s (the topic holds %d)",
+				u.Mode, orDash(u.GroupID), orDash(was.GroupID), orUnknown(from, known), board.Plural(u.Processed+u.Invalid, "message"), o.HWMSum())
 			return known && from == 0 && u.Reset == "earliest" && u.GroupID != "" && u.GroupID != was.GroupID, obs
 		},
 	}

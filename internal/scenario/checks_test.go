@@ -176,6 +176,14 @@ func TestHitWindow(t *testing.T) {
 	if ok, got := eval(c, Marks{"before": before, "crashed": stale}); ok || got != "no crash point reached since the step began" {
 		t.Fatalf("an old crash point passed: %q", got)
 	}
+	// The previous crash point fired just before the step began: it is
+	// not this step's.
+	previous := &board.CrashPointHit{At: t0.Add(-time.Second / 2), Point: "after-delta", Partition: 1, Offset: 79}
+	justBefore := obs(0, board.ProcView{Name: board.Usage, Alive: true, Mode: "naive", LastCrashPoint: previous})
+	again := obs(2, board.ProcView{Name: board.Usage, LastExit: &board.Exit{Signal: "SIGKILL"}, LastCrashPoint: previous})
+	if ok, got := eval(c, Marks{"before": justBefore, "crashed": again}); ok || got != "no crash point reached since the step began" {
+		t.Fatalf("the previous crash point passed as this step's: %q", got)
+	}
 }
 
 func TestStatelessChecks(t *testing.T) {

@@ -328,7 +328,7 @@ func orderKept(before, after string) Check {
 var leaderElection = Scenario{
 	Name:       "leader-election",
 	Title:      "Cluster: a leader dies, the controller elects another",
-	Summary:    "kill broker-2, a leader: new leaders from the ISR, publishing goes on (--cluster 3)",
+	Summary:    "kill broker-2, a leader: new leaders from the ISR, publishing goes on",
 	Brokers:    clusterBrokers,
 	UsageMode:  "guarded",
 	UsageReset: "latest",
@@ -389,7 +389,7 @@ var leaderElection = Scenario{
 var minInsync = Scenario{
 	Name:       "min-insync",
 	Title:      "Cluster: acks=all and min.insync.replicas refuse a write",
-	Summary:    "two brokers down: writes refused (NOT_ENOUGH_REPLICAS), buffered, landed (--cluster 3)",
+	Summary:    "two brokers down: writes refused (NOT_ENOUGH_REPLICAS), buffered, landed",
 	Brokers:    clusterBrokers,
 	UsageMode:  "guarded",
 	UsageReset: "latest",
@@ -465,7 +465,7 @@ var minInsync = Scenario{
 var keyOrdering = Scenario{
 	Name:       "key-ordering",
 	Title:      "Cluster: same key, same partition, order kept",
-	Summary:    "the key decides the partition; a leader failover keeps every sensor's order (--cluster 3)",
+	Summary:    "the key decides the partition; a leader failover keeps every sensor's order",
 	Brokers:    clusterBrokers,
 	UsageMode:  "guarded",
 	UsageReset: "latest",

@@ -76,9 +76,9 @@ func tellHeld(o Observation) string {
 
 func tellMoved(o Observation) string {
 	a, b := o.Proc(board.Usage), o.Proc(second)
-	return fmt.Sprintf("consumer-usage revoked %v at generation %d with %d messages in flight; %s assigned %v at generation %d, "+
+	return fmt.Sprintf("consumer-usage revoked %v at generation %d with %s in flight; %s assigned %v at generation %d, "+
 		"starting p%d at offset %d (the committed offset), %.2f s after the revoke",
-		a.LastRevoke.Partitions, a.LastRevoke.Generation, a.LastRevoke.InFlight, second, b.LastAssign.Partitions,
+		a.LastRevoke.Partitions, a.LastRevoke.Generation, board.Plural(a.LastRevoke.InFlight, "message"), second, b.LastAssign.Partitions,
 		b.LastAssign.Generation, movedPartition, b.LastAssign.Start[movedPartition], handover(a, b).Seconds())
 }
 
@@ -120,8 +120,8 @@ func inFlightAtRevoke(moved string) Check {
 				return false, "no held write, revoke or assignment seen"
 			}
 			start, has := b.LastAssign.Start[movedPartition]
-			obs := fmt.Sprintf("held %s; revoke with %d messages in flight; %s started p%d at %d", span(h),
-				a.LastRevoke.InFlight, second, movedPartition, start)
+			obs := fmt.Sprintf("held %s; revoke with %s in flight; %s started p%d at %d", span(h),
+				board.Plural(a.LastRevoke.InFlight, "message"), second, movedPartition, start)
 			return a.LastRevoke.InFlight > 0 && has && start <= h.Offset, obs
 		},
 	}

@@ -204,6 +204,24 @@ func ErrUnknown(name string) error {
 	return fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(Names(), ", "))
 }
 
+// Needs is what the scenario needs to run, as the dashboard's flag ("--cluster
+// 3"); "" when it runs on any stack.
+func (s Scenario) Needs() string {
+	if s.Brokers == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--cluster %d", s.Brokers)
+}
+
+// Described is the scenario's summary led by what it needs to run, if
+// anything: "needs --cluster 3: kill broker-2, …". Leading, it is never cut.
+func (s Scenario) Described() string {
+	if needs := s.Needs(); needs != "" {
+		return "needs " + needs + ": " + s.Summary
+	}
+	return s.Summary
+}
+
 // List is the --list-scenarios text: one line per scenario.
 func List() string {
 	var b strings.Builder
@@ -212,7 +230,7 @@ func List() string {
 		w = max(w, len(s.Name))
 	}
 	for _, s := range catalog {
-		fmt.Fprintf(&b, "%-*s  %s\n", w, s.Name, s.Summary)
+		fmt.Fprintf(&b, "%-*s  %s\n", w, s.Name, s.Described())
 	}
 	return b.String()
 }

@@ -2,6 +2,8 @@ package telemetry
 
 import (
 	"errors"
+	"math"
+	"strings"
 	"testing"
 )
 
@@ -85,6 +87,28 @@ func TestDelta(t *testing.T) {
 		}
 		if u.SensorID != "sensor-01" || u.Date != "2023-11-14" {
 			t.Errorf("%s: identity %+v", c.name, u)
+		}
+	}
+}
+
+// TestCounterFaultSaysWhichBound: a refused odometer counter names the one
+// bound it breaks.
+func TestCounterFaultSaysWhichBound(t *testing.T) {
+	ok := Message{SensorID: "s", Timestamp: 1, Odometry: Odometry{HoursTot: 1, KmTot: 1}}
+	tests := map[string]struct {
+		odo  Odometry
+		want string
+	}{
+		"too large": {Odometry{HoursTot: 1e308, KmTot: 1}, "hours_tot 1e+308 is above the maximum of 1e+06"},
+		"negative":  {Odometry{HoursTot: 1, KmTot: -2}, "km_tot -2 is negative"},
+		"infinite":  {Odometry{HoursTot: math.Inf(1), KmTot: 1}, "hours_tot +Inf is not a finite number"},
+		"NaN":       {Odometry{HoursTot: 1, KmTot: math.NaN()}, "km_tot NaN is not a finite number"},
+	}
+	for name, tc := range tests {
+		m := ok
+		m.Odometry = tc.odo
+		if err := m.Validate(); err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want it to end with %q", name, err, tc.want)
 		}
 	}
 }

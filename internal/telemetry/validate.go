@@ -132,6 +132,17 @@ func CheckSuccessor(prev, next Message) error {
 	return nil
 }
 
+// counterFault says which of an odometer counter's bounds v breaks.
+func counterFault(v, max float64) string {
+	switch {
+	case !finite(v):
+		return "is not a finite number"
+	case v < 0:
+		return "is negative"
+	}
+	return fmt.Sprintf("is above the maximum of %g", max)
+}
+
 // Validate checks the message on its own (not against earlier messages).
 func (m Message) Validate() error {
 	switch {
@@ -140,9 +151,9 @@ func (m Message) Validate() error {
 	case m.Timestamp <= 0 || m.Timestamp > MaxTimestamp:
 		return invalid(Absurd, "timestamp %d is not an epoch-ms time between 1970 and 3000", m.Timestamp)
 	case !finite(m.Odometry.HoursTot) || m.Odometry.HoursTot < 0 || m.Odometry.HoursTot > MaxHours:
-		return invalid(Absurd, "hours_tot %v is negative, not finite or above %g", m.Odometry.HoursTot, float64(MaxHours))
+		return invalid(Absurd, "hours_tot %v %s", m.Odometry.HoursTot, counterFault(m.Odometry.HoursTot, MaxHours))
 	case !finite(m.Odometry.KmTot) || m.Odometry.KmTot < 0 || m.Odometry.KmTot > MaxKm:
-		return invalid(Absurd, "km_tot %v is negative, not finite or above %g", m.Odometry.KmTot, float64(MaxKm))
+		return invalid(Absurd, "km_tot %v %s", m.Odometry.KmTot, counterFault(m.Odometry.KmTot, MaxKm))
 	case !finite(m.Position.Lat) || m.Position.Lat < -90 || m.Position.Lat > 90:
 		return invalid(Absurd, "lat %v out of range", m.Position.Lat)
 	case !finite(m.Position.Lon) || m.Position.Lon < -180 || m.Position.Lon > 180:

@@ -191,9 +191,9 @@ func TestFormatTable(t *testing.T) {
 	}
 	got := FormatTable(rows, 5, 1)
 	want := "labs 2/5 · 1 refused (full)\n" +
-		"LAB         KEY                   STATE               UPTIME  PROCS  CRASHES  GROUP       USAGE DRIFT\n" +
-		"3f2a9c01b4  SHA256:abcdefghijkl…  connected           1m35s   4      2        baseline-1  exact (+0.00 h / +0.00 km) over 90 records\n" +
-		"77aa00bb11  SHA256:zz             stopped, kept 9m0s  1m0s    0      0        base        over-counted (+1.50 h / +0.00 km) over 12 records\n"
+		"LAB         KEY                   STATE               UPTIME  PROCS  CRASHES  BASELINE   USAGE DRIFT\n" +
+		"3f2a9c01b4  SHA256:abcdefghijkl…  connected           1m35s   4      2        reset #1   exact (+0.00 h / +0.00 km) over 90 records\n" +
+		"77aa00bb11  SHA256:zz             stopped, kept 9m0s  1m0s    0      0        lab start  over-counted (+1.50 h / +0.00 km) over 12 records\n"
 	if got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}

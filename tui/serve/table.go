@@ -107,7 +107,7 @@ func FormatTable(rows []LabRow, maxLabs, refused int) string {
 		return b.String()
 	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "LAB\tKEY\tSTATE\tUPTIME\tPROCS\tCRASHES\tGROUP\tUSAGE DRIFT")
+	fmt.Fprintln(tw, "LAB\tKEY\tSTATE\tUPTIME\tPROCS\tCRASHES\tBASELINE\tUSAGE DRIFT")
 	for _, r := range rows {
 		state := r.State
 		if r.Sessions > 1 {
@@ -121,17 +121,28 @@ func FormatTable(rows []LabRow, maxLabs, refused int) string {
 			verdict = "—"
 		}
 		if r.Verdict != "" && r.Verdict != string(board.VerdictPending) {
-			verdict += fmt.Sprintf(" (%+.2f h / %+.2f km) over %d records", r.DriftH, r.DriftKm, r.Records)
+			verdict += fmt.Sprintf(" (%+.2f h / %+.2f km) over %s", r.DriftH, r.DriftKm, board.Plural(r.Records, "record"))
 		}
-		// The lab's own group is "base"; a reset-lab's "baseline-N".
-		group := strings.TrimPrefix(strings.TrimPrefix(r.Group, "demo-usage-"+r.ID), "-")
-		if group == "" {
-			group = "base"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, shortFingerprint(r.Fingerprint), state, r.Uptime, r.Running, r.Crashes, group, verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, shortFingerprint(r.Fingerprint), state, r.Uptime, r.Running, r.Crashes, baseline(r), verdict)
 	}
 	tw.Flush()
 	return b.String()
+}
+
+// baseline says what the lab's usage counts from, read from consumer-usage's
+// group: the lab's start (its own group), or the Nth reset-lab (R), which
+// gives it the group "…-baseline-N". Another group is shown as it is.
+func baseline(r LabRow) string {
+	suffix, ok := strings.CutPrefix(r.Group, "demo-usage-"+r.ID)
+	switch n, isReset := strings.CutPrefix(suffix, "-baseline-"); {
+	case !ok:
+		return r.Group
+	case suffix == "":
+		return "lab start"
+	case isReset:
+		return "reset #" + n
+	}
+	return r.Group
 }
 
 // shortFingerprint keeps "SHA256:" and 12 characters: enough to tell the

@@ -17,6 +17,8 @@ import (
 type KeyMap struct {
 	bindings map[action.Name]key.Binding
 	byKey    map[string]action.Name
+	// undoing: actions whose key now undoes what it did (their Undo lines).
+	undoing map[action.Name]bool
 }
 
 // DefaultKeyMap returns the key contract. The jump digits follow the
@@ -83,6 +85,30 @@ func (k KeyMap) WithEnabled(on bool, names ...action.Name) KeyMap {
 	return k
 }
 
+// WithUndoing returns the key map with the actions' help read as undoing
+// what they did (on) or as doing it (off).
+func (k KeyMap) WithUndoing(on bool, names ...action.Name) KeyMap {
+	undoing := make(map[action.Name]bool, len(k.undoing)+len(names))
+	for n, u := range k.undoing {
+		undoing[n] = u
+	}
+	for _, n := range names {
+		undoing[n] = on
+	}
+	k.undoing = undoing
+	return k
+}
+
+// lines are an item's footer and ? view lines, its action's Undo lines
+// while its key undoes what it did.
+func (k KeyMap) lines(it action.Item) (short, full action.Line) {
+	short, full = it.Short(), it.Full()
+	if a := action.Of(it.Actions[0]); len(it.Actions) == 1 && k.undoing[a.Name] && a.Undo != (action.Line{}) {
+		short, full = a.UndoShort, a.Undo
+	}
+	return short, full
+}
+
 // Action is the action the key asks for, enabled or not.
 func (k KeyMap) Action(msg tea.KeyMsg) (action.Name, bool) {
 	n, ok := k.byKey[msg.String()]
@@ -111,7 +137,8 @@ func (k KeyMap) item(it action.Item, line action.Line) key.Binding {
 func (k KeyMap) ShortHelp() []key.Binding {
 	var out []key.Binding
 	for _, it := range action.Footer() {
-		out = append(out, k.item(it, it.Short()))
+		short, _ := k.lines(it)
+		out = append(out, k.item(it, short))
 	}
 	return out
 }
@@ -122,7 +149,8 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	for _, col := range action.HelpColumns() {
 		var c []key.Binding
 		for _, it := range col {
-			c = append(c, k.item(it, it.Full()))
+			_, full := k.lines(it)
+			c = append(c, k.item(it, full))
 		}
 		out = append(out, c)
 	}

@@ -110,8 +110,12 @@ type Model struct {
 	starting string
 	// offScript notes an action key the current step did not ask for.
 	offScript string
-	// statusArmed is the crash point the status line says is armed.
-	statusArmed string
+	// statusArm: the crash point the status line says is armed, followed
+	// on the board until it fires or stops being armed.
+	statusArm armWatch
+	// crashBeforeArm is the latest crash point hit the board knew of when c
+	// was pressed: a hit is this arm's firing only if it is newer.
+	crashBeforeArm *board.CrashPointHit
 
 	// scroll: the narration's or the log view's scrolling (scroll.go).
 	scroll scrollState
@@ -241,18 +245,36 @@ func (m Model) scale(delta int) (tea.Model, tea.Cmd) {
 	}
 }
 
+// armWatch is a crash point the status line says is armed.
+type armWatch struct {
+	point string // "" when the status line says nothing of an arm
+	// before is the latest hit known when the arm was asked for.
+	before *board.CrashPointHit
+	// seen: the board has shown the point armed. The controller's answer
+	// can come before the board hears the process announce the arm.
+	seen bool
+}
+
 // statusFollowsArm: a status line that says a crash point is armed stops
-// saying so once the board no longer shows it armed (it fired, was
-// disarmed, or its process ended).
+// saying so once the board no longer shows it armed: it fired (a hit newer
+// than the one known when the arm was asked for, never an earlier crash's),
+// was disarmed, or its process ended.
 func (m *Model) statusFollowsArm() {
-	if m.statusArmed == "" || m.board.Process(board.Usage).Armed == m.statusArmed {
+	w := &m.statusArm
+	if w.point == "" {
 		return
 	}
-	if hit := m.board.Process(board.Usage).LastCrashPoint; hit != nil && hit.Point == m.statusArmed {
+	pv := m.board.Process(board.Usage)
+	if hit := pv.LastCrashPoint; hit != nil && hit.Point == w.point && (w.before == nil || hit.At.After(w.before.At)) {
 		m.setStatus(board.LevelBad, fmt.Sprintf("crash point %s fired at partition %d offset %d: consumer-usage SIGKILLed itself (r restarts it)",
 			hit.Point, hit.Partition, hit.Offset))
-	} else {
-		m.setStatus(board.LevelInfo, "crash point "+m.statusArmed+" is no longer armed")
+		return
+	}
+	switch {
+	case pv.Armed == w.point:
+		w.seen = true
+	case w.seen || !pv.Alive:
+		m.setStatus(board.LevelInfo, "crash point "+w.point+" is no longer armed")
 	}
 }
 
@@ -437,6 +459,7 @@ func (m Model) armCrash() (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	m.setStatus(board.LevelAction, "c: moving consumer-usage's crash point…")
+	m.crashBeforeArm = pv.LastCrashPoint
 	ctl := m.ctl
 	return m, func() tea.Msg {
 		p, err := ctl.CycleCrashPoint(board.Usage)
@@ -506,7 +529,7 @@ func (m Model) result(r ActionResultMsg) Model {
 			m.setStatus(board.LevelGood, "crash point disarmed on consumer-usage (c arms after-delta)")
 		} else {
 			m.setStatus(board.LevelGood, "crash point "+r.Value+" armed: consumer-usage SIGKILLs itself at the next message that reaches it (c: next point)")
-			m.statusArmed = r.Value
+			m.statusArm = armWatch{point: r.Value, before: m.crashBeforeArm}
 			m.statusFollowsArm() // it may have fired before the answer came back
 		}
 	}
@@ -514,5 +537,5 @@ func (m Model) result(r ActionResultMsg) Model {
 }
 
 func (m *Model) setStatus(level board.Level, text string) {
-	m.status, m.statusLevel, m.statusArmed = text, level, ""
+	m.status, m.statusLevel, m.statusArm = text, level, armWatch{}
 }

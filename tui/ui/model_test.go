@@ -13,6 +13,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
@@ -406,6 +407,55 @@ func TestRunesTypedTogetherActInTurn(t *testing.T) {
 	}
 }
 
+// TestStatusNamesTheLatestOfTwoCrashPoints: after a second crash point
+// fired, the status line names its offset, never the first one's, even when
+// the controller's answer to the second arm comes before the board hears
+// the process announce it.
+func TestStatusNamesTheLatestOfTwoCrashPoints(t *testing.T) {
+	ctl := &fakeController{}
+	m := newModel(sceneRunning(), ctl)
+	crash := func(m tea.Model, sec float64, offset int64) tea.Model {
+		m, _ = m.Update(Inputs{
+			board.ProcStatus{Name: board.Usage, At: at(sec), Event: status.Event{Type: status.CrashPoint,
+				Point: "after-delta", Partition: 1, Offset: offset}},
+			board.ProcExited{Name: board.Usage, PID: 1003, At: at(sec), Signal: "SIGKILL"},
+		})
+		return m
+	}
+	statusLine := func(m tea.Model) string {
+		lines := strings.Split(m.View(), "\n")
+		return lines[len(lines)-2]
+	}
+
+	m = press(t, m, "c")
+	m = crash(m, 71, 79)
+	if got := statusLine(m); !strings.Contains(got, "crash point after-delta fired at partition 1 offset 79") {
+		t.Fatalf("status line after the first crash point fired: %q", got)
+	}
+	m, _ = m.Update(Inputs{
+		board.ProcStarted{Name: board.Usage, PID: 1004, At: at(72)},
+		board.ProcStatus{Name: board.Usage, At: at(72.5), Event: status.Event{Type: status.Started, Mode: "naive", Reset: "latest", GroupID: "demo-usage"}},
+	})
+
+	// The second arm: the lab reads the board (nothing armed since the
+	// crash) and arms after-delta again; its answer is taken before the
+	// announcement it emitted.
+	ctl.armed = lesson.NoCrashPoint
+	m, cmd := m.Update(keyMsg("c"))
+	m, _ = m.Update(cmd())
+	if got := statusLine(m); !strings.Contains(got, "crash point after-delta armed") {
+		t.Fatalf("status line after the second arm was answered: %q", got)
+	}
+	m = feedInputs(m)
+	if got := statusLine(m); !strings.Contains(got, "crash point after-delta armed") {
+		t.Fatalf("status line once the board heard the second arm: %q", got)
+	}
+	m = crash(m, 75, 1369)
+	if got := statusLine(m); !strings.Contains(got, "crash point after-delta fired at partition 1 offset 1369") {
+		t.Fatalf("status line after the second crash point fired: %q", got)
+	}
+}
+
 // TestArmedStatusFollowsTheBoard: the status line stops saying "armed" once
 // the point fired.
 func TestArmedStatusFollowsTheBoard(t *testing.T) {
@@ -421,5 +471,29 @@ func TestArmedStatusFollowsTheBoard(t *testing.T) {
 	statusLine := lines[len(lines)-2]
 	if strings.Contains(statusLine, "armed") || !strings.Contains(statusLine, "crash point after-delta fired at partition 2 offset 320") {
 		t.Fatalf("status line after the point fired: %q", statusLine)
+	}
+}
+
+// TestFooterSaysResumeWhilePaused: while the producer is paused, p resumes
+// it, and the footer and the ? view say so.
+func TestFooterSaysResumeWhilePaused(t *testing.T) {
+	m := newModel(sceneRunning(), &fakeController{})
+	footer := func(m tea.Model) string {
+		lines := strings.Split(m.View(), "\n")
+		return lines[len(lines)-1]
+	}
+	if got := footer(m); !strings.Contains(got, "p pause ·") {
+		t.Fatalf("footer while publishing: %q", got)
+	}
+	m, _ = m.Update(Inputs{board.ProcStatus{Name: board.Producer, At: at(70), Event: status.Event{Type: status.Paused}}})
+	if got := footer(m); !strings.Contains(got, "p resume ·") || strings.Contains(got, "pause") {
+		t.Fatalf("footer while paused: %q", got)
+	}
+	if view := press(t, m, "?").View(); !strings.Contains(view, "resume producer") || strings.Contains(view, "pause producer") {
+		t.Fatalf("? view while paused:\n%s", view)
+	}
+	m, _ = m.Update(Inputs{board.ProcStatus{Name: board.Producer, At: at(71), Event: status.Event{Type: status.Resumed}}})
+	if got := footer(m); !strings.Contains(got, "p pause ·") {
+		t.Fatalf("footer after the resume: %q", got)
 	}
 }

@@ -97,12 +97,11 @@ func scenariosMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| scenario | what it shows | needs |\n|---|---|---|\n")
 	for _, sc := range scenario.Catalog() {
-		needs, shows := "—", sc.Summary
-		if sc.Brokers > 0 {
-			needs = fmt.Sprintf("`--cluster %d`", sc.Brokers)
-			shows = strings.TrimSuffix(shows, " ("+strings.Trim(needs, "`")+")") // said once, under needs
+		needs := "—"
+		if n := sc.Needs(); n != "" {
+			needs = "`" + n + "`"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", sc.Name, shows, needs)
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", sc.Name, sc.Summary, needs)
 	}
 	return b.String()
 }

@@ -67,7 +67,7 @@ func (m Model) pickerEntries() []narration.Entry {
 		out = append(out, narration.Entry{Stop: true, Title: "■ stop the running scenario (" + m.narration.Name + ")"})
 	}
 	for _, s := range m.catalog {
-		out = append(out, narration.Entry{Name: s.Name, Title: s.Title, Summary: s.Summary, Article: s.Article})
+		out = append(out, narration.Entry{Name: s.Name, Title: s.Title, Summary: s.Described(), Article: s.Article})
 	}
 	return out
 }

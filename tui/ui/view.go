@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/events"
@@ -61,7 +62,9 @@ func (m Model) screen() screen {
 	full := w >= fullWidth && h >= fullHeight
 	st := m.styles
 	sc := screen{full: full, header: m.header(w)}
-	sc.footer = help.Footer{Styles: st, Keys: m.keys, ShowAll: m.showHelp, Pinned: m.keys.Pinned()}.View(w, h/3)
+	// While the producer is paused p resumes it: the help says so.
+	keys := m.keys.WithUndoing(m.board.Process(board.Producer).Paused, action.Pause)
+	sc.footer = help.Footer{Styles: st, Keys: keys, ShowAll: m.showHelp, Pinned: keys.Pinned()}.View(w, h/3)
 
 	procs := m.board.Processes()
 	if full {

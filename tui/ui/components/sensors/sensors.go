@@ -98,7 +98,7 @@ func (p Panel) View(width, height int) string {
 	head, body := common.Table(st.Renderer(), cols, rows, width, st.Header, nil)
 	lines = append(append(lines, head), body...)
 	if more > 0 {
-		lines = append(lines, st.Muted.Render(fmt.Sprintf("  … %d more sensors", more)))
+		lines = append(lines, st.Muted.Render("  … "+board.Plural(int64(more), "more sensor")))
 	}
 	return strings.Join(common.FitLines(lines, width, height), "\n")
 }

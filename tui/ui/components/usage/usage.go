@@ -92,7 +92,7 @@ func (p Panel) View(width, height int) string {
 	totalLine, body := body[len(body)-1], body[:len(body)-1]
 	lines = append(append(lines, head), body...)
 	if more > 0 {
-		lines = append(lines, st.Muted.Render(fmt.Sprintf("  … %d more sensors", more)))
+		lines = append(lines, st.Muted.Render("  … "+board.Plural(int64(more), "more sensor")))
 	}
 	lines = append(lines, totalLine)
 	return strings.Join(common.FitLines(lines, width, height), "\n")
