@@ -71,6 +71,7 @@ type Config struct {
 const (
 	retryEvery       = time.Second
 	progressEvery    = time.Second
+	settledEvery     = 250 * time.Millisecond
 	stopFlushTimeout = 4 * time.Second // under cli.StopBound
 	downFlushTimeout = time.Second
 	doneFlushTimeout = 30 * time.Second
@@ -399,6 +400,9 @@ type publisher struct {
 	failed    atomic.Int64 // delivery reports with an error, and enqueue failures
 	reported  atomic.Int64 // delivery reports handled (delivered or failed)
 	fatal     chan error
+	// settledAt: unix nanos of the last Progress sent because every
+	// enqueued record had its report (see settled).
+	settledAt atomic.Int64
 
 	down      atomic.Bool
 	lastRetry atomic.Int64 // unix nanos of the last Retrying event
@@ -549,6 +553,22 @@ func (pub *publisher) flush(ctx context.Context, timeout time.Duration) int {
 	return int(pub.enqueued.Load() - pub.reported.Load())
 }
 
+// settled reports the delivered count as soon as a batch is acknowledged
+// whole, at most every settledEvery: the 1 s progress tick fires in step
+// with the send tick, before the batch it just sent is acknowledged, so by
+// itself it would show "sent" one batch behind the topic.
+func (pub *publisher) settled() {
+	if pub.reported.Load() != pub.enqueued.Load() {
+		return
+	}
+	now := time.Now().UnixNano()
+	last := pub.settledAt.Load()
+	if now-last < int64(settledEvery) || !pub.settledAt.CompareAndSwap(last, now) {
+		return
+	}
+	pub.em.Emit(status.Event{Type: status.Progress, Produced: pub.delivered.Load(), Sensors: pub.cfg.Sensors})
+}
+
 func (pub *publisher) reports(p *kafka.Producer) {
 	defer pub.wg.Done()
 	for ev := range p.Events() {
@@ -563,6 +583,7 @@ func (pub *publisher) reports(p *kafka.Producer) {
 			}
 			pub.delivered.Add(1)
 			pub.reported.Add(1)
+			pub.settled()
 			if pub.cfg.LogAcks {
 				pub.log.Info("acked", "sensor", string(e.Key), "ts", e.Opaque,
 					"partition", e.TopicPartition.Partition, "offset", int64(e.TopicPartition.Offset))

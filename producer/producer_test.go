@@ -3,8 +3,10 @@ package producer
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -366,5 +368,47 @@ func TestPreloadCreatesItsTopic(t *testing.T) {
 	defer o.Close()
 	if created, err := o.EnsureTopic(ctx, cfg.Topic, 3); err != nil || created {
 		t.Fatalf("the topic after the preload: created again %v, %v", created, err)
+	}
+}
+
+// TestProgressReportsEachBatchOnceAcknowledged: "sent" keeps up with the
+// topic: a Progress with the new total comes right after a batch's last
+// acknowledgement, not at the next progress tick (which fires in step with
+// the send tick, before the batch it just sent is acknowledged).
+func TestProgressReportsEachBatchOnceAcknowledged(t *testing.T) {
+	brokers := startBroker(t)
+	sink := &events{}
+	acks := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	const sensors, batches = 3, 4
+	go func() {
+		done <- Run(ctx, Config{Brokers: brokers, Topic: testTopic, Sensors: sensors, Interval: time.Second, Seed: 5, LogAcks: true},
+			status.NewTo(Role, sink), slog.New(slog.NewJSONHandler(acks, nil)))
+	}()
+	defer func() { cancel(); <-done }()
+	sink.await(t, "progress", func(e status.Event) bool {
+		return e.Type == status.Progress && e.Produced >= sensors*batches
+	}, 30*time.Second)
+
+	var ackedAt []time.Time // the nth acknowledgement's time
+	for _, line := range strings.Split(acks.String(), "\n") {
+		var rec struct {
+			Time time.Time `json:"time"`
+			Msg  string    `json:"msg"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "acked" {
+			ackedAt = append(ackedAt, rec.Time)
+		}
+	}
+	if len(ackedAt) < sensors*batches {
+		t.Fatalf("%d acknowledgements logged, want at least %d", len(ackedAt), sensors*batches)
+	}
+	for k := 1; k <= batches; k++ {
+		last := ackedAt[k*sensors-1]
+		ev, _ := sink.find(func(e status.Event) bool { return e.Type == status.Progress && e.Produced >= int64(k*sensors) })
+		if late := ev.Time.Sub(last); late > 500*time.Millisecond {
+			t.Errorf("batch %d: acknowledged at %s, reported %s later (Progress %d)", k, last.Format("15:04:05.000"), late, ev.Produced)
+		}
 	}
 }
