@@ -14,10 +14,6 @@ import (
 // missing or taken. Each case checks the exit code, that the message says
 // what to do, that it ends in bounded time, and that no process is left
 // (every process of a dashboard run carries the run's tag, see taggedProcs).
-//
-// Parallel tests: the ones that mostly wait out the lab's start-up checks
-// (an unreachable broker or store) run side by side after the serial tests;
-// they start little that competes for the CPU.
 
 // headlessFails runs the headless dashboard with extra flags and returns
 // its stderr once it exited with code 1 within limit.
@@ -52,13 +48,11 @@ func wantAll(t *testing.T, out string, parts ...string) {
 }
 
 func TestBadEnvUnreachableBroker(t *testing.T) {
-	t.Parallel() // see parallel tests above
 	out := headlessFails(t, 45*time.Second, "--brokers", "127.0.0.1:1")
 	wantAll(t, out, "no answer from Kafka at 127.0.0.1:1 within 15s", "check --brokers / KAFKA_BROKER")
 }
 
 func TestBadEnvUnreachableMongo(t *testing.T) {
-	t.Parallel() // see parallel tests above
 	out := headlessFails(t, 60*time.Second, "--mongo", "mongodb://127.0.0.1:1/krl")
 	wantAll(t, out, "MongoDB at mongodb://127.0.0.1:1/krl did not answer", "check --mongo / MONGO_URI")
 }
@@ -114,7 +108,6 @@ func TestBadEnvPortInUse(t *testing.T) {
 // retries instead of answering "unknown process"; a terminal below the
 // minimum says what to do; q then ends it with 0 and no process left.
 func TestBadEnvTUI(t *testing.T) {
-	t.Parallel() // see parallel tests above
 	d := newDashboard(t)
 	tm := startTmuxDashboard(t, d, "--brokers", "127.0.0.1:1")
 	tm.await("every lesson process failed with the cause", 45*time.Second, func(s string) error {
