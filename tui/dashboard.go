@@ -59,6 +59,7 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	fs.StringVar(&f.UsageReset, "usage-reset", "latest", "consumer-usage offset reset: latest (fixed group) or earliest (fresh group)")
 	fs.StringVar(&f.UsageGroup, "usage-group", kafkacfg.UsageGroupID, "consumer-usage's fixed group (with reset latest); give each dashboard sharing one broker its own")
 	fs.DurationVar(&f.StoreLatency, "store-latency", 0, "delay every request to the embedded store by `D` (a slow store: consumer-usage backpressure, consumer-query 503)")
+	fs.DurationVar(&f.ConnectTimeout, "connect-timeout", lab.DefaultConnectTimeout, "how long to wait for the broker and the store to answer at the start before saying they are down")
 	fs.BoolVar(&f.headless, "headless", false, "supervise without a terminal UI, logging events to stderr")
 	fs.StringVar(&f.scriptPath, "script", "", "play actions from FILE (see README)")
 	fs.StringVar(&f.reportPath, "report", "", "write a JSON snapshot to FILE on exit")
@@ -79,6 +80,9 @@ func checkDashboardFlags(f dashboardFlags) error {
 	}
 	if f.UsageGroup == "" {
 		return cli.Usagef("--usage-group is empty")
+	}
+	if f.ConnectTimeout < time.Second || f.ConnectTimeout > 5*time.Minute {
+		return cli.Usagef("--connect-timeout must be between 1s and 5m, got %s", f.ConnectTimeout)
 	}
 	if err := checkStackFlags(f); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/lab"
 	"github.com/kafka-recovery-lab/krl/tui/ui"
 )
 
@@ -67,6 +68,21 @@ func TestStoreLatencyFlag(t *testing.T) {
 	} {
 		if _, err := parseDashboardFlags(args, io.Discard); err == nil {
 			t.Errorf("%q accepted", args)
+		}
+	}
+}
+
+func TestConnectTimeoutFlag(t *testing.T) {
+	f, err := parseDashboardFlags(nil, io.Discard)
+	if err != nil || f.ConnectTimeout != lab.DefaultConnectTimeout {
+		t.Fatalf("default --connect-timeout: %v %s", err, f.ConnectTimeout)
+	}
+	if f, err = parseDashboardFlags([]string{"--connect-timeout", "3s"}, io.Discard); err != nil || f.ConnectTimeout != 3*time.Second {
+		t.Fatalf("--connect-timeout 3s: %v %s", err, f.ConnectTimeout)
+	}
+	for _, bad := range []string{"0s", "500ms", "6m", "soon"} {
+		if _, err := parseDashboardFlags([]string{"--connect-timeout", bad}, io.Discard); err == nil {
+			t.Errorf("--connect-timeout %s accepted", bad)
 		}
 	}
 }

@@ -14,6 +14,11 @@ import (
 // missing or taken. Each case checks the exit code, that the message says
 // what to do, that it ends in bounded time, and that no process is left
 // (every process of a dashboard run carries the run's tag, see taggedProcs).
+// They mostly wait for a timeout, and each has a broker and store of its own
+// or none: they run in parallel. The dashboard's --connect-timeout is
+// shortened to badEnvTimeout; the message names the timeout in force.
+
+const badEnvTimeout = "3s"
 
 // headlessFails runs the headless dashboard with extra flags and returns
 // its stderr once it exited with code 1 within limit.
@@ -48,16 +53,19 @@ func wantAll(t *testing.T, out string, parts ...string) {
 }
 
 func TestBadEnvUnreachableBroker(t *testing.T) {
-	out := headlessFails(t, 45*time.Second, "--brokers", "127.0.0.1:1")
-	wantAll(t, out, "no answer from Kafka at 127.0.0.1:1 within 15s", "check --brokers / KAFKA_BROKER")
+	t.Parallel()
+	out := headlessFails(t, 45*time.Second, "--brokers", "127.0.0.1:1", "--connect-timeout", badEnvTimeout)
+	wantAll(t, out, "no answer from Kafka at 127.0.0.1:1 within "+badEnvTimeout, "check --brokers / KAFKA_BROKER")
 }
 
 func TestBadEnvUnreachableMongo(t *testing.T) {
-	out := headlessFails(t, 60*time.Second, "--mongo", "mongodb://127.0.0.1:1/krl")
+	t.Parallel()
+	out := headlessFails(t, 60*time.Second, "--mongo", "mongodb://127.0.0.1:1/krl", "--connect-timeout", badEnvTimeout)
 	wantAll(t, out, "MongoDB at mongodb://127.0.0.1:1/krl did not answer", "check --mongo / MONGO_URI")
 }
 
 func TestBadEnvDataDirNotWritable(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -74,6 +82,7 @@ func TestBadEnvDataDirNotWritable(t *testing.T) {
 // HTTP servers, asked for a busy port say so and how to fix it, and exit 1
 // at once.
 func TestBadEnvPortInUse(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -108,8 +117,9 @@ func TestBadEnvPortInUse(t *testing.T) {
 // retries instead of answering "unknown process"; a terminal below the
 // minimum says what to do; q then ends it with 0 and no process left.
 func TestBadEnvTUI(t *testing.T) {
+	t.Parallel()
 	d := newDashboard(t)
-	tm := startTmuxDashboard(t, d, "--brokers", "127.0.0.1:1")
+	tm := startTmuxDashboard(t, d, "--brokers", "127.0.0.1:1", "--connect-timeout", badEnvTimeout)
 	tm.await("every lesson process failed with the cause", 45*time.Second, func(s string) error {
 		rows := procRows(s)
 		for _, name := range []string{"producer", "consumer-current", "consumer-usage", "consumer-query"} {

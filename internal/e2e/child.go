@@ -42,6 +42,13 @@ type Child struct {
 // group) at the end of the test if it is still running.
 func Start(t testing.TB, bin string, args ...string) *Child {
 	t.Helper()
+	return StartEnv(t, nil, bin, args...)
+}
+
+// StartEnv is Start with env added to the test's environment: unlike
+// t.Setenv, it leaves the test free to run in parallel.
+func StartEnv(t testing.TB, env []string, bin string, args ...string) *Child {
+	t.Helper()
 	c := &Child{t: t, Name: childName(args), Args: args, changed: make(chan struct{}), done: make(chan struct{})}
 	f, err := os.CreateTemp(t.TempDir(), strings.ReplaceAll(c.Name, "/", "_")+"-*.stderr")
 	if err != nil {
@@ -49,6 +56,9 @@ func Start(t testing.TB, bin string, args ...string) *Child {
 	}
 	c.stderrPath = f.Name()
 	cmd := exec.Command(bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stderr = f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()

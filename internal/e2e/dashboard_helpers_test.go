@@ -102,8 +102,8 @@ func (d *dashboard) startHeadless(script string, extra ...string) *Child {
 		}
 		args = append(args, "--script", path)
 	}
-	d.t.Setenv(tagEnv, d.tag) // inherited by the dashboard, hence by all its children
-	d.child = Start(d.t, Binary(d.t), d.args(args...)...)
+	// The tag is inherited by the dashboard, hence by all its children.
+	d.child = StartEnv(d.t, []string{tagEnv + "=" + d.tag}, Binary(d.t), d.args(args...)...)
 	return d.child
 }
 

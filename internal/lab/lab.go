@@ -58,6 +58,9 @@ type Config struct {
 	// StoreLatency delays every request to the embedded store by this much
 	// (store --latency): the "slow store" fault. 0: none.
 	StoreLatency time.Duration
+	// ConnectTimeout bounds the first contact with the broker and the
+	// store before the lesson's processes start (0: DefaultConnectTimeout).
+	ConnectTimeout time.Duration
 	// Log receives the lab's own diagnostics (never the terminal in TUI mode).
 	Log *slog.Logger
 }
@@ -315,8 +318,17 @@ func (l *Lab) Launch(ctx context.Context) error {
 	return l.launchRoles(ctx)
 }
 
-// checkTimeout bounds the first contact with the broker and the store.
-const checkTimeout = 15 * time.Second
+// DefaultConnectTimeout is how long the lab waits for the broker and the
+// store to answer before it says they are down: long enough for a broker
+// that is still starting on a busy laptop.
+const DefaultConnectTimeout = 15 * time.Second
+
+func (l *Lab) connectTimeout() time.Duration {
+	if l.cfg.ConnectTimeout > 0 {
+		return l.cfg.ConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
 
 // launchError is why the lesson's processes could not be started, with
 // the short cause the board shows in their rows.
@@ -391,12 +403,12 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 // external broker may not have them yet, and consumers subscribed to a
 // missing topic would only wait for it.
 func (l *Lab) ensureTopics(ctx context.Context, brokers string) error {
-	tctx, tcancel := context.WithTimeout(ctx, checkTimeout)
+	tctx, tcancel := context.WithTimeout(ctx, l.connectTimeout())
 	rf, topicConfig := l.replication()
 	created, err := l.offsets.EnsureTopicReplicated(tctx, l.cfg.Topic, 3, rf, topicConfig)
 	tcancel()
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &launchError{"Kafka down", fmt.Errorf("no answer from Kafka at %s within %s (is it running? check --brokers / KAFKA_BROKER)", brokers, checkTimeout)}
+		return &launchError{"Kafka down", fmt.Errorf("no answer from Kafka at %s within %s (is it running? check --brokers / KAFKA_BROKER)", brokers, l.connectTimeout())}
 	}
 	if err != nil {
 		return &launchError{"Kafka error", fmt.Errorf("topic %s on %s: %w", l.cfg.Topic, brokers, err)}
@@ -409,7 +421,7 @@ func (l *Lab) ensureTopics(ctx context.Context, brokers string) error {
 		l.emit(board.Action{At: time.Now(), Text: text})
 	}
 	dlq := kafkacfg.DeadLetterTopic(l.cfg.Topic)
-	tctx, tcancel = context.WithTimeout(ctx, checkTimeout)
+	tctx, tcancel = context.WithTimeout(ctx, l.connectTimeout())
 	created, err = l.offsets.EnsureTopicReplicated(tctx, dlq, kafkacfg.DeadLetterPartitions, rf, topicConfig)
 	tcancel()
 	if err != nil {
@@ -429,7 +441,7 @@ func (l *Lab) checkStore(ctx context.Context, mongo string) error {
 			return &launchError{"bad --mongo", fmt.Errorf("store: %w (check --mongo / MONGO_URI)", err)}
 		}
 	}
-	pctx, pcancel := context.WithTimeout(ctx, checkTimeout)
+	pctx, pcancel := context.WithTimeout(ctx, l.connectTimeout())
 	err = l.db.Ping(pctx)
 	pcancel()
 	if err != nil {
