@@ -176,6 +176,7 @@ func TestStoreFaultsBackpressure(t *testing.T) {
 // backpressure; the store crashed and restarted (x, r: a restart runs at
 // full speed) ends it, and after a pause everything is exact (drift 0).
 func TestHeadlessStoreLatency(t *testing.T) {
+	t.Parallel() // a lab of its own that mostly waits on its slow store
 	d := newDashboard(t)
 	d.startHeadless(`
 wait 12s
