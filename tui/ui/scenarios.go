@@ -34,8 +34,9 @@ func (m Model) narrate(p scenario.Progress) (tea.Model, tea.Cmd) {
 
 // noteOffScript: while a step waits for the presenter's key, an action key
 // other than that one (or on another process) still acts, and the
-// narration says it was not the step's. A producer's key is the step's
-// whatever is selected.
+// narration says it was not the step's. Only a key that acts on the
+// selected process needs that process selected; the others (producer,
+// consumer-usage) are the step's whatever is selected.
 func (m *Model) noteOffScript(msg tea.KeyMsg) {
 	if !m.running() || m.narration.Press == nil {
 		return
@@ -46,7 +47,7 @@ func (m *Model) noteOffScript(msg tea.KeyMsg) {
 		return
 	}
 	press := m.narration.Press
-	if name == press.Action && (m.selected == press.Process || a.Target == action.TargetProducer) {
+	if name == press.Action && (a.Target != action.TargetSelected || m.selected == press.Process) {
 		m.offScript = ""
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 )
@@ -223,6 +224,26 @@ func TestScenarioProgressIsNotABoardInput(t *testing.T) {
 	}
 	if after := len(m.(Model).Board().Events()); after != before {
 		t.Fatal("progress changed the board")
+	}
+}
+
+// TestUsageKeyIsTheStepsWhateverIsSelected: c acts on consumer-usage
+// whatever is selected, so a step that asks for it is answered by it from
+// any row, without an off-script note.
+func TestUsageKeyIsTheStepsWhateverIsSelected(t *testing.T) {
+	ctl := &fakeController{}
+	m, _ := New(sceneRunning().b, ctl, Options{Scenarios: &fakeScenarios{}}).Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	p := progressPress()
+	p.Press = &scenario.Press{Action: action.CrashAt, Process: board.Usage}
+	m, _ = m.Update(Inputs{p})
+	m = press(t, m, "2") // consumer-current selected
+	m = press(t, m, "c")
+	if strings.Contains(m.View(), "is not this step's key") {
+		t.Fatalf("c with another process selected was noted off-script:\n%s", m.View())
+	}
+	m = press(t, m, "x")
+	if !strings.Contains(m.View(), "x on consumer-current is not this step") {
+		t.Fatalf("x on another process not noted:\n%s", m.View())
 	}
 }
 
