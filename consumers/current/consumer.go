@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -33,6 +34,51 @@ type consumer struct {
 
 	down      bool
 	lastRetry time.Time
+
+	// The poll loop hands messages to the applier in batches, so polling
+	// (a cgo call and copies per message) and decoding run on separate
+	// cores during a replay.
+	batches  chan []received
+	pending  []received
+	inFlight sync.WaitGroup
+}
+
+// received is a message and the time its poll returned.
+type received struct {
+	m  *kafka.Message
+	at time.Time
+}
+
+// batchSize bounds a batch: it forms only while librdkafka's queue holds a
+// backlog (a replay), otherwise each poll's message goes on at once.
+const batchSize = 512
+
+// applyBatches applies the batches in order until the channel closes.
+func (c *consumer) applyBatches(done chan<- struct{}) {
+	defer close(done)
+	for b := range c.batches {
+		for _, r := range b {
+			c.message(r.m, r.at)
+		}
+		c.inFlight.Done()
+	}
+}
+
+// send hands the pending messages to the applier.
+func (c *consumer) send() {
+	if len(c.pending) == 0 {
+		return
+	}
+	c.inFlight.Add(1)
+	c.batches <- c.pending
+	c.pending = make([]received, 0, batchSize)
+}
+
+// drain returns once every message polled so far is applied: a rebalance,
+// a revocation or an exit sees the state of everything polled before it.
+func (c *consumer) drain() {
+	c.send()
+	c.inFlight.Wait()
 }
 
 func (c *consumer) run(ctx context.Context) error {
@@ -60,27 +106,50 @@ func (c *consumer) run(ctx context.Context) error {
 		c.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
 		return nil
 	}
+	c.batches = make(chan []received, 4)
+	c.pending = make([]received, 0, batchSize)
+	applied := make(chan struct{})
+	go c.applyBatches(applied)
+	defer func() {
+		c.drain()
+		close(c.batches)
+		<-applied
+	}()
 	if err := k.Subscribe(c.cfg.Topic, c.rebalance); err != nil {
 		return fmt.Errorf("subscribe: %w", err)
 	}
 
 	nextProgress := time.Now()
+	var lastPolled time.Time
 	for {
 		if ctx.Err() != nil {
 			c.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
 			return nil
 		}
-		ev := k.Poll(100)
+		timeout := 100
+		if len(c.pending) > 0 {
+			// An empty queue sends the batch at once.
+			timeout = 0
+		}
+		ev := k.Poll(timeout)
 		// One clock read per poll: a replay polls a million times.
 		now := time.Now()
-		c.st.health.Polled(now)
+		// The health report gives the poll's age in whole milliseconds: a
+		// lock per poll would contend with the applier's for nothing.
+		if now.Sub(lastPolled) >= time.Millisecond {
+			c.st.health.Polled(now)
+			lastPolled = now
+		}
 		switch e := ev.(type) {
 		case *kafka.Message:
-			c.message(e, now)
+			c.received(e, now)
 		case kafka.Error:
+			c.send()
 			if err := c.clientError(e); err != nil {
 				return err
 			}
+		default:
+			c.send()
 		}
 		if !now.Before(nextProgress) {
 			c.checkBack(k)
@@ -130,6 +199,7 @@ func (c *consumer) awaitTopic(ctx context.Context, k *kafka.Consumer) bool {
 }
 
 func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
+	c.drain()
 	switch e := ev.(type) {
 	case kafka.AssignedPartitions:
 		start, target := map[int32]int64{}, map[int32]int64{}
@@ -181,9 +251,11 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 	return nil
 }
 
-func (c *consumer) message(m *kafka.Message, now time.Time) {
-	p, off := m.TopicPartition.Partition, int64(m.TopicPartition.Offset)
+// received takes a polled message on the poll loop: errors and the
+// broker's return are handled here, the record goes to the applier.
+func (c *consumer) received(m *kafka.Message, now time.Time) {
 	if err := m.TopicPartition.Error; err != nil {
+		c.send()
 		_ = c.clientError(err)
 		return
 	}
@@ -192,6 +264,15 @@ func (c *consumer) message(m *kafka.Message, now time.Time) {
 		c.log.Info("broker reachable again", "brokers", c.cfg.Brokers)
 		c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
 	}
+	c.pending = append(c.pending, received{m, now})
+	if len(c.pending) == batchSize {
+		c.send()
+	}
+}
+
+// message applies one record (on the applier).
+func (c *consumer) message(m *kafka.Message, now time.Time) {
+	p, off := m.TopicPartition.Partition, int64(m.TopicPartition.Offset)
 	c.st.health.Received(now, p, off)
 	err := c.st.apply(p, off, m.Key, m.Value)
 	reason := ""
