@@ -36,6 +36,7 @@ const (
 	ScaleDown  Name = "scale-down"
 	Logs       Name = "logs"
 	Partitions Name = "partitions"
+	Why        Name = "why"
 	Scenarios  Name = "scenarios"
 	ScrollUp   Name = "scroll-up"
 	ScrollDown Name = "scroll-down"
@@ -187,6 +188,9 @@ var registry = []Action{
 		Doc: "the selected process's logs"},
 	{Name: Partitions, Keys: []string{"t"}, Help: Line{"t", "partitions"},
 		Doc:     "the topic's partitions in full, in the sensors' and usage's place",
+		Watcher: true},
+	{Name: Why, Keys: []string{"w"}, Help: Line{"w", "why: the drift's messages"}, Short: Line{"w", "why"},
+		Doc:     "why: the messages that make the drift, for the total, then (w again) each drifting sensor",
 		Watcher: true},
 	{Name: Scenarios, Keys: []string{"g"}, Help: Line{"g", "scenarios"},
 		Doc:      "guided scenarios",

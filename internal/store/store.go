@@ -341,9 +341,10 @@ type UsageRecord struct {
 }
 
 // Writer names one consumer-usage process in its records: its instance
-// and when it started, so two lives of one instance stay apart.
+// and when it started ("instance@RFC 3339"), so two lives of one instance
+// stay apart.
 func Writer(instance string, started time.Time) string {
-	return instance + " started " + started.UTC().Format("15:04:05.000")
+	return instance + "@" + started.UTC().Format(time.RFC3339Nano)
 }
 
 // RecordID is the _id of a sensor's seq-th usage record (seq from 1).
