@@ -109,6 +109,7 @@ type Board struct {
 	usageSeen bool
 	// causeGroups: the groups of drift causes the timeline has named.
 	causeGroups map[string]bool
+	causesErr   error
 	usageErr    error
 	usageErAt   time.Time
 	// expectErr: the latest cut could not say what the audit expects.

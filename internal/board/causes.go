@@ -206,9 +206,17 @@ func abs(x int64) int64 {
 // seen before in this run.
 func (b *Board) noteCauseGroups(at time.Time) {
 	var all [][]Cause
+	var err error
 	for _, id := range slices.Sorted(maps.Keys(b.usage)) {
 		all = append(all, b.usage[id].Causes)
+		if e := b.usage[id].CausesErr; e != nil {
+			err = e
+		}
 	}
+	if err != nil && b.causesErr == nil {
+		b.event(at, "", LevelWarn, "cannot name the drift's messages: "+err.Error())
+	}
+	b.causesErr = err
 	for _, g := range groupCauses(all) {
 		k := g.key()
 		if b.causeGroups[k] {
