@@ -169,6 +169,7 @@ func TestCrashCampaignGuarded(t *testing.T) {
 	rt := d.readRunTruth()
 	checkCurrentIsTruth(t, r, rt.Truth)
 	checkUsageExact(t, r, rt)
+	checkNoCauseAtAnyPoll(t, d)
 	if t.Failed() {
 		t.Logf("script:\n%s", script)
 	}

@@ -427,6 +427,18 @@ func checkUsageExact(t *testing.T, r dashReport, rt runTruth) {
 	}
 }
 
+// checkNoCauseAtAnyPoll: a guarded run's timeline never named a drift's
+// cause and never failed to (the board notes every new group of causes,
+// at the poll it appears).
+func checkNoCauseAtAnyPoll(t *testing.T, d *dashboard) {
+	t.Helper()
+	for _, line := range strings.Split(d.stderr(), "\n") {
+		if strings.Contains(line, "drift named: ") || strings.Contains(line, "cannot name the drift's messages") {
+			t.Errorf("a guarded run's timeline: %s", line)
+		}
+	}
+}
+
 // messageDeltas is, per sensor, what the topic yields for each of its
 // messages in its checkpointed window (after the first checkpoint, in its
 // partition), in cents: the seed's rule between consecutive valid messages.
