@@ -287,6 +287,22 @@ quit
 	}
 	s := r.Sensors[0]
 	checkDriftCauses(t, r, rt)
+	words := checkLateAndStale(t, s, n, want)
+	if strings.Contains(d.stderr(), "cannot name the drift's messages") {
+		t.Errorf("the dashboard could not name the drift's messages at some poll")
+	}
+	if !strings.Contains(d.stderr(), "drift named: ") {
+		t.Errorf("no timeline line names the drift's causes")
+	}
+	t.Logf("naive on screen: late write p2@%d, then scaled back: drift %+.2f h / %+.2f km, causes %v",
+		n, s.Drift.Hours, s.Drift.Km, words)
+}
+
+// checkLateAndStale: the late write's message p2@n (its delta want) is
+// counted again, and after p2 came back to consumer-usage a later message
+// of p2 carries its stale reading. It returns the causes in words.
+func checkLateAndStale(t *testing.T, s reportSens, n int64, want store.Totals) (words []string) {
+	t.Helper()
 	// The non-atomic window: the late write's message is counted again,
 	// once by each owner, and named so.
 	var late *reportCause
@@ -304,7 +320,6 @@ quit
 	}
 	// Taking p2 back, the naive loop's reading is the one it held when p2
 	// left: what consumer-usage-2 recorded meanwhile is recorded again.
-	var words []string
 	stale := false
 	for _, c := range s.DriftCauses {
 		words = append(words, fmt.Sprintf("%s p%d@%d %+.2f h", c.Kind, c.Partition, c.Offset, c.RecordedHours-c.ExpectedHours))
@@ -314,14 +329,7 @@ quit
 	if !stale {
 		t.Errorf("no stale reading of consumer-usage's named after it took p2 back: %v", words)
 	}
-	if strings.Contains(d.stderr(), "cannot name the drift's messages") {
-		t.Errorf("the dashboard could not name the drift's messages at some poll")
-	}
-	if !strings.Contains(d.stderr(), "drift named: ") {
-		t.Errorf("no timeline line names the drift's causes")
-	}
-	t.Logf("naive on screen: late write p2@%d, then scaled back: drift %+.2f h / %+.2f km, causes %v",
-		n, s.Drift.Hours, s.Drift.Km, words)
+	return words
 }
 
 func fmtInt(p *int64) string {
