@@ -15,7 +15,10 @@ import (
 func Lines(st *theme.Styles, v board.WhyView, width, height int) []string {
 	var out []string
 	add := func(s string, style func(...string) string) {
-		for _, l := range common.Wrap(s, width-1) {
+		for i, l := range common.Wrap(s, width-3) {
+			if i > 0 { // under the bullet's text
+				l = "  " + l
+			}
 			out = append(out, " "+style(l))
 		}
 	}
@@ -41,7 +44,7 @@ func Lines(st *theme.Styles, v board.WhyView, width, height int) []string {
 	}
 	for _, c := range v.Causes {
 		d := c.Drift()
-		line := fmt.Sprintf("  p%d@%d %s: recorded %s h %s km, the topic yields %s h %s km (%+.2f h)",
+		line := fmt.Sprintf("  p%d@%d %s: recorded %s h %s km · topic %s h %s km · %+.2f h",
 			c.Partition, c.Offset, c.Kind, cents(c.RecordedHoursCents), cents(c.RecordedKmCents),
 			cents(c.ExpectedHoursCents), cents(c.ExpectedKmCents), d.Hours())
 		if c.Records > 1 {
