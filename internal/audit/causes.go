@@ -84,6 +84,9 @@ type sensorCauses struct {
 	recorded store.Totals
 	expected store.Totals
 	causes   map[int64]*Cause // by offset, in first.Partition
+	// listed is causes in offset order as last handed out, nil when a
+	// cause changed since: a cut without news costs no copy.
+	listed []Cause
 }
 
 // NewAttribution returns an attribution with nothing read.
@@ -142,9 +145,10 @@ func (a *Attribution) forgetStale(t Truth, cut map[string]Cut) {
 
 // Apply advances every sensor of the cut to it, with recs the records Need
 // asked for (keyed by sensor, in seq order), and returns each sensor's
-// causes ordered by offset; bad lists the sensors whose causes could not be
-// made to add up to their drift (records missing from recs): their state
-// is dropped, and a Need after Apply asks for all their records.
+// causes ordered by offset (the same slice while they do not change: read
+// only); bad lists the sensors whose causes could not be made to add up to
+// their drift (records missing from recs): their state is dropped, and a
+// Need after Apply asks for all their records.
 func (a *Attribution) Apply(t Truth, cut map[string]Cut, from map[string]int64, recs map[string][]store.SensorRecord) (causes map[string][]Cause, bad []string) {
 	causes = map[string][]Cause{}
 	for id, c := range cut {
@@ -245,6 +249,7 @@ func (c *Cause) add(r store.SensorRecord) {
 
 // keep stores cause if it differs from the topic, else clears its offset.
 func (s *sensorCauses) keep(c *Cause) {
+	s.listed = nil
 	if c.Recorded.HoursCents == c.Expected.HoursCents && c.Recorded.KmCents == c.Expected.KmCents {
 		delete(s.causes, c.Offset)
 		return
@@ -262,11 +267,16 @@ func (s *sensorCauses) addsUp() bool {
 	return h == s.recorded.HoursCents-s.expected.HoursCents && k == s.recorded.KmCents-s.expected.KmCents
 }
 
+// list is the causes in offset order; callers must not modify it.
 func (s *sensorCauses) list() []Cause {
+	if s.listed != nil {
+		return s.listed
+	}
 	out := make([]Cause, 0, len(s.causes))
 	for _, o := range slices.Sorted(maps.Keys(s.causes)) {
 		out = append(out, *s.causes[o])
 	}
+	s.listed = out
 	return out
 }
 

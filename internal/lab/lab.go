@@ -130,6 +130,9 @@ type Lab struct {
 	// as of reset-lab causesEpoch.
 	causes      *audit.Attribution
 	causesEpoch int
+	// boardCauses: each sensor's causes as last handed to the board, kept
+	// while the attribution hands out the same slice.
+	boardCauses map[string]convertedCauses
 
 	// launchMu guards launched, defined and failed: the lesson's processes
 	// were started (launchRoles succeeded), defined in the supervisor, or
@@ -894,7 +897,7 @@ func (l *Lab) pollUsage(ctx context.Context) {
 	line := func(id string, c store.Covered) board.UsageTotals {
 		ul := usageLine(id, c, cut[id])
 		if ul.Expect == board.ExpectReady {
-			ul.Causes, ul.CausesErr = boardCauses(causes[id]), causesErr
+			ul.Causes, ul.CausesErr = l.boardCausesOf(id, causes[id]), causesErr
 		}
 		return ul
 	}
@@ -939,11 +942,32 @@ func (l *Lab) attribute(ctx context.Context, epoch int, truth audit.Truth, cut m
 	return causes, errors.New("the usage records do not add up to the totals consumer-query answered")
 }
 
-// boardCauses is a sensor's causes in the board's terms.
-func boardCauses(cs []audit.Cause) []board.Cause {
+type convertedCauses struct {
+	from *audit.Cause
+	n    int
+	to   []board.Cause
+}
+
+// boardCausesOf is sensor id's causes in the board's terms, converted once
+// per change (a long naive replay has a cause per message).
+func (l *Lab) boardCausesOf(id string, cs []audit.Cause) []board.Cause {
 	if len(cs) == 0 {
+		delete(l.boardCauses, id)
 		return nil
 	}
+	if c, ok := l.boardCauses[id]; ok && c.from == &cs[0] && c.n == len(cs) {
+		return c.to
+	}
+	if l.boardCauses == nil {
+		l.boardCauses = map[string]convertedCauses{}
+	}
+	out := boardCauses(cs)
+	l.boardCauses[id] = convertedCauses{from: &cs[0], n: len(cs), to: out}
+	return out
+}
+
+// boardCauses is a sensor's causes in the board's terms.
+func boardCauses(cs []audit.Cause) []board.Cause {
 	out := make([]board.Cause, len(cs))
 	for i, c := range cs {
 		out[i] = board.Cause{Kind: string(c.Kind), Partition: c.Partition, Offset: c.Offset, Records: c.Records,
