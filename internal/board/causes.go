@@ -82,7 +82,7 @@ func (g CauseGroup) What() string {
 			base = " of " + clockMs(g.BaseFrom) + "–" + clockMs(g.BaseTo)
 		}
 		return msgs + " recorded" + by + " with a delta from a stale reading" + base +
-			" (kept across a reassignment or behind its records), not from the message before"
+			", not from the message before (a reading held across a reassignment, or loaded before another owner's last writes)"
 	case CauseNeverRecorded:
 		return msgs + " never recorded: the topic yields a delta, no usage record has it"
 	}
