@@ -32,9 +32,6 @@ const (
 	NeverRecorded CauseKind = "never-recorded"
 )
 
-// Kinds lists every kind, in the order views group them.
-var Kinds = []CauseKind{CountedAgain, StaleReading, NeverRecorded}
-
 // Cause is one message whose recorded usage differs from the topic's.
 type Cause struct {
 	Kind      CauseKind
