@@ -57,7 +57,24 @@ func (g CauseGroup) Words() string {
 	return amount + ": " + g.What()
 }
 
-// What is the group without its amount (the timeline's line).
+// Short is the group in a few words, for the timeline: "+3.49 h +7.83
+// km: 5 messages of p2 (offsets 80–84) stale-reading by consumer-usage
+// (started 14:17:22)".
+func (g CauseGroup) Short() string {
+	s := fmt.Sprintf("%+.2f h %+.2f km: %s of p%d", g.Drift.Hours(), g.Drift.Km(), Plural(int64(g.Messages), "message"), g.Partition)
+	if g.Messages > 1 {
+		s += fmt.Sprintf(" (offsets %d–%d)", g.FirstOffset, g.LastOffset)
+	} else {
+		s += fmt.Sprintf(" (offset %d)", g.FirstOffset)
+	}
+	s += " " + g.Kind
+	if g.Writer != "" {
+		s += " by " + WriterWords(g.Writer)
+	}
+	return s
+}
+
+// What is the group without its amount, in full.
 func (g CauseGroup) What() string {
 	msgs := Plural(int64(g.Messages), "message") + " of p" + fmt.Sprint(g.Partition)
 	if g.Messages > 1 {
@@ -226,6 +243,6 @@ func (b *Board) noteCauseGroups(at time.Time) {
 			b.causeGroups = map[string]bool{}
 		}
 		b.causeGroups[k] = true
-		b.event(at, "", LevelWarn, "drift named: "+g.Words()+" (w: why)")
+		b.event(at, "", LevelWarn, "drift named: "+g.Short()+" · w says why")
 	}
 }
