@@ -96,9 +96,12 @@ func (a *Attribution) Reset() { a.sensors = map[string]*sensorCauses{} }
 
 // Need returns the records the next Apply of this cut needs: per sensor,
 // records after from[id] through upTo[id] (seqs). A sensor whose records
-// and expected usage grew alike since its last cut (same hours, km and
-// number of deltas, and no cause so far) needs none: every message since
-// is taken as recorded once, as the topic yields it.
+// and expected usage grew alike since its last cut (the same hours, km and
+// number of deltas) needs none: every message since is taken as recorded
+// once, as the topic yields it. So records are read when a drift changes,
+// not at every poll (on the embedded store any read of them is a scan of
+// the collection); what this cannot see is a loss and a double count of
+// exactly the same delta between two polls.
 func (a *Attribution) Need(t Truth, cut map[string]Cut) (from, upTo map[string]int64) {
 	a.forgetStale(t, cut)
 	from, upTo = map[string]int64{}, map[string]int64{}
@@ -106,22 +109,24 @@ func (a *Attribution) Need(t Truth, cut map[string]Cut) (from, upTo map[string]i
 		if c.State != Expected || !c.HasFirst || c.Records == 0 {
 			continue
 		}
-		s := a.sensors[id]
-		if s == nil {
-			if c.Totals == c.Expected {
-				continue // exact so far: nothing to read
-			}
-			from[id], upTo[id] = 0, c.Records
+		var seen int64
+		var recorded, expected store.Totals
+		if s := a.sensors[id]; s != nil {
+			seen, recorded, expected = s.seen, s.recorded, s.expected
+		}
+		if c.Records == seen || grewAlike(c.Totals, recorded, c.Expected, expected) {
 			continue
 		}
-		if len(s.causes) == 0 && c.Totals == c.Expected {
-			continue
-		}
-		if c.Records > s.seen {
-			from[id], upTo[id] = s.seen, c.Records
-		}
+		from[id], upTo[id] = seen, c.Records
 	}
 	return from, upTo
+}
+
+// grewAlike: recorded grew from r0 to r as expected grew from e0 to e.
+func grewAlike(r, r0, e, e0 store.Totals) bool {
+	return r.HoursCents-r0.HoursCents == e.HoursCents-e0.HoursCents &&
+		r.KmCents-r0.KmCents == e.KmCents-e0.KmCents &&
+		r.Records-r0.Records == e.Records-e0.Records
 }
 
 // forgetStale drops what no longer describes the topic or the store: every
