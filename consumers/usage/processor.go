@@ -81,6 +81,8 @@ type ProcessorConfig struct {
 	Store Store
 	Topic string
 	Mode  lesson.Mode
+	// Writer names this process in its usage records (store.Writer).
+	Writer string
 	// EffectDelay holds every usage write before it is sent (nil: none).
 	EffectDelay *EffectDelay
 	// Owned reports whether this consumer still owns a partition (nil:
@@ -329,7 +331,8 @@ func (p *Processor) handleNaive(ctx context.Context, r Record) (Result, error) {
 	if known {
 		sum = prev.Summary
 		if u, record := telemetry.Delta(prev.Message, m); record {
-			rec := store.UsageRecord{Usage: u, Partition: r.Partition, Offset: r.Offset}
+			rec := store.UsageRecord{Usage: u, Partition: r.Partition, Offset: r.Offset,
+				Writer: p.cfg.Writer, BaseTimestamp: prev.Message.Timestamp}
 			var app store.Appended
 			if err := p.holdEffect(ctx, []Record{r}); err != nil {
 				return res, err
@@ -464,7 +467,8 @@ func (b *guardedBatch) planUsage(i int, m telemetry.Message, prev store.Checkpoi
 		b.before[m.SensorID] = sum
 	}
 	rec := store.UsageRecord{Usage: u, Partition: r.Partition, Offset: r.Offset, Reading: &m,
-		Effect: store.EffectID(b.p.cfg.Topic, r.Partition, r.Offset), Write: b.write}
+		Effect: store.EffectID(b.p.cfg.Topic, r.Partition, r.Offset), Write: b.write,
+		Writer: b.p.cfg.Writer, BaseTimestamp: prev.Message.Timestamp}
 	b.recs, b.recOf = append(b.recs, rec), append(b.recOf, i)
 	return sum.Fold(rec) // for the Recorded rule of its next records
 }

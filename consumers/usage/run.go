@@ -71,7 +71,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	}
 	proc := NewProcessor(ProcessorConfig{
 		Store: st, Topic: cfg.Conn.Topic, Mode: cfg.Mode, Crash: arm, EffectDelay: delay,
-		Emitter: em, Log: log, StoreAddr: storeAddr, SlowAfter: cfg.StoreSlow,
+		Writer: store.Writer(cfg.InstanceID, time.Now()), Emitter: em, Log: log, StoreAddr: storeAddr, SlowAfter: cfg.StoreSlow,
 	})
 
 	ln, err := net.Listen("tcp", cfg.HTTP)

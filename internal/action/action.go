@@ -36,6 +36,7 @@ const (
 	ScaleDown  Name = "scale-down"
 	Logs       Name = "logs"
 	Partitions Name = "partitions"
+	Why        Name = "why"
 	Scenarios  Name = "scenarios"
 	ScrollUp   Name = "scroll-up"
 	ScrollDown Name = "scroll-down"
@@ -188,6 +189,9 @@ var registry = []Action{
 	{Name: Partitions, Keys: []string{"t"}, Help: Line{"t", "partitions"},
 		Doc:     "the topic's partitions in full, in the sensors' and usage's place",
 		Watcher: true},
+	{Name: Why, Keys: []string{"w"}, Help: Line{"w", "why (drift)"}, Short: Line{"w", "why"},
+		Doc:     "why: the messages that make the drift, for the total, then (w again) each drifting sensor",
+		Watcher: true},
 	{Name: Scenarios, Keys: []string{"g"}, Help: Line{"g", "scenarios"},
 		Doc:      "guided scenarios",
 		Optional: true},
@@ -287,7 +291,7 @@ func Footer() []Item {
 func HelpColumns() [][]Item {
 	return [][]Item{
 		{one(Up), one(Down), one(Next), one(Jump), scale, one(Partitions)},
-		{one(Crash), one(Stop), one(Restart), one(Freeze), one(Pause)},
+		{one(Crash), one(Stop), one(Restart), one(Freeze), one(Pause), one(Why)},
 		{one(Mode), one(Reset), one(CrashAt), one(ResetLab), one(InjectBad), one(Scenarios)},
 		{one(Logs), scroll, one(Help), one(Close), one(Quit)},
 	}

@@ -90,8 +90,10 @@ func (t Truth) ExpectedOver(sensor string, w Window) (usage store.Totals, state 
 // those records (Expected is meaningful when State is Expected).
 type Cut struct {
 	store.Covered
-	// HasFirst: consumer-usage has a first checkpoint of the sensor.
+	// HasFirst: consumer-usage has a first checkpoint of the sensor, read
+	// at First.
 	HasFirst bool
+	First    store.Position
 	State    Expectation
 	Expected store.Totals
 }
@@ -116,10 +118,8 @@ func ExpectedForCut(t Truth, covered map[string]store.Covered, checkpoints map[s
 		cp, ok := checkpoints[id]
 		cut.HasFirst = ok
 		if ok {
-			cut.Expected, cut.State = t.ExpectedOver(id, Window{
-				First:   store.Position{Partition: cp.FirstPartition, Offset: cp.FirstOffset},
-				Covered: cut.Covered,
-			})
+			cut.First = store.Position{Partition: cp.FirstPartition, Offset: cp.FirstOffset}
+			cut.Expected, cut.State = t.ExpectedOver(id, Window{First: cut.First, Covered: cut.Covered})
 		} else {
 			cut.State = NoWindow
 		}

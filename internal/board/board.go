@@ -107,8 +107,11 @@ type Board struct {
 	usage     map[string]UsageTotals
 	usageAt   time.Time
 	usageSeen bool
-	usageErr  error
-	usageErAt time.Time
+	// causeGroups: the groups of drift causes the timeline has named.
+	causeGroups map[string]bool
+	causesErr   error
+	usageErr    error
+	usageErAt   time.Time
 	// expectErr: the latest cut could not say what the audit expects.
 	expectErr error
 

@@ -974,7 +974,9 @@ func TestReportJSON(t *testing.T) {
 		Committed{At: at(2), Group: "g", Offsets: map[int32]int64{0: 7}},
 		ProcStarted{Name: Query, PID: 9, At: at(0)},
 		UsageSnapshot{At: at(2), Sensors: []UsageTotals{{SensorID: "s1", Hours: 1.25, Km: 3, Records: 2,
-			Partition: 1, Offset: 41, Expect: ExpectReady, ExpectedHours: 1, ExpectedKm: 3}}},
+			Partition: 1, Offset: 41, Expect: ExpectReady, ExpectedHours: 1, ExpectedKm: 3,
+			Causes: []Cause{{Kind: CauseCountedAgain, Partition: 1, Offset: 41, Records: 2, Writer: "consumer-usage@2026-01-02T10:00:00Z",
+				RecordedHoursCents: 50, RecordedKmCents: 0, ExpectedHoursCents: 25}}}}},
 		TruthSnapshot{At: at(2), Sensors: []Truth{
 			{SensorID: "s1", Last: &last},
 			{SensorID: "s2", Last: &SensorState{SensorID: "s2", Timestamp: 5}},
@@ -1012,9 +1014,12 @@ func TestReportJSON(t *testing.T) {
 		t.Fatalf("sensors %v", sensors)
 	}
 	s1 := sensors[0].(map[string]any)
-	wantS1 := `{"current":{"hours_tot":10,"km_tot":100,"lat":45,"lon":9,"timestamp":1000},"drift":{"hours":0.25,"km":0},"sensor_id":"s1","truth":{"hours_tot":10,"km_tot":100,"timestamp":1000,"usage_hours":1,"usage_km":3},"usage":{"hours":1.25,"km":3,"records":2,"through":{"offset":41,"partition":1}},"verdict":"over-counted"}`
+	wantS1 := `{"current":{"hours_tot":10,"km_tot":100,"lat":45,"lon":9,"timestamp":1000},"drift":{"hours":0.25,"km":0},"drift_causes":[{"expected_hours":0.25,"expected_km":0,"kind":"counted-again","offset":41,"partition":1,"recorded_hours":0.5,"recorded_km":0,"records":2,"writer":"consumer-usage@2026-01-02T10:00:00Z"}],"sensor_id":"s1","truth":{"hours_tot":10,"km_tot":100,"timestamp":1000,"usage_hours":1,"usage_km":3},"usage":{"hours":1.25,"km":3,"records":2,"through":{"offset":41,"partition":1}},"verdict":"over-counted"}`
 	if s, _ := json.Marshal(s1); string(s) != wantS1 {
 		t.Fatalf("s1 = %s\nwant %s", s, wantS1)
+	}
+	if k, _ := json.Marshal(got["drift_causes_by_kind"]); string(k) != `{"counted-again":{"drift_hours":0.25,"drift_km":0,"messages":1}}` {
+		t.Fatalf("drift_causes_by_kind = %s", k)
 	}
 	s2 := sensors[1].(map[string]any)
 	if s2["current"] != nil || s2["drift"] != nil || s2["truth"] == nil {

@@ -103,6 +103,34 @@ type UsageTotals struct {
 	Expect        Expectation
 	ExpectedHours float64
 	ExpectedKm    float64
+	// Causes are the messages whose records differ from what the topic
+	// yields for them, over the same cut (with ExpectReady; their drifts
+	// add up to the line's). CausesErr: they could not be read.
+	Causes    []Cause
+	CausesErr error
+}
+
+// Cause is one message of a sensor's drift (audit.Cause, in the board's
+// words): Kind is one of the CauseKinds.
+type Cause struct {
+	Kind      string
+	Partition int32
+	Offset    int64
+	// Records: how many usage records the message has; Writer wrote the
+	// latest (its instance and start), from its reading of BaseTimestamp
+	// (epoch ms, 0 unknown).
+	Records            int
+	Writer             string
+	BaseTimestamp      int64
+	RecordedHoursCents int64
+	RecordedKmCents    int64
+	ExpectedHoursCents int64
+	ExpectedKmCents    int64
+}
+
+// Drift is the cause's share of its sensor's drift.
+func (c Cause) Drift() Drift {
+	return Drift{HoursCents: c.RecordedHoursCents - c.ExpectedHoursCents, KmCents: c.RecordedKmCents - c.ExpectedKmCents}
 }
 
 // Expectation is what the audit could say about a UsageTotals line.

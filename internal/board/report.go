@@ -21,6 +21,31 @@ type Report struct {
 	// Keys: the audit's read of the topic against the partitioner, as the
 	// partitions view (t) shows it; null before the audit's first read.
 	Keys *ReportKeys `json:"keys"`
+	// DriftCausesByKind sums every sensor's drift_causes per kind (an
+	// empty object without causes).
+	DriftCausesByKind map[string]ReportCauseKind `json:"drift_causes_by_kind"`
+}
+
+// ReportCause is one message whose recorded usage differs from what the
+// topic yields for it: recorded − expected summed over a sensor's causes
+// is its drift.
+type ReportCause struct {
+	Kind      string  `json:"kind"`
+	Partition int32   `json:"partition"`
+	Offset    int64   `json:"offset"`
+	Writer    string  `json:"writer"`
+	Records   int     `json:"records"`
+	RecHours  float64 `json:"recorded_hours"`
+	RecKm     float64 `json:"recorded_km"`
+	ExpHours  float64 `json:"expected_hours"`
+	ExpKm     float64 `json:"expected_km"`
+}
+
+// ReportCauseKind is one kind's causes over every sensor.
+type ReportCauseKind struct {
+	Messages   int     `json:"messages"`
+	DriftHours float64 `json:"drift_hours"`
+	DriftKm    float64 `json:"drift_km"`
 }
 
 // ReportKeys is the partitions view's keys line.
@@ -116,6 +141,9 @@ type ReportSensor struct {
 	Usage    *ReportUsage   `json:"usage"`
 	Truth    *ReportTruth   `json:"truth"`
 	Drift    *ReportDrift   `json:"drift"`
+	// DriftCauses are the messages that make Drift (empty when it is
+	// exact or there is no comparison).
+	DriftCauses []ReportCause `json:"drift_causes"`
 	// Verdict is the usage panel's word for the sensor: exact,
 	// over-counted, lost, mixed, or pending while the audit has not read as
 	// far as the records (drift is then null); empty without a comparison.
@@ -181,8 +209,27 @@ func (b *Board) Report() Report {
 		r.Processes = append(r.Processes, reportProcess(pv))
 	}
 	sensors := b.reportSensors()
+	byKind := map[string]*Drift{}
+	r.DriftCausesByKind = map[string]ReportCauseKind{}
 	for _, id := range slices.Sorted(maps.Keys(sensors)) {
-		r.Sensors = append(r.Sensors, *sensors[id])
+		s := sensors[id]
+		if s.DriftCauses == nil {
+			s.DriftCauses = []ReportCause{}
+		}
+		for _, c := range s.DriftCauses {
+			k := r.DriftCausesByKind[c.Kind]
+			d := byKind[c.Kind]
+			if d == nil {
+				d = &Drift{}
+				byKind[c.Kind] = d
+			}
+			d.HoursCents += cents(c.RecHours) - cents(c.ExpHours)
+			d.KmCents += cents(c.RecKm) - cents(c.ExpKm)
+			k.Messages++
+			k.DriftHours, k.DriftKm = d.Hours(), d.Km()
+			r.DriftCausesByKind[c.Kind] = k
+		}
+		r.Sensors = append(r.Sensors, *s)
 	}
 	return r
 }
@@ -302,6 +349,12 @@ func reportUsageRow(s *ReportSensor, row UsageRow) {
 	}
 	if row.Drift != nil {
 		s.Drift = &ReportDrift{Hours: row.Drift.Hours(), Km: row.Drift.Km()}
+	}
+	for _, c := range row.Causes {
+		s.DriftCauses = append(s.DriftCauses, ReportCause{Kind: c.Kind, Partition: c.Partition, Offset: c.Offset,
+			Writer: c.Writer, Records: c.Records,
+			RecHours: float64(c.RecordedHoursCents) / 100, RecKm: float64(c.RecordedKmCents) / 100,
+			ExpHours: float64(c.ExpectedHoursCents) / 100, ExpKm: float64(c.ExpectedKmCents) / 100})
 	}
 	s.Verdict = string(row.Verdict)
 }

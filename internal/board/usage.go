@@ -27,6 +27,7 @@ func (b *Board) usageSnapshot(v UsageSnapshot) {
 	}
 	b.usageAt = v.At
 	b.usageSeen = true
+	b.noteCauseGroups(v.At)
 	if v.ExpectErr != nil && b.expectErr == nil {
 		b.event(v.At, "", LevelWarn, "cannot compare usage with the audit: "+v.ExpectErr.Error())
 	}
@@ -144,6 +145,10 @@ type UsageRow struct {
 	Drift    *Drift
 	// Verdict is what the panel shows: Drift.Verdict(), or VerdictPending.
 	Verdict Verdict
+	// Causes: the messages that make Drift (their drifts add up to it);
+	// CausesErr when they could not be read.
+	Causes    []Cause
+	CausesErr error
 }
 
 // UsageView is the usage panel: recorded vs expected per sensor and in total.
@@ -259,6 +264,7 @@ func (b *Board) recordedRow(r, tot *UsageRow) {
 	switch u.Expect {
 	case ExpectReady:
 		r.Expected = &Amount{Hours: u.ExpectedHours, Km: u.ExpectedKm}
+		r.Causes, r.CausesErr = u.Causes, u.CausesErr
 		if tot.Expected == nil {
 			tot.Expected = &Amount{}
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/audit"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
@@ -169,6 +170,7 @@ func TestCrashCampaignGuarded(t *testing.T) {
 	rt := d.readRunTruth()
 	checkCurrentIsTruth(t, r, rt.Truth)
 	checkUsageExact(t, r, rt)
+	checkNoCauseAtAnyPoll(t, d)
 	if t.Failed() {
 		t.Logf("script:\n%s", script)
 	}
@@ -320,6 +322,7 @@ func TestCrashCampaignNaive(t *testing.T) {
 			exposedNotOver = append(exposedNotOver, id)
 		}
 	}
+	named := checkCampaignCauses(t, tp, db, cps, final.totals, expected)
 	kinds := countKinds(steps)
 	var truthTotal store.Totals
 	for _, e := range expected {
@@ -333,6 +336,59 @@ func TestCrashCampaignNaive(t *testing.T) {
 		truthTotal.Hours(), truthTotal.Km(), float64(drift[0])/100, float64(drift[1])/100, len(over), len(truth.Sensors), over,
 		float64(m.replayTotal.h)/100, float64(m.replayTotal.k)/100, m.replayCrashes,
 		float64(m.halfTotal.h)/100, float64(m.halfTotal.k)/100, m.halfCrashes, exposedNotOver)
+	t.Logf("naive campaign: the drift named by %v", named)
+}
+
+// checkCampaignCauses attributes the campaign's drift as the dashboard
+// does (audit.Attribution over the store's records and an audit of the
+// topic read back) and checks it: every sensor's causes add up to its
+// drift measured here (store − topic), and each cause's expected delta is
+// the topic's. It returns the causes counted by kind.
+func checkCampaignCauses(t *testing.T, tp Topic, db *store.Store, cps map[string]store.Checkpoint,
+	stored, expected map[string]store.Totals) map[audit.CauseKind]int {
+	t.Helper()
+	l := audit.NewLedger()
+	for _, r := range tp.Records {
+		l.Track(r.Partition)
+		l.Add(r.Partition, r.Offset, r.Key, r.Value)
+	}
+	truth := l.Snapshot()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	covered, err := db.UsageCoverage(ctx)
+	if err != nil {
+		t.Fatalf("usage coverage: %v", err)
+	}
+	cut := audit.ExpectedForCut(truth, covered, cps)
+	a := audit.NewAttribution()
+	from, upTo := a.Need(truth, cut)
+	recs, err := db.UsageRecordsFrom(ctx, from, upTo)
+	if err != nil {
+		t.Fatalf("usage records: %v", err)
+	}
+	causes, bad := a.Apply(truth, cut, from, recs)
+	if len(bad) > 0 {
+		t.Errorf("the causes of %v do not add up to their drift", bad)
+	}
+	deltas := messageDeltas(tp, cps)
+	named := map[audit.CauseKind]int{}
+	for id, want := range expected {
+		var h, k int64
+		for _, c := range causes[id] {
+			named[c.Kind]++
+			dh, dk := c.Drift()
+			h, k = h+dh, k+dk
+			if d := deltas[id][c.Offset]; d.HoursCents != c.Expected.HoursCents || d.KmCents != c.Expected.KmCents {
+				t.Errorf("%s: cause p%d@%d expects %+v, the topic yields %+v", id, c.Partition, c.Offset, c.Expected, d)
+			}
+		}
+		got := stored[id]
+		if h != got.HoursCents-want.HoursCents || k != got.KmCents-want.KmCents {
+			t.Errorf("%s: causes add up to %d/%d cents, the drift is %d/%d", id, h, k,
+				got.HoursCents-want.HoursCents, got.KmCents-want.KmCents)
+		}
+	}
+	return named
 }
 
 // armCrash arms point on consumer-usage. The process announces the arm on

@@ -125,6 +125,7 @@ func TestChaos(t *testing.T) {
 	}
 	checkCurrentIsTruth(t, r, rt.Truth)
 	checkUsageExact(t, r, rt)
+	checkNoCauseAtAnyPoll(t, d)
 	checkReportKeys(t, r, rt.Topic)
 	t.Logf("%d records; %d processes seen; usage exact for %d sensors", rt.Topic.Count(), len(pids), len(rt.Expected))
 }

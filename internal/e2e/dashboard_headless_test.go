@@ -200,7 +200,12 @@ func checkEarliestOverCount(t *testing.T, r dashReport, rt runTruth) {
 			t.Errorf("%s: drift %d/%d cents is not the movement from its first message to any of its messages", s.SensorID, dh, dk)
 		}
 	}
-	t.Logf("naive + earliest: over-count %.2f h, %.2f km over %d sensors", float64(total[0])/100, float64(total[1])/100, len(r.Sensors))
+	n := checkDriftCauses(t, r, rt)
+	if n == 0 {
+		t.Errorf("an over-count with no cause named")
+	}
+	t.Logf("naive + earliest: over-count %.2f h, %.2f km over %d sensors, named by %d messages %+v",
+		float64(total[0])/100, float64(total[1])/100, len(r.Sensors), n, r.DriftCausesByKind)
 }
 
 func cents(f float64) int64 { return int64(math.Round(f * 100)) }

@@ -159,6 +159,25 @@ type dashReport struct {
 	Sensors    []reportSens `json:"sensors"`
 	Partitions []reportPart `json:"partitions"`
 	Keys       *reportKeys  `json:"keys"`
+	// DriftCausesByKind sums the sensors' drift_causes per kind.
+	DriftCausesByKind map[string]struct {
+		Messages   int     `json:"messages"`
+		DriftHours float64 `json:"drift_hours"`
+		DriftKm    float64 `json:"drift_km"`
+	} `json:"drift_causes_by_kind"`
+}
+
+// reportCause is one message of a sensor's drift.
+type reportCause struct {
+	Kind          string  `json:"kind"`
+	Partition     int32   `json:"partition"`
+	Offset        int64   `json:"offset"`
+	Writer        string  `json:"writer"`
+	Records       int     `json:"records"`
+	RecordedHours float64 `json:"recorded_hours"`
+	RecordedKm    float64 `json:"recorded_km"`
+	ExpectedHours float64 `json:"expected_hours"`
+	ExpectedKm    float64 `json:"expected_km"`
 }
 
 // reportKeys is the partitions view's keys line: the audit's read of the
@@ -232,7 +251,8 @@ type reportSens struct {
 		Hours float64 `json:"hours"`
 		Km    float64 `json:"km"`
 	} `json:"drift"`
-	Verdict string `json:"verdict"`
+	DriftCauses []reportCause `json:"drift_causes"`
+	Verdict     string        `json:"verdict"`
 }
 
 func (d *dashboard) readReport() dashReport {
@@ -402,6 +422,113 @@ func checkUsageExact(t *testing.T, r dashReport, rt runTruth) {
 			t.Errorf("%s: report drift %+v, want exactly 0", s.SensorID, s.Drift)
 		}
 	}
+	if n := checkDriftCauses(t, r, rt); n != 0 {
+		t.Errorf("%d drift causes in an exact run", n)
+	}
+}
+
+// checkNoCauseAtAnyPoll: a guarded run's timeline never named a drift's
+// cause and never failed to (the board notes every new group of causes,
+// at the poll it appears).
+func checkNoCauseAtAnyPoll(t *testing.T, d *dashboard) {
+	t.Helper()
+	for _, line := range strings.Split(d.stderr(), "\n") {
+		if strings.Contains(line, "drift named: ") || strings.Contains(line, "cannot name the drift's messages") {
+			t.Errorf("a guarded run's timeline: %s", line)
+		}
+	}
+}
+
+// messageDeltas is, per sensor, what the topic yields for each of its
+// messages in its checkpointed window (after the first checkpoint, in its
+// partition), in cents: the seed's rule between consecutive valid messages.
+func messageDeltas(tp Topic, checkpoints map[string]store.Checkpoint) map[string]map[int64]store.Totals {
+	out := map[string]map[int64]store.Totals{}
+	prev := map[string]telemetry.Message{}
+	for _, r := range tp.Records {
+		m, err := telemetry.Decode(r.Key, r.Value)
+		if err != nil {
+			continue
+		}
+		cp, ok := checkpoints[m.SensorID]
+		if !ok || r.Partition != cp.FirstPartition {
+			continue
+		}
+		p, had := prev[m.SensorID]
+		if had && (m.Odometry.HoursTot < p.Odometry.HoursTot || m.Odometry.KmTot < p.Odometry.KmTot) {
+			continue // not a reading
+		}
+		prev[m.SensorID] = m
+		if !had || r.Offset <= cp.FirstOffset {
+			continue
+		}
+		dh, dk := cents(m.Odometry.HoursTot)-cents(p.Odometry.HoursTot), cents(m.Odometry.KmTot)-cents(p.Odometry.KmTot)
+		if out[m.SensorID] == nil {
+			out[m.SensorID] = map[int64]store.Totals{}
+		}
+		if dh > 0 || dk > 0 {
+			out[m.SensorID][r.Offset] = store.Totals{HoursCents: dh, KmCents: dk, Records: 1}
+		}
+	}
+	return out
+}
+
+// checkDriftCauses: every sensor's drift_causes add up to its drift to the
+// cent, each names a message whose expected delta is the topic's (read
+// back independently; nothing is expected of a message at or before the
+// first checkpoint), each kind is a documented one, and the total by kind
+// sums them. It returns how many causes the report names.
+func checkDriftCauses(t *testing.T, r dashReport, rt runTruth) int {
+	t.Helper()
+	deltas := messageDeltas(rt.Topic, rt.Checkpoints)
+	kinds := map[string][3]int64{}
+	n := 0
+	for _, s := range r.Sensors {
+		if s.DriftCauses == nil {
+			t.Errorf("%s: no drift_causes in the report (want a list, [] when none)", s.SensorID)
+		}
+		var h, k int64
+		for _, c := range s.DriftCauses {
+			n++
+			rh, rk := store.Cents(c.RecordedHours), store.Cents(c.RecordedKm)
+			eh, ek := store.Cents(c.ExpectedHours), store.Cents(c.ExpectedKm)
+			h, k = h+rh-eh, k+rk-ek
+			if want := deltas[s.SensorID][c.Offset]; c.Partition != rt.Checkpoints[s.SensorID].FirstPartition ||
+				eh != want.HoursCents || ek != want.KmCents {
+				t.Errorf("%s: cause %+v expects %d/%d cents, the topic yields %+v for p%d@%d",
+					s.SensorID, c, eh, ek, want, c.Partition, c.Offset)
+			}
+			if rh == eh && rk == ek {
+				t.Errorf("%s: cause %+v is recorded as the topic yields it", s.SensorID, c)
+			}
+			switch {
+			case c.Kind == "never-recorded" && c.Records == 0,
+				c.Kind == "counted-again" && c.Records > 1,
+				c.Kind == "stale-reading" && c.Records == 1:
+			default:
+				t.Errorf("%s: cause %+v: kind and records disagree (or the kind is undocumented)", s.SensorID, c)
+			}
+			kk := kinds[c.Kind]
+			kinds[c.Kind] = [3]int64{kk[0] + 1, kk[1] + rh - eh, kk[2] + rk - ek}
+		}
+		dh, dk, ok := reportDrift(s)
+		if !ok && len(s.DriftCauses) > 0 {
+			t.Errorf("%s: causes %+v without a drift", s.SensorID, s.DriftCauses)
+		}
+		if ok && (h != dh || k != dk) {
+			t.Errorf("%s: causes sum to %d/%d cents, the drift is %d/%d: %+v", s.SensorID, h, k, dh, dk, s.DriftCauses)
+		}
+	}
+	if len(r.DriftCausesByKind) != len(kinds) {
+		t.Errorf("drift_causes_by_kind %+v, the sensors' causes give %v", r.DriftCausesByKind, kinds)
+	}
+	for kind, want := range kinds {
+		got := r.DriftCausesByKind[kind]
+		if int64(got.Messages) != want[0] || store.Cents(got.DriftHours) != want[1] || store.Cents(got.DriftKm) != want[2] {
+			t.Errorf("drift_causes_by_kind[%s] %+v, the sensors' causes give %v", kind, got, want)
+		}
+	}
+	return n
 }
 
 // checkProcesses compares the report's process table with what the script

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,6 +248,9 @@ effect-delay consumer-usage 8s
 wait-held consumer-usage 30s
 scale consumer-usage 2
 wait-caught-up 90s
+effect-delay consumer-usage 0s
+scale consumer-usage 1
+wait-caught-up 90s     # consumer-usage-2's partition comes back after its session timeout
 pause producer
 wait-caught-up 60s
 quit
@@ -255,9 +259,12 @@ quit
 		t.Fatalf("dashboard exited %d", code)
 	}
 	r := d.readReport()
-	a, b := r.proc(t, "consumer-usage"), r.proc(t, "consumer-usage-2")
-	if a.Late == nil || *a.Late != 1 || b.Partitions == nil || !slices.Equal(*b.Partitions, []int32{2}) {
-		t.Fatalf("consumer-usage late %s, consumer-usage-2 partitions %v: want 1 late write and p2 moved", fmtInt(a.Late), fmtParts(b.Partitions))
+	a := r.proc(t, "consumer-usage")
+	if a.Late == nil || *a.Late != 1 || a.Partitions == nil || !slices.Equal(*a.Partitions, []int32{0, 1, 2}) {
+		t.Fatalf("consumer-usage late %s, partitions %v: want 1 late write and every partition back", fmtInt(a.Late), fmtParts(a.Partitions))
+	}
+	if !regexp.MustCompile(`consumer-usage-2 +assigned \[2\] `).MatchString(d.stderr()) {
+		t.Fatalf("p2 never moved to consumer-usage-2 in the events")
 	}
 	m := lateWriteRe.FindStringSubmatch(d.stderr())
 	if m == nil {
@@ -279,12 +286,50 @@ quit
 		t.Fatalf("report sensors %+v: want one with a drift", r.Sensors)
 	}
 	s := r.Sensors[0]
-	if store.Cents(s.Drift.Hours) != want.HoursCents || store.Cents(s.Drift.Km) != want.KmCents || s.Verdict != "over-counted" {
-		t.Fatalf("on screen: drift %.2f h / %.2f km (%s), want p2@%d's delta again: %.2f h / %.2f km, over-counted",
-			s.Drift.Hours, s.Drift.Km, s.Verdict, n, float64(want.HoursCents)/100, float64(want.KmCents)/100)
+	checkDriftCauses(t, r, rt)
+	words := checkLateAndStale(t, s, n, want)
+	if strings.Contains(d.stderr(), "cannot name the drift's messages") {
+		t.Errorf("the dashboard could not name the drift's messages at some poll")
 	}
-	t.Logf("naive on screen: consumer-usage's late write p2@%d; drift %+.2f h / %+.2f km, over-counted: that message's delta twice",
-		n, s.Drift.Hours, s.Drift.Km)
+	if !strings.Contains(d.stderr(), "drift named: ") {
+		t.Errorf("no timeline line names the drift's causes")
+	}
+	t.Logf("naive on screen: late write p2@%d, then scaled back: drift %+.2f h / %+.2f km, causes %v",
+		n, s.Drift.Hours, s.Drift.Km, words)
+}
+
+// checkLateAndStale: the late write's message p2@n (its delta want) is
+// counted again, and after p2 came back to consumer-usage a later message
+// of p2 carries its stale reading. It returns the causes in words.
+func checkLateAndStale(t *testing.T, s reportSens, n int64, want store.Totals) (words []string) {
+	t.Helper()
+	// The non-atomic window: the late write's message is counted again,
+	// once by each owner, and named so.
+	var late *reportCause
+	for i, c := range s.DriftCauses {
+		if c.Partition == 2 && c.Offset == n {
+			late = &s.DriftCauses[i]
+		}
+	}
+	if late == nil || late.Kind != "counted-again" || late.Records != 2 ||
+		store.Cents(late.RecordedHours) != 2*want.HoursCents || store.Cents(late.RecordedKm) != 2*want.KmCents {
+		t.Fatalf("the late write p2@%d (delta %+v): cause %+v, want counted-again twice; causes %+v", n, want, late, s.DriftCauses)
+	}
+	if s.Verdict != "over-counted" {
+		t.Errorf("verdict %q, want over-counted", s.Verdict)
+	}
+	// Taking p2 back, the naive loop's reading is the one it held when p2
+	// left: what consumer-usage-2 recorded meanwhile is recorded again.
+	stale := false
+	for _, c := range s.DriftCauses {
+		words = append(words, fmt.Sprintf("%s p%d@%d %+.2f h", c.Kind, c.Partition, c.Offset, c.RecordedHours-c.ExpectedHours))
+		stale = stale || c.Kind == "stale-reading" && c.Partition == 2 && c.Offset > n &&
+			strings.HasPrefix(c.Writer, "consumer-usage@") && c.RecordedHours > c.ExpectedHours
+	}
+	if !stale {
+		t.Errorf("no stale reading of consumer-usage's named after it took p2 back: %v", words)
+	}
+	return words
 }
 
 func fmtInt(p *int64) string {

@@ -296,7 +296,7 @@ func TestServeWorkshop(t *testing.T) {
 	watcher.press(t, "1")
 	watcher.press(t, "x")
 	AwaitCondition(t, "the read-only note", 30*time.Second, 100*time.Millisecond, func() error {
-		if !strings.Contains(watcher.out.String(), "only ? (help), t (partitions) and q (quit) work here") {
+		if !strings.Contains(watcher.out.String(), "only ? (help), t (partitions), w (why) and q (quit) work here") {
 			return fmt.Errorf("no note yet")
 		}
 		return nil

@@ -126,6 +126,13 @@ type Lab struct {
 	offsets *observe.Offsets
 	auditor *audit.Reader
 	db      *store.Store
+	// causes is pollUsage's attribution of the drifts (its goroutine only),
+	// as of reset-lab causesEpoch.
+	causes      *audit.Attribution
+	causesEpoch int
+	// boardCauses: each sensor's causes as last handed to the board, kept
+	// while the attribution hands out the same slice.
+	boardCauses map[string]convertedCauses
 
 	// launchMu guards launched, defined and failed: the lesson's processes
 	// were started (launchRoles succeeded), defined in the supervisor, or
@@ -872,6 +879,8 @@ func (l *Lab) pollUsage(ctx context.Context) {
 		return
 	}
 	var cut map[string]audit.Cut
+	var causes map[string][]audit.Cause
+	var causesErr error
 	if cerr != nil {
 		snap.ExpectErr = fmt.Errorf("consumer-usage's checkpoints: %w", cerr)
 	} else {
@@ -882,21 +891,91 @@ func (l *Lab) pollUsage(ctx context.Context) {
 			return !anyAuditBehind(audit.ExpectedForCut(t, covered, cps))
 		})
 		cut = audit.ExpectedForCut(truth, covered, cps)
+		causes, causesErr = l.attribute(ctx, epoch, truth, cut)
 	}
 	seen := map[string]bool{}
+	line := func(id string, c store.Covered) board.UsageTotals {
+		ul := usageLine(id, c, cut[id])
+		if ul.Expect == board.ExpectReady {
+			ul.Causes, ul.CausesErr = l.boardCausesOf(id, causes[id]), causesErr
+		}
+		return ul
+	}
 	for _, s := range u.Sensors {
 		seen[s.SensorID] = true
-		snap.Sensors = append(snap.Sensors, usageLine(s.SensorID, s.Covered(), cut[s.SensorID]))
+		snap.Sensors = append(snap.Sensors, line(s.SensorID, s.Covered()))
 	}
 	for _, id := range slices.Sorted(maps.Keys(cut)) {
 		if !seen[id] { // checkpointed, nothing recorded yet
-			snap.Sensors = append(snap.Sensors, usageLine(id, store.Covered{}, cut[id]))
+			snap.Sensors = append(snap.Sensors, line(id, store.Covered{}))
 		}
 	}
 	if e, r := l.resetState(); r || e != epoch {
 		return
 	}
 	l.emit(snap)
+}
+
+// attribute names the messages of every sensor's drift over cut, reading
+// only the usage records the attribution has not read yet (and all of a
+// sensor's again if its causes did not add up).
+func (l *Lab) attribute(ctx context.Context, epoch int, truth audit.Truth, cut map[string]audit.Cut) (map[string][]audit.Cause, error) {
+	if l.causes == nil || l.causesEpoch != epoch {
+		l.causes, l.causesEpoch = audit.NewAttribution(), epoch
+	}
+	var causes map[string][]audit.Cause
+	for range 2 {
+		from, upTo := l.causes.Need(truth, cut)
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		recs, err := l.db.UsageRecordsFrom(rctx, from, upTo)
+		cancel()
+		if err != nil {
+			l.causes.Reset()
+			return nil, fmt.Errorf("usage records: %w", err)
+		}
+		var bad []string
+		causes, bad = l.causes.Apply(truth, cut, from, recs)
+		if len(bad) == 0 {
+			return causes, nil
+		}
+	}
+	return causes, errors.New("the usage records do not add up to the totals consumer-query answered")
+}
+
+type convertedCauses struct {
+	from *audit.Cause
+	n    int
+	to   []board.Cause
+}
+
+// boardCausesOf is sensor id's causes in the board's terms, converted once
+// per change (a long naive replay has a cause per message).
+func (l *Lab) boardCausesOf(id string, cs []audit.Cause) []board.Cause {
+	if len(cs) == 0 {
+		delete(l.boardCauses, id)
+		return nil
+	}
+	if c, ok := l.boardCauses[id]; ok && c.from == &cs[0] && c.n == len(cs) {
+		return c.to
+	}
+	if l.boardCauses == nil {
+		l.boardCauses = map[string]convertedCauses{}
+	}
+	out := boardCauses(cs)
+	l.boardCauses[id] = convertedCauses{from: &cs[0], n: len(cs), to: out}
+	return out
+}
+
+// boardCauses is a sensor's causes in the board's terms.
+func boardCauses(cs []audit.Cause) []board.Cause {
+	out := make([]board.Cause, len(cs))
+	for i, c := range cs {
+		out[i] = board.Cause{Kind: string(c.Kind), Partition: c.Partition, Offset: c.Offset, Records: c.Records,
+			Writer: c.Writer, BaseTimestamp: c.BaseTimestamp,
+			RecordedHoursCents: c.Recorded.HoursCents, RecordedKmCents: c.Recorded.KmCents,
+			ExpectedHoursCents: c.Expected.HoursCents, ExpectedKmCents: c.Expected.KmCents}
+	}
+	return out
 }
 
 // usageLine is one sensor's line of a usage cut.

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/kafka-recovery-lab/krl/internal/audit"
@@ -25,7 +26,7 @@ func TestUsageLine(t *testing.T) {
 			board.UsageTotals{SensorID: "s", Hours: 1.25, Km: 3, Records: 2, Partition: 2, Offset: 41, Expect: board.ExpectNone}},
 	}
 	for _, tc := range tests {
-		if got := usageLine("s", cov, tc.cut); got != tc.want {
+		if got := usageLine("s", cov, tc.cut); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%v: %+v, want %+v", tc.cut.State, got, tc.want)
 		}
 	}

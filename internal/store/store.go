@@ -332,6 +332,19 @@ type UsageRecord struct {
 	Partition int32              `bson:"partition"`
 	Offset    int64              `bson:"offset"`
 	CreatedAt time.Time          `bson:"created_at"`
+	// Writer names the process that wrote the record (its instance and
+	// start, Writer), and BaseTimestamp the reading the delta was taken
+	// from: for the audit's account of a drift only, never read back by a
+	// consumer.
+	Writer        string `bson:"writer,omitempty"`
+	BaseTimestamp int64  `bson:"base_ts,omitempty"`
+}
+
+// Writer names one consumer-usage process in its records: its instance
+// and when it started ("instance@RFC 3339"), so two lives of one instance
+// stay apart.
+func Writer(instance string, started time.Time) string {
+	return instance + "@" + started.UTC().Format(time.RFC3339Nano)
 }
 
 // RecordID is the _id of a sensor's seq-th usage record (seq from 1).
@@ -578,6 +591,58 @@ func (s *Store) scanSummaries(ctx context.Context) (map[string]Summary, error) {
 		return nil, fmt.Errorf("store: usage totals: %w", err)
 	}
 	return sums, nil
+}
+
+// SensorRecord is one usage record as the audit's attribution reads it.
+type SensorRecord struct {
+	Seq           int64
+	Partition     int32
+	Offset        int64
+	HoursCents    int64
+	KmCents       int64
+	Writer        string
+	BaseTimestamp int64
+}
+
+// UsageRecordsFrom reads the records of each sensor in from with a seq
+// above from[sensor] and at most upTo[sensor] (a summary's Records: the
+// records a cut stands for), in one query by _id. Records are never
+// rewritten, so a reader that keeps what it read asks only for the new.
+func (s *Store) UsageRecordsFrom(ctx context.Context, from, upTo map[string]int64) (map[string][]SensorRecord, error) {
+	var ids []string
+	for id, n := range upTo {
+		for seq := from[id] + 1; seq <= n; seq++ {
+			ids = append(ids, RecordID(id, seq))
+		}
+	}
+	out := map[string][]SensorRecord{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	proj := options.Find().SetProjection(bson.D{
+		{Key: "sensor_id", Value: 1}, {Key: "seq", Value: 1}, {Key: "delta_hours", Value: 1}, {Key: "delta_km", Value: 1},
+		{Key: "partition", Value: 1}, {Key: "offset", Value: 1}, {Key: "writer", Value: 1}, {Key: "base_ts", Value: 1}})
+	cur, err := s.db.Collection(usageColl).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, proj)
+	if err != nil {
+		return nil, fmt.Errorf("store: usage records: %w", err)
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var rec UsageRecord
+		if err := cur.Decode(&rec); err != nil {
+			return nil, fmt.Errorf("store: usage records: %w", err)
+		}
+		out[rec.SensorID] = append(out[rec.SensorID], SensorRecord{Seq: rec.Seq, Partition: rec.Partition, Offset: rec.Offset,
+			HoursCents: Cents(rec.DeltaHours), KmCents: Cents(rec.DeltaKm), Writer: rec.Writer, BaseTimestamp: rec.BaseTimestamp})
+	}
+	if err := cur.Err(); err != nil {
+		return nil, fmt.Errorf("store: usage records: %w", err)
+	}
+	for id, recs := range out {
+		slices.SortFunc(recs, func(a, b SensorRecord) int { return int(a.Seq - b.Seq) })
+		out[id] = recs
+	}
+	return out, nil
 }
 
 // UsageOffsets lists, per sensor, where each usage record came from: for a

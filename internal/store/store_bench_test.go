@@ -80,3 +80,33 @@ func fill(b *testing.B, st *store.Store, uri string, n int) {
 		}
 	}
 }
+
+// BenchmarkUsageRecordsFrom measures the attribution's read of one poll's
+// new records (10 per sensor, the last 10 seqs of each) as the history
+// grows, beside one read of every record: the dashboard reads only the new.
+//
+//	go test ./internal/store -run '^$' -bench UsageRecordsFrom -benchtime 5x
+func BenchmarkUsageRecordsFrom(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		st, uri := connect(b)
+		fill(b, st, uri, n)
+		from, upTo := map[string]int64{}, map[string]int64{}
+		for i := range 10 {
+			id := fmt.Sprintf("sensor-%02d", i+1)
+			upTo[id] = int64(n / 10)
+			from[id] = upTo[id] - 10
+		}
+		b.Run(fmt.Sprintf("new/records=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			for b.Loop() {
+				got, err := st.UsageRecordsFrom(ctx, from, upTo)
+				if err != nil || len(got) != 10 || len(got["sensor-01"]) != 10 {
+					b.Fatalf("records %d sensors, err %v", len(got), err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("all/records=%d", n), func(b *testing.B) {
+			benchCoverage(b, n, st.RecordedCoverage)
+		})
+	}
+}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -311,5 +312,33 @@ func TestOwnRecordIsNotASecondEffect(t *testing.T) {
 	}
 	if tot, err := st.UsageTotals(ctx); err != nil || tot["c"].Records != 1 || tot["d"].Records != 2 {
 		t.Fatalf("totals %+v %v, want one record per effect", tot, err)
+	}
+}
+
+// UsageRecordsFrom reads exactly the asked seqs of each sensor, in order,
+// with their writer and base reading, and not an orphan past them.
+func TestUsageRecordsFrom(t *testing.T) {
+	st, _ := connect(t)
+	ctx := context.Background()
+	var sum store.Summary
+	for i := range int64(4) {
+		rec := store.UsageRecord{Usage: telemetry.Usage{SensorID: "s", DeltaHours: 0.25, DeltaKm: 1.5},
+			Partition: 2, Offset: 10 + i, Effect: store.WriteID(), Writer: "w@x", BaseTimestamp: 100 + i}
+		app, err := st.AppendUsage(ctx, sum, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum = app.Summary
+	}
+	got, err := st.UsageRecordsFrom(ctx, map[string]int64{"s": 1}, map[string]int64{"s": 3, "none": 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.SensorRecord{
+		{Seq: 2, Partition: 2, Offset: 11, HoursCents: 25, KmCents: 150, Writer: "w@x", BaseTimestamp: 101},
+		{Seq: 3, Partition: 2, Offset: 12, HoursCents: 25, KmCents: 150, Writer: "w@x", BaseTimestamp: 102},
+	}
+	if len(got) != 1 || !slices.Equal(got["s"], want) {
+		t.Fatalf("records %+v, want %+v", got, want)
 	}
 }

@@ -34,6 +34,7 @@ var keyHandlers = map[action.Name]keyHandler{
 	action.ScaleDown:  func(m Model, _ tea.KeyMsg) (tea.Model, tea.Cmd) { return m.scale(-1) },
 	action.Logs:       plain(Model.toggleLogs),
 	action.Partitions: plain(Model.togglePartitions),
+	action.Why:        plain(Model.cycleWhy),
 	action.Scenarios:  plain(Model.openPicker),
 	action.ScrollUp:   func(m Model, _ tea.KeyMsg) (tea.Model, tea.Cmd) { return m.scrollBy(true), nil },
 	action.ScrollDown: func(m Model, _ tea.KeyMsg) (tea.Model, tea.Cmd) { return m.scrollBy(false), nil },
@@ -66,14 +67,14 @@ func (m Model) closeOverlays() (tea.Model, tea.Cmd) {
 	if !m.showHelp && !m.showLogs && m.narration != nil && m.narration.Done {
 		m.narration = nil
 	}
-	m.showHelp, m.showLogs, m.showPartitions = false, false, false
+	m.showHelp, m.showLogs, m.showPartitions, m.showWhy = false, false, false, false
 	return m, nil
 }
 
 func (m Model) toggleLogs() (tea.Model, tea.Cmd) {
 	m.showLogs = !m.showLogs
 	if m.showLogs {
-		m.showPartitions = false
+		m.showPartitions, m.showWhy = false, false
 		return m.openLogs()
 	}
 	return m, nil
@@ -82,8 +83,25 @@ func (m Model) toggleLogs() (tea.Model, tea.Cmd) {
 func (m Model) togglePartitions() (tea.Model, tea.Cmd) {
 	m.showPartitions = !m.showPartitions
 	if m.showPartitions {
-		m.showLogs = false
+		m.showLogs, m.showWhy = false, false
 	}
+	return m, nil
+}
+
+// cycleWhy opens the w view on the total, then moves it to each sensor
+// whose drift has causes, then closes it.
+func (m Model) cycleWhy() (tea.Model, tea.Cmd) {
+	if !m.showWhy {
+		m.showWhy, m.whySensor, m.showLogs, m.showPartitions = true, "", false, false
+		return m, nil
+	}
+	for _, id := range m.board.DriftingSensors() {
+		if id > m.whySensor {
+			m.whySensor = id
+			return m, nil
+		}
+	}
+	m.showWhy, m.whySensor = false, ""
 	return m, nil
 }
 
@@ -93,7 +111,7 @@ func (m Model) openPicker() (tea.Model, tea.Cmd) {
 		m.setStatus(board.LevelInfo, "scenarios are not available in this build (g is reserved for them)")
 		return m, nil
 	}
-	m.picking, m.pickCursor, m.showHelp, m.showLogs, m.showPartitions = true, 0, false, false, false
+	m.picking, m.pickCursor, m.showHelp, m.showLogs, m.showPartitions, m.showWhy = true, 0, false, false, false, false
 	return m, nil
 }
 

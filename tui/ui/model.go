@@ -71,7 +71,7 @@ type Options struct {
 
 // DefaultReadOnlyNote is the status line of a read-only view without
 // Options.ReadOnlyNote.
-const DefaultReadOnlyNote = "read-only view of the presenter's lab: only ? (help), t (partitions) and q (quit) work here"
+const DefaultReadOnlyNote = "read-only view of the presenter's lab: only ? (help), t (partitions), w (why) and q (quit) work here"
 
 // Model is the dashboard's tea.Model.
 type Model struct {
@@ -88,9 +88,12 @@ type Model struct {
 	// showPartitions: the t view, the topic's partitions in full in place
 	// of the sensors and usage.
 	showPartitions bool
-	logName        string
-	logLines       []string
-	logFetched     bool
+	// showWhy: the w view in the same place, for whySensor ("" the total).
+	showWhy    bool
+	whySensor  string
+	logName    string
+	logLines   []string
+	logFetched bool
 	// logAsked is the board's time when the open log overlay last asked
 	// for its lines.
 	logAsked time.Time

@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/processes"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/sensors"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/usage"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/why"
 )
 
 // Layout thresholds: boxes, the lag panel and every column from the
@@ -162,6 +163,9 @@ func (m Model) View() string {
 
 // middleOrPartitions is the sensors and usage, or the t view in their place.
 func (m Model) middleOrPartitions(sc screen, w int, full bool) string {
+	if m.showWhy {
+		return m.whyView(w, sc.middleH, full)
+	}
 	if !m.showPartitions {
 		return m.middle(sc.sensors, sc.usage, w, sc.middleH, full)
 	}
@@ -173,6 +177,20 @@ func (m Model) middleOrPartitions(sc screen, w int, full bool) string {
 		return common.Box(st, title, p.Detail(w-2, h-2), w, h)
 	}
 	return common.Section(st.Title.Render(title), p.Detail(w, h-1), w, h)
+}
+
+// whyView is the w view in the sensors' and usage's place.
+func (m Model) whyView(w, h int, full bool) string {
+	st := m.styles
+	v := m.board.Why(m.whySensor)
+	title := "Why: the drift of the total · w next sensor, esc closes"
+	if v.SensorID != "" {
+		title = "Why: the drift of " + v.SensorID + " · w next sensor, esc closes"
+	}
+	if full {
+		return common.Box(st, title, why.Lines(st, v, w-2, h-2), w, h)
+	}
+	return common.Section(st.Title.Render(title), why.Lines(st, v, w, h-1), w, h)
 }
 
 func (m Model) middle(sv board.SensorsView, uv board.UsageView, w, h int, full bool) string {

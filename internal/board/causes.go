@@ -1,0 +1,248 @@
+package board
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The kinds of cause (audit.CauseKind), in the order the why view lists
+// them. docs/consumer-usage.md explains each.
+const (
+	CauseCountedAgain  = "counted-again"
+	CauseStaleReading  = "stale-reading"
+	CauseNeverRecorded = "never-recorded"
+)
+
+var causeOrder = []string{CauseCountedAgain, CauseStaleReading, CauseNeverRecorded}
+
+// CauseGroup is the causes of one kind, in one partition, by one writer.
+type CauseGroup struct {
+	Kind      string
+	Partition int32
+	Writer    string // instance@start as the records name it ("" none)
+	Messages  int
+	Sensors   int
+	Drift     Drift
+	// FirstOffset and LastOffset bound the group's messages; BaseFrom and
+	// BaseTo the readings their deltas were taken from (epoch ms, 0 unknown).
+	FirstOffset, LastOffset int64
+	BaseFrom, BaseTo        int64
+}
+
+func (g CauseGroup) key() string { return fmt.Sprintf("%s/%d/%s", g.Kind, g.Partition, g.Writer) }
+
+// WriterWords is the writer as the screen names it: "consumer-usage-2
+// (started 13:10:20)".
+func WriterWords(writer string) string {
+	i := strings.LastIndexByte(writer, '@')
+	if i < 0 {
+		return writer
+	}
+	at, err := time.Parse(time.RFC3339Nano, writer[i+1:])
+	if err != nil {
+		return writer
+	}
+	return fmt.Sprintf("%s (started %s)", writer[:i], at.Local().Format("15:04:05"))
+}
+
+func clockMs(ms int64) string { return time.UnixMilli(ms).Local().Format("15:04:05") }
+
+// Words is the group in one line, amount first: "+19.21 h +38.42 km: 5
+// messages of p2 counted again by consumer-usage (started 13:09:00)".
+func (g CauseGroup) Words() string {
+	amount := fmt.Sprintf("%+.2f h %+.2f km", g.Drift.Hours(), g.Drift.Km())
+	return amount + ": " + g.What()
+}
+
+// Short is the group in a few words, for the timeline: "+3.49 h +7.83
+// km: 5 messages of p2 (offsets 80–84) stale-reading by consumer-usage
+// (started 14:17:22)".
+func (g CauseGroup) Short() string {
+	s := fmt.Sprintf("%+.2f h %+.2f km: %s of p%d", g.Drift.Hours(), g.Drift.Km(), Plural(int64(g.Messages), "message"), g.Partition)
+	if g.Messages > 1 {
+		s += fmt.Sprintf(" (offsets %d–%d)", g.FirstOffset, g.LastOffset)
+	} else {
+		s += fmt.Sprintf(" (offset %d)", g.FirstOffset)
+	}
+	s += " " + g.Kind
+	if g.Writer != "" {
+		s += " by " + WriterWords(g.Writer)
+	}
+	return s
+}
+
+// What is the group without its amount, in full.
+func (g CauseGroup) What() string {
+	msgs := Plural(int64(g.Messages), "message") + " of p" + fmt.Sprint(g.Partition)
+	if g.Messages > 1 {
+		msgs += fmt.Sprintf(" (offsets %d–%d)", g.FirstOffset, g.LastOffset)
+	} else {
+		msgs += fmt.Sprintf(" (offset %d)", g.FirstOffset)
+	}
+	by := ""
+	if g.Writer != "" {
+		by = " by " + WriterWords(g.Writer)
+	}
+	switch g.Kind {
+	case CauseCountedAgain:
+		return msgs + " counted again" + by + ": delivered again and their deltas saved once more"
+	case CauseStaleReading:
+		base := ""
+		switch {
+		case g.BaseFrom == 0:
+		case g.BaseFrom == g.BaseTo:
+			base = " of " + clockMs(g.BaseFrom)
+		default:
+			base = " of " + clockMs(g.BaseFrom) + "–" + clockMs(g.BaseTo)
+		}
+		return msgs + " recorded" + by + " with a delta from a stale reading" + base +
+			", not from the message before (a reading held across a reassignment, or loaded before another owner's last writes)"
+	case CauseNeverRecorded:
+		return msgs + " never recorded: the topic yields a delta, no usage record has it"
+	}
+	return msgs + " " + g.Kind + by
+}
+
+// WhyView explains the drift of one sensor, or of the total.
+type WhyView struct {
+	SensorID string // "" for the total
+	Drift    *Drift // nil without a comparison
+	Verdict  Verdict
+	Groups   []CauseGroup
+	Messages int
+	// Causes: one sensor's messages (nil for the total).
+	Causes []Cause
+	Err    error
+}
+
+// DriftingSensors lists the sensors whose drift has causes, sorted.
+func (b *Board) DriftingSensors() []string {
+	var out []string
+	for _, r := range b.Usage().Rows {
+		if len(r.Causes) > 0 {
+			out = append(out, r.SensorID)
+		}
+	}
+	return out
+}
+
+// Why groups the causes of sensor's drift ("" or "total": every sensor's).
+func (b *Board) Why(sensor string) WhyView {
+	u := b.Usage()
+	v := WhyView{SensorID: sensor}
+	rows := u.Rows
+	if sensor == "" || sensor == "total" {
+		v.SensorID = ""
+		v.Drift, v.Verdict = u.Total.Drift, u.Total.Verdict
+	} else {
+		rows = nil
+		for _, r := range u.Rows {
+			if r.SensorID == sensor {
+				rows = append(rows, r)
+				v.Drift, v.Verdict, v.Causes = r.Drift, r.Verdict, r.Causes
+			}
+		}
+	}
+	var causes [][]Cause
+	for _, r := range rows {
+		if r.CausesErr != nil {
+			v.Err = r.CausesErr
+		}
+		causes = append(causes, r.Causes)
+		v.Messages += len(r.Causes)
+	}
+	v.Groups = groupCauses(causes)
+	return v
+}
+
+// groupCauses groups causes by kind, partition and writer, the kinds in
+// causeOrder, then by partition, then by the largest drift.
+func groupCauses(perSensor [][]Cause) []CauseGroup {
+	groups := map[string]*CauseGroup{}
+	for _, cs := range perSensor {
+		seen := map[string]bool{}
+		for _, c := range cs {
+			g := CauseGroup{Kind: c.Kind, Partition: c.Partition, Writer: c.Writer}
+			k := g.key()
+			have := groups[k]
+			if have == nil {
+				g.FirstOffset, g.LastOffset = c.Offset, c.Offset
+				have = &g
+				groups[k] = have
+			}
+			if !seen[k] {
+				seen[k] = true
+				have.Sensors++
+			}
+			have.Messages++
+			d := c.Drift()
+			have.Drift.HoursCents += d.HoursCents
+			have.Drift.KmCents += d.KmCents
+			have.FirstOffset, have.LastOffset = min(have.FirstOffset, c.Offset), max(have.LastOffset, c.Offset)
+			if c.BaseTimestamp != 0 {
+				if have.BaseFrom == 0 || c.BaseTimestamp < have.BaseFrom {
+					have.BaseFrom = c.BaseTimestamp
+				}
+				have.BaseTo = max(have.BaseTo, c.BaseTimestamp)
+			}
+		}
+	}
+	out := make([]CauseGroup, 0, len(groups))
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
+		out = append(out, *groups[k])
+	}
+	rank := func(kind string) int {
+		if i := slices.Index(causeOrder, kind); i >= 0 {
+			return i
+		}
+		return len(causeOrder)
+	}
+	slices.SortStableFunc(out, func(a, b CauseGroup) int {
+		if r := rank(a.Kind) - rank(b.Kind); r != 0 {
+			return r
+		}
+		if a.Partition != b.Partition {
+			return int(a.Partition - b.Partition)
+		}
+		return int(abs(b.Drift.HoursCents) - abs(a.Drift.HoursCents))
+	})
+	return out
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// noteCauseGroups puts a timeline line for every group of causes not
+// seen before in this run.
+func (b *Board) noteCauseGroups(at time.Time) {
+	var all [][]Cause
+	var err error
+	for _, id := range slices.Sorted(maps.Keys(b.usage)) {
+		all = append(all, b.usage[id].Causes)
+		if e := b.usage[id].CausesErr; e != nil {
+			err = e
+		}
+	}
+	if err != nil && b.causesErr == nil {
+		b.event(at, "", LevelWarn, "cannot name the drift's messages: "+err.Error())
+	}
+	b.causesErr = err
+	for _, g := range groupCauses(all) {
+		k := g.key()
+		if b.causeGroups[k] {
+			continue
+		}
+		if b.causeGroups == nil {
+			b.causeGroups = map[string]bool{}
+		}
+		b.causeGroups[k] = true
+		b.event(at, "", LevelWarn, "drift named: "+g.Short()+" · w says why")
+	}
+}

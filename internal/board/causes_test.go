@@ -1,0 +1,58 @@
+package board
+
+import (
+	"strings"
+	"testing"
+)
+
+func causesInput(sec float64, causes ...Cause) UsageSnapshot {
+	var h, km int64
+	for _, c := range causes {
+		d := c.Drift()
+		h, km = h+d.HoursCents, km+d.KmCents
+	}
+	return UsageSnapshot{At: at(sec), Sensors: []UsageTotals{{SensorID: "s1", Hours: 10 + float64(h)/100, Km: 20 + float64(km)/100,
+		Records: 5, Partition: 2, Offset: 90, Expect: ExpectReady, ExpectedHours: 10, ExpectedKm: 20, Causes: causes}}}
+}
+
+// The w view groups a drift's causes by kind, partition and writer, adds
+// them up to the drift, and the timeline names each new group once.
+func TestWhyGroupsCausesAndNamesNewGroups(t *testing.T) {
+	w1 := "consumer-usage@2026-01-02T10:00:00Z"
+	again := Cause{Kind: CauseCountedAgain, Partition: 2, Offset: 41, Records: 2, Writer: w1,
+		RecordedHoursCents: 50, RecordedKmCents: 100, ExpectedHoursCents: 25, ExpectedKmCents: 50}
+	stale := Cause{Kind: CauseStaleReading, Partition: 2, Offset: 80, Records: 1, Writer: w1, BaseTimestamp: 1_767_348_000_000,
+		RecordedHoursCents: 900, RecordedKmCents: 1000, ExpectedHoursCents: 10, ExpectedKmCents: 20}
+	stale2 := stale
+	stale2.Offset = 85
+	b := newBoard(ProcStarted{Name: Query, PID: 12, At: at(0)})
+	b.Apply(causesInput(1, again))
+	if n := countEvents(b, "drift named: "); n != 1 {
+		t.Fatalf("%d timeline lines for the first group", n)
+	}
+	b.Apply(causesInput(2, again, stale))
+	b.Apply(causesInput(3, again, stale, stale2))
+	if n := countEvents(b, "drift named: "); n != 2 {
+		t.Fatalf("%d timeline lines for two groups", n)
+	}
+	v := b.Why("")
+	if v.Drift == nil || *v.Drift != (Drift{HoursCents: 25 + 2*890, KmCents: 50 + 2*980}) || v.Messages != 3 || len(v.Groups) != 2 {
+		t.Fatalf("why %+v", v)
+	}
+	g := v.Groups[1]
+	if g.Kind != CauseStaleReading || g.Messages != 2 || g.FirstOffset != 80 || g.LastOffset != 85 || g.Drift.HoursCents != 1780 {
+		t.Fatalf("stale group %+v", g)
+	}
+	words := g.Words()
+	for _, want := range []string{"+17.80 h +19.60 km: 2 messages of p2 (offsets 80–85)", "by consumer-usage (started ", "stale reading of "} {
+		if !strings.Contains(words, want) {
+			t.Errorf("words %q lack %q", words, want)
+		}
+	}
+	if s := b.Why("s1"); len(s.Causes) != 3 || s.SensorID != "s1" {
+		t.Fatalf("sensor why %+v", s)
+	}
+	if ds := b.DriftingSensors(); len(ds) != 1 || ds[0] != "s1" {
+		t.Fatalf("drifting sensors %v", ds)
+	}
+}
