@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kgocfg"
 )
@@ -122,27 +123,76 @@ func (o *Offsets) use() (release func(), err error) {
 	return o.mu.RUnlock, nil
 }
 
+// untilAnswered runs call until the broker answers (an answer may be a
+// Kafka error: that is returned at once) or ctx ends. franz-go returns a
+// refused connection at once; a broker that is starting or restarting is
+// asked again, and one that never answers is a timeout (wrapping
+// context.DeadlineExceeded), as the dashboard words it "Kafka down".
+func untilAnswered(ctx context.Context, call func() error) error {
+	for {
+		err := call()
+		if err == nil || !unanswered(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%w)", err, context.DeadlineExceeded)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// unanswered: err is no answer from any broker (a connection refused or
+// dropped), as opposed to Kafka's own error or the caller giving up.
+func unanswered(err error) bool {
+	var ke *kerr.Error
+	switch {
+	case errors.As(err, &ke), errors.Is(err, context.Canceled), errors.Is(err, kgo.ErrClientClosed):
+		return false
+	case errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	return true
+}
+
 // topicMetadata asks a broker that is up for topic's metadata: a request
-// each time (franz-go sends a metadata request to any broker it can reach
-// and tries another when one is down), never to the controller: while a
-// controller-elected broker was dead, requests routed to it saw nothing of
-// the failover. The request never creates the topic.
+// each time, not franz-go's metadata cache (kadm.Metadata answers from it
+// for 5 s) and never the controller: while a controller-elected broker was
+// dead, requests routed to it saw nothing of the failover. franz-go sends
+// it to the brokers in turn, so a dead one is passed over. The request
+// never creates the topic.
 func (o *Offsets) topicMetadata(ctx context.Context, topic string) (kadm.TopicDetail, error) {
-	md, err := o.admin.Metadata(ctx, topic)
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	var resp *kmsg.MetadataResponse
+	err := untilAnswered(ctx, func() (err error) {
+		resp, err = req.RequestWith(ctx, o.client)
+		return err
+	})
 	if err != nil {
 		return kadm.TopicDetail{}, fmt.Errorf("observe: metadata of topic %s: %w", topic, err)
 	}
-	t, ok := md.Topics[topic]
-	if !ok {
-		return kadm.TopicDetail{}, fmt.Errorf("observe: metadata of topic %s: not in the answer", topic)
+	for _, t := range resp.Topics {
+		if t.Topic == nil || *t.Topic != topic {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return kadm.TopicDetail{}, fmt.Errorf("observe: metadata of topic %s: %w", topic, err)
+		}
+		if len(t.Partitions) == 0 {
+			return kadm.TopicDetail{}, fmt.Errorf("observe: topic %s has no partitions", topic)
+		}
+		td := kadm.TopicDetail{Topic: topic, Partitions: make(kadm.PartitionDetails, len(t.Partitions))}
+		for _, p := range t.Partitions {
+			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: topic, Partition: p.Partition, Leader: p.Leader,
+				LeaderEpoch: p.LeaderEpoch, Replicas: p.Replicas, ISR: p.ISR, OfflineReplicas: p.OfflineReplicas,
+				Err: kerr.ErrorForCode(p.ErrorCode)}
+		}
+		return td, nil
 	}
-	if t.Err != nil {
-		return kadm.TopicDetail{}, fmt.Errorf("observe: metadata of topic %s: %w", topic, t.Err)
-	}
-	if len(t.Partitions) == 0 {
-		return kadm.TopicDetail{}, fmt.Errorf("observe: topic %s has no partitions", topic)
-	}
-	return t, nil
+	return kadm.TopicDetail{}, fmt.Errorf("observe: metadata of topic %s: not in the answer", topic)
 }
 
 // HighWatermarks returns the log-end offset (the offset the next produced
@@ -155,7 +205,11 @@ func (o *Offsets) HighWatermarks(ctx context.Context, topic string) (map[int32]i
 		return nil, err
 	}
 	defer done()
-	res, err := o.admin.ListEndOffsets(ctx, topic)
+	var res kadm.ListedOffsets
+	err = untilAnswered(ctx, func() (err error) {
+		res, err = o.admin.ListEndOffsets(ctx, topic)
+		return err
+	})
 	if err == nil {
 		err = res.Error()
 	}
@@ -198,7 +252,11 @@ func (o *Offsets) Committed(ctx context.Context, group, topic string) (map[int32
 		out[p] = NoCommit
 	}
 	for {
-		res, err := o.admin.FetchOffsets(ctx, group)
+		var res kadm.OffsetResponses
+		err := untilAnswered(ctx, func() (err error) {
+			res, err = o.admin.FetchOffsets(ctx, group)
+			return err
+		})
 		if errors.Is(err, kerr.GroupIDNotFound) {
 			return out, nil
 		}
@@ -262,7 +320,10 @@ func (o *Offsets) EnsureTopicReplicated(ctx context.Context, topic string, parti
 			configs[k] = kadm.StringPtr(v)
 		}
 	}
-	_, err = o.admin.CreateTopic(ctx, int32(partitions), int16(replication), configs, topic)
+	err = untilAnswered(ctx, func() error {
+		_, err := o.admin.CreateTopic(ctx, int32(partitions), int16(replication), configs, topic)
+		return err
+	})
 	switch {
 	case err == nil:
 		return true, nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -94,7 +95,11 @@ func sortedIDs(ids []int32) []int32 {
 // minISR reads topic's min.insync.replicas; 0 when the broker does not
 // know the setting.
 func (o *Offsets) minISR(ctx context.Context, topic string) (int, error) {
-	res, err := o.admin.DescribeTopicConfigs(ctx, topic)
+	var res kadm.ResourceConfigs
+	err := untilAnswered(ctx, func() (err error) {
+		res, err = o.admin.DescribeTopicConfigs(ctx, topic)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("observe: describe configs of %s: %w", topic, err)
 	}
