@@ -15,6 +15,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/embedded/embeddedtest"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kafkacfgtest"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
@@ -256,7 +257,7 @@ func TestReaderAgainstBroker(t *testing.T) {
 
 	// The reader never joined or committed a group: none carries the
 	// audit's prefix.
-	o, err := kafka.NewAdminClient(kafkacfg.Admin(addr))
+	o, err := kafka.NewAdminClient(kafkacfgtest.Admin(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
