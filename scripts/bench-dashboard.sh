@@ -3,7 +3,8 @@
 # dashboard at 120x36 in tmux with every child at the default rate,
 #   - each process's CPU, read from /proc over a window after a warm-up
 #     (target: the dashboard ≤ 2% of a core when nobody touches it);
-#   - the dashboard's RSS at the window's start and end;
+#   - the dashboard's RSS at the window's start and end, and its
+#     librdkafka threads (rdk:* in /proc/PID/task; target 0);
 #   - the time from the start to all six rows running on screen (keep ≤ 2 s);
 #   - then x on consumer-usage: the time from the key to the screen saying
 #     so (target < 150 ms), and to the row showing it crashed.
@@ -60,6 +61,13 @@ for run in $(seq "$runs"); do
 	rss0=$(rss_kb "$dash")
 	sleep "$window"
 	rss1=$(rss_kb "$dash")
+	# librdkafka names its threads rdk:*: a count above 0 means the
+	# dashboard holds a librdkafka handle (target 0: it observes through
+	# franz-go).
+	rdk=$(cat /proc/"$dash"/task/*/comm 2>/dev/null | grep -c '^rdk:' || true)
+	threads=$(ls /proc/"$dash"/task | wc -l)
+	echo "rdk ${rdk}" >>"$results"
+	echo "run $run: dashboard threads $threads, librdkafka (rdk:*) $rdk (target 0)"
 	line="run $run:"
 	for p in $pids; do
 		pct=$(awk -v a="${t0[$p]}" -v b="$(ticks "$p")" -v hz="$tck" -v w="$window" 'BEGIN {printf "%.1f", (b-a)/hz/w*100}')
@@ -87,4 +95,4 @@ for run in $(seq "$runs"); do
 done
 echo "median of $runs runs:"
 sort -k1,1 -k2,2n "$results" | awk '{v[$1, ++n[$1]] = $2} END {
-	for (k in n) { m = n[k]; printf "  %-16s %5.1f%s\n", k, (m % 2) ? v[k, (m+1)/2] : (v[k, m/2] + v[k, m/2+1]) / 2, (k == "keyx") ? " ms from x to the screen" : (k == "startup") ? " ms from the start to six rows running" : "% of a core" } }' | sort
+	for (k in n) { m = n[k]; printf "  %-16s %5.1f%s\n", k, (m % 2) ? v[k, (m+1)/2] : (v[k, m/2] + v[k, m/2+1]) / 2, (k == "keyx") ? " ms from x to the screen" : (k == "startup") ? " ms from the start to six rows running" : (k == "rdk") ? " librdkafka threads in the dashboard (target 0)" : (k == "dashboard") ? "% of a core (target ≤ 2%)" : "% of a core" } }' | sort

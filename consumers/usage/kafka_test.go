@@ -22,6 +22,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kafkacfgtest"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
@@ -34,7 +35,7 @@ const childEnv = "KRL_USAGE_TEST_CHILD"
 func createTopic(t *testing.T, brokers string) string {
 	t.Helper()
 	topic := "usage-test-" + randHex(4)
-	admin, err := kafka.NewAdminClient(kafkacfg.Admin(brokers))
+	admin, err := kafka.NewAdminClient(kafkacfgtest.Admin(brokers))
 	if err != nil {
 		t.Fatal(err)
 	}

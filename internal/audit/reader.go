@@ -2,30 +2,28 @@ package audit
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
-	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
-	"github.com/kafka-recovery-lab/krl/internal/observe"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kgocfg"
 )
 
 // Reader tails the topic from the beginning into a Ledger.
 //
-// It assigns every partition itself (Assign at OffsetBeginning) instead of
-// subscribing: no group join means no rebalance wait, no session timeout
-// after a restart, and the audit never appears as a member or a committer
-// of any group, so the lag the dashboard shows is only the consumers'.
-// librdkafka still needs a group.id to consume; it gets a fresh random one
-// (kafkacfg.AuditGroupPrefix + 8 hex) that is never joined or committed.
+// It consumes every partition directly (franz-go's ConsumePartitions, from
+// the start of each log) instead of joining a group: no rebalance wait, no
+// session timeout after a restart, and the audit never appears as a member
+// or a committer of any group, so the lag the dashboard shows is only the
+// consumers'. It is franz-go, a second implementation of the protocol
+// beside the consumers' librdkafka, and pure Go: an idle reader costs the
+// dashboard no cgo polls.
 //
 // What it does not cover: partitions are read from offset 0, so a log whose
 // start was deleted by retention reads as not caught up until new records
@@ -34,11 +32,10 @@ import (
 // Ledger.Add; a dashboard that wipes the broker on purpose should simply
 // start a new Reader.
 type Reader struct {
-	brokers, topic, groupID string
-	log                     *slog.Logger
+	brokers, topic string
+	log            *slog.Logger
 
-	consumer *kafka.Consumer // owned by Run
-	runOnce  sync.Once
+	runOnce sync.Once
 
 	mu     sync.Mutex
 	ledger *Ledger
@@ -51,17 +48,14 @@ type Reader struct {
 
 // Intervals of the reader's loop.
 const (
-	pollTimeout     = 100 * time.Millisecond
-	metadataTimeout = time.Second
-	retryBackoff    = time.Second
-	watermarkEvery  = 250 * time.Millisecond
+	retryBackoff = time.Second
 	// New partitions (CreatePartitions) and reachability after an error are
 	// checked this often.
 	recheckEvery = 5 * time.Second
 )
 
 // NewReader prepares a reader of topic at brokers; log (nil: discard) gets
-// the reader's and librdkafka's log lines. Nothing connects before Run.
+// the reader's and its client's log lines. Nothing connects before Run.
 func NewReader(brokers, topic string, log *slog.Logger) (*Reader, error) {
 	if topic == "" {
 		return nil, errors.New("audit: topic is empty")
@@ -72,14 +66,8 @@ func NewReader(brokers, topic string, log *slog.Logger) (*Reader, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return &Reader{brokers: brokers, topic: topic, log: log, ledger: NewLedger(),
-		groupID: kafkacfg.AuditGroupPrefix + hex.EncodeToString(b[:])}, nil
+	return &Reader{brokers: brokers, topic: topic, log: log, ledger: NewLedger()}, nil
 }
-
-// GroupID is the reader's (never joined, never committed) group id.
-func (r *Reader) GroupID() string { return r.groupID }
 
 // Snapshot returns the current truth; safe to call from any goroutine, at
 // any rate (it costs O(sensors + partitions)).
@@ -135,124 +123,144 @@ func (r *Reader) setErr(err error) {
 	}
 }
 
-// Run reads until ctx ends, then closes the consumer and returns nil. An
+// Run reads until ctx ends, then closes its clients and returns nil. An
 // unreachable broker or a missing topic is retried (reported in
-// Truth.Err), never returned; only a fatal client error ends Run early.
-// Run returns within about a second of ctx ending. Call it once.
+// Truth.Err), never returned. Run returns within about a second of ctx
+// ending. Call it once.
 func (r *Reader) Run(ctx context.Context) error {
 	ran := false
 	r.runOnce.Do(func() { ran = true })
 	if !ran {
 		return errors.New("audit: Run called twice")
 	}
-	// librdkafka's own log lines go to r.log, not to stderr: the reader
-	// lives inside the dashboard, whose stderr is the terminal.
-	c, err := kafka.NewConsumer(kafkacfg.LogsToChannel(kafkacfg.Audit(r.brokers, r.groupID)))
+	// The metadata client learns the partitions; the consumer is made once
+	// the first ones are known (a direct consumer needs them to exist).
+	meta, err := kgo.NewClient(kgocfg.Client(r.brokers, "krl-audit-metadata", r.log)...)
 	if err != nil {
-		return fmt.Errorf("audit: consumer: %w", err)
+		return fmt.Errorf("audit: client: %w", err)
 	}
-	go observe.ForwardLogs(c.Logs(), r.log)
-	r.consumer = c
-	defer c.Close()
-
+	defer meta.Close()
+	var consumer *kgo.Client
+	defer func() {
+		if consumer != nil {
+			consumer.Close()
+		}
+	}()
+	admin := kadm.NewClient(meta)
 	assigned := map[int32]bool{}
-	var lastWatermarks, lastRecheck time.Time
+	var lastRecheck time.Time
 	for ctx.Err() == nil {
-		if len(assigned) == 0 || time.Since(lastRecheck) >= recheckEvery {
+		if consumer == nil || time.Since(lastRecheck) >= recheckEvery {
 			lastRecheck = time.Now()
-			if err := r.assignNew(assigned); err != nil {
+			c, err := r.assignNew(ctx, admin, consumer, assigned)
+			if err != nil {
 				r.setErr(err)
-				if len(assigned) == 0 {
-					select {
-					case <-ctx.Done():
-					case <-time.After(retryBackoff):
-					}
-					continue
-				}
 			} else {
 				r.setErr(nil)
 			}
-		}
-
-		switch ev := r.consumer.Poll(int(pollTimeout / time.Millisecond)).(type) {
-		case *kafka.Message:
-			if ev.TopicPartition.Error != nil {
-				r.setErr(ev.TopicPartition.Error)
+			consumer = c
+			if consumer == nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(retryBackoff):
+				}
 				continue
 			}
-			r.mu.Lock()
-			r.ledger.Add(ev.TopicPartition.Partition, int64(ev.TopicPartition.Offset), ev.Key, ev.Value)
-			r.err = ""
-			if r.read != nil {
-				close(r.read)
-				r.read = nil
-			}
-			r.mu.Unlock()
-		case kafka.Error:
-			if ev.IsFatal() {
-				r.setErr(ev)
-				return fmt.Errorf("audit: %w", ev)
-			}
-			r.setErr(ev)
 		}
-
-		if time.Since(lastWatermarks) >= watermarkEvery {
-			lastWatermarks = time.Now()
-			r.refreshWatermarks(assigned)
-		}
+		pctx, cancel := context.WithTimeout(ctx, recheckEvery)
+		fetches := consumer.PollFetches(pctx)
+		cancel()
+		r.apply(fetches)
 	}
 	return nil
 }
 
+// apply adds a poll's records to the ledger, with each partition's high
+// watermark as the fetch answered it, and reports its errors.
+func (r *Reader) apply(fetches kgo.Fetches) {
+	for _, fe := range fetches.Errors() {
+		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, kgo.ErrClientClosed) {
+			continue
+		}
+		r.setErr(fmt.Errorf("audit: %s[%d]: %w", fe.Topic, fe.Partition, fe.Err))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	added := false
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if p.Err != nil {
+			return
+		}
+		for _, rec := range p.Records {
+			r.ledger.Add(rec.Partition, rec.Offset, rec.Key, rec.Value)
+			added = true
+		}
+		r.ledger.SetHighWatermark(p.Partition, p.HighWatermark)
+	})
+	if added {
+		r.err = ""
+		if r.read != nil {
+			close(r.read)
+			r.read = nil
+		}
+	}
+}
+
 // assignNew learns the topic's partitions and adds the ones not yet
-// assigned, from the beginning of their logs.
-func (r *Reader) assignNew(assigned map[int32]bool) error {
-	md, err := r.consumer.GetMetadata(&r.topic, false, int(metadataTimeout/time.Millisecond))
+// consumed, from the beginning of their logs, with their log ends (a
+// partition that gets no records has no fetch to say it). It returns the
+// consumer, made on the first partitions known (nil until then).
+func (r *Reader) assignNew(ctx context.Context, admin *kadm.Client, consumer *kgo.Client, assigned map[int32]bool) (*kgo.Client, error) {
+	mctx, cancel := context.WithTimeout(ctx, recheckEvery)
+	defer cancel()
+	md, err := admin.Metadata(mctx, r.topic)
 	if err != nil {
-		return fmt.Errorf("audit: metadata: %w", err)
+		return consumer, fmt.Errorf("audit: metadata: %w", err)
 	}
 	tm, ok := md.Topics[r.topic]
 	if !ok {
-		return fmt.Errorf("audit: topic %s not in metadata", r.topic)
+		return consumer, fmt.Errorf("audit: topic %s not in metadata", r.topic)
 	}
-	if tm.Error.Code() != kafka.ErrNoError {
-		return fmt.Errorf("audit: topic %s: %w", r.topic, tm.Error)
+	if tm.Err != nil {
+		return consumer, fmt.Errorf("audit: topic %s: %w", r.topic, tm.Err)
 	}
-	var fresh []kafka.TopicPartition
-	for _, p := range tm.Partitions {
-		if !assigned[p.ID] {
-			fresh = append(fresh, kafka.TopicPartition{Topic: &r.topic, Partition: p.ID, Offset: kafka.OffsetBeginning})
+	fresh := map[int32]kgo.Offset{}
+	for p := range tm.Partitions {
+		if !assigned[p] {
+			fresh[p] = kgo.NewOffset().AtStart()
 		}
 	}
 	if len(fresh) == 0 {
 		if len(assigned) == 0 {
-			return fmt.Errorf("audit: topic %s has no partitions", r.topic)
+			return consumer, fmt.Errorf("audit: topic %s has no partitions", r.topic)
 		}
-		return nil
+		return consumer, nil
 	}
-	sort.Slice(fresh, func(i, j int) bool { return fresh[i].Partition < fresh[j].Partition })
-	if err := r.consumer.IncrementalAssign(fresh); err != nil {
-		return fmt.Errorf("audit: assign: %w", err)
+	ends, err := admin.ListEndOffsets(mctx, r.topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return consumer, fmt.Errorf("audit: log ends: %w", err)
+	}
+	want := map[string]map[int32]kgo.Offset{r.topic: fresh}
+	if consumer == nil {
+		consumer, err = kgo.NewClient(kgocfg.Audit(r.brokers, r.log, want)...)
+		if err != nil {
+			return nil, fmt.Errorf("audit: consumer: %w", err)
+		}
+	} else {
+		consumer.AddConsumePartitions(want)
 	}
 	r.mu.Lock()
-	for _, tp := range fresh {
-		assigned[tp.Partition] = true
-		r.ledger.Track(tp.Partition)
+	for p := range fresh {
+		assigned[p] = true
+		r.ledger.Track(p)
+		if end, ok := ends.Lookup(r.topic, p); ok {
+			r.ledger.SetHighWatermark(p, end.Offset)
+		}
 	}
 	r.mu.Unlock()
-	r.log.Info("audit: reading topic from the beginning", "topic", r.topic, "partitions", len(assigned),
-		"group_id", r.groupID)
-	return nil
-}
-
-// refreshWatermarks copies the high watermarks librdkafka cached from its
-// fetch responses (no request is sent).
-func (r *Reader) refreshWatermarks(assigned map[int32]bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for p := range assigned {
-		if _, high, err := r.consumer.GetWatermarkOffsets(r.topic, p); err == nil {
-			r.ledger.SetHighWatermark(p, high)
-		}
-	}
+	r.log.Info("audit: reading topic from the beginning", "topic", r.topic, "partitions", len(assigned))
+	return consumer, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/embedded/embeddedtest"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kafkacfgtest"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
@@ -253,8 +255,9 @@ func TestReaderAgainstBroker(t *testing.T) {
 	}
 	stop()
 
-	// The reader never joined or committed a group.
-	o, err := kafka.NewAdminClient(kafkacfg.Admin(addr))
+	// The reader never joined or committed a group: none carries the
+	// audit's prefix.
+	o, err := kafka.NewAdminClient(kafkacfgtest.Admin(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +269,7 @@ func TestReaderAgainstBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range groups.Valid {
-		if g.GroupID == r.GroupID() {
+		if strings.HasPrefix(g.GroupID, kafkacfg.AuditGroupPrefix) {
 			t.Fatalf("audit group %s exists on the broker", g.GroupID)
 		}
 	}

@@ -54,7 +54,7 @@ type Offsets struct {
 
 // Committed: the committed offsets of consumer-usage's group. A partition
 // without a commit is -1 or absent; a group the broker does not know
-// (kfake's GROUP_ID_NOT_FOUND, see kafkacfg.IsNoCommits) is an empty map
+// (kfake's GROUP_ID_NOT_FOUND, see observe.Offsets.Committed) is an empty map
 // with a nil Err.
 type Committed struct {
 	At      time.Time

@@ -11,6 +11,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kafkacfgtest"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 )
 
@@ -142,7 +143,7 @@ func checkStore(t testing.TB, uri string, external bool) {
 // the test.
 func CreateTopic(t testing.TB, brokers, topic string, partitions int) {
 	t.Helper()
-	admin, err := kafka.NewAdminClient(kafkacfg.Admin(brokers))
+	admin, err := kafka.NewAdminClient(kafkacfgtest.Admin(brokers))
 	if err != nil {
 		t.Fatalf("admin client: %v", err)
 	}
@@ -184,7 +185,7 @@ func CreateTopic(t testing.TB, brokers, topic string, partitions int) {
 }
 
 func deleteTopic(t testing.TB, brokers, topic string) {
-	admin, err := kafka.NewAdminClient(kafkacfg.Admin(brokers))
+	admin, err := kafka.NewAdminClient(kafkacfgtest.Admin(brokers))
 	if err != nil {
 		return
 	}

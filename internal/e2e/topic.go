@@ -11,6 +11,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kafkacfgtest"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
@@ -283,10 +284,10 @@ func Produce(t testing.TB, brokers, topic string, recs ...[2][]byte) []Record {
 
 // Committed returns group's committed offsets on topic (partitions without
 // a commit are absent). It reads them through a consumer handle that never
-// joins the group (kafkacfg.CommittedReader explains why not an AdminClient).
+// joins the group (kafkacfgtest.CommittedReader explains why not an AdminClient).
 func Committed(t testing.TB, brokers, group, topic string) map[int32]int64 {
 	t.Helper()
-	c, err := kafka.NewConsumer(kafkacfg.CommittedReader(brokers, group))
+	c, err := kafka.NewConsumer(kafkacfgtest.CommittedReader(brokers, group))
 	if err != nil {
 		t.Fatalf("committed reader: %v", err)
 	}
@@ -299,7 +300,7 @@ func Committed(t testing.TB, brokers, group, topic string) map[int32]int64 {
 	var last error
 	for attempt := 0; attempt < 20; attempt++ {
 		got, err := c.Committed(tps, 5000)
-		if kafkacfg.IsNoCommits(err) {
+		if kafkacfgtest.IsNoCommits(err) {
 			return out
 		}
 		if err == nil {

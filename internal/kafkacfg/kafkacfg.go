@@ -22,7 +22,9 @@ const (
 	AuditGroupPrefix = "krl-audit-"
 )
 
-func base(brokers, clientID string) kafka.ConfigMap {
+// Base is what every librdkafka client of the product shares (the roles'
+// and the tests' own readers, kafkacfgtest).
+func Base(brokers, clientID string) kafka.ConfigMap {
 	return kafka.ConfigMap{
 		"bootstrap.servers": brokers,
 		"client.id":         clientID,
@@ -46,7 +48,7 @@ const ProducerMessageTimeout = 2 * time.Minute
 
 // Producer: idempotent, acks=all, as the product specifies.
 func Producer(brokers string) *kafka.ConfigMap {
-	c := base(brokers, "krl-producer")
+	c := Base(brokers, "krl-producer")
 	c["enable.idempotence"] = true
 	c["acks"] = "all"
 	c["linger.ms"] = 5
@@ -122,7 +124,7 @@ func PartitionFor(key string, partitions int) int32 {
 
 // Current is consumer-current's config: a fresh group, earliest, no commits.
 func Current(brokers, groupID string) *kafka.ConfigMap {
-	c := base(brokers, "krl-consumer-current")
+	c := Base(brokers, "krl-consumer-current")
 	c["group.id"] = groupID
 	c["auto.offset.reset"] = "earliest"
 	c["enable.auto.commit"] = false
@@ -142,7 +144,7 @@ func Current(brokers, groupID string) *kafka.ConfigMap {
 // ("" = dynamic membership: every start is a new member, and a member that
 // leaves or dies triggers a rebalance).
 func Usage(brokers, groupID string, reset lesson.Reset, instanceID string) *kafka.ConfigMap {
-	c := base(brokers, "krl-consumer-usage")
+	c := Base(brokers, "krl-consumer-usage")
 	c["group.id"] = groupID
 	c["auto.offset.reset"] = string(reset)
 	c["enable.auto.commit"] = true
@@ -195,7 +197,7 @@ func DeadLetterProducer(brokers string) *kafka.ConfigMap {
 // DeadLetterReader reads the dead-letter topic once, by assignment (no
 // group join, no commits; librdkafka only wants a group id).
 func DeadLetterReader(brokers, groupID string) *kafka.ConfigMap {
-	c := base(brokers, "krl-consumer-usage-dlq-reader")
+	c := Base(brokers, "krl-consumer-usage-dlq-reader")
 	c["group.id"] = groupID
 	c["auto.offset.reset"] = "earliest"
 	c["enable.auto.commit"] = false
@@ -205,36 +207,13 @@ func DeadLetterReader(brokers, groupID string) *kafka.ConfigMap {
 
 // Audit is the dashboard's independent reader: earliest, never commits.
 func Audit(brokers, groupID string) *kafka.ConfigMap {
-	c := base(brokers, "krl-audit")
+	c := Base(brokers, "krl-audit")
 	c["group.id"] = groupID
 	c["auto.offset.reset"] = "earliest"
 	c["enable.auto.commit"] = false
 	c["enable.auto.offset.store"] = false
 	c["fetch.queue.backoff.ms"] = 10
 	return &c
-}
-
-// Admin is the config for an AdminClient (lag, watermarks, topic creation).
-func Admin(brokers string) *kafka.ConfigMap {
-	c := base(brokers, "krl-admin")
-	// Its metadata requests name one topic: never create it by asking
-	// (a producer handle's default is to allow it).
-	c["allow.auto.create.topics"] = false
-	return &c
-}
-
-// IsNoCommits reports whether err from ListConsumerGroupOffsets (or an
-// offset fetch) means "this group has never committed". Apache Kafka answers
-// with offsets of -1; the embedded kfake broker answers GROUP_ID_NOT_FOUND.
-// Both mean the same thing to a lag computation.
-func IsNoCommits(err error) bool {
-	if err == nil {
-		return false
-	}
-	if kerr, ok := err.(kafka.Error); ok {
-		return kerr.Code() == kafka.ErrGroupIDNotFound
-	}
-	return false
 }
 
 // LogsToChannel makes a client deliver librdkafka's log lines on its Logs()
@@ -245,19 +224,4 @@ func IsNoCommits(err error) bool {
 func LogsToChannel(c *kafka.ConfigMap) *kafka.ConfigMap {
 	(*c)["go.logs.channel.enable"] = true
 	return c
-}
-
-// CommittedReader is a consumer handle used only to read groupID's committed
-// offsets (Consumer.Committed): it never subscribes, assigns or commits, so
-// it neither joins nor changes the group. AdminClient.ListConsumerGroupOffsets
-// is avoided on purpose: librdkafka 2.11 dereferences a NULL group handle
-// (SIGSEGV, librdkafka#5040) when an admin client's offset fetch is answered
-// with a group-level NOT_COORDINATOR, which a fresh Apache Kafka does; a
-// consumer handle has a group handle and just reports the error.
-func CommittedReader(brokers, groupID string) *kafka.ConfigMap {
-	c := base(brokers, "krl-offsets")
-	c["group.id"] = groupID
-	c["enable.auto.commit"] = false
-	c["enable.auto.offset.store"] = false
-	return &c
 }

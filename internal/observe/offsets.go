@@ -14,9 +14,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kgocfg"
 )
 
 // DefaultTimeout bounds a probe whose context has no deadline.
@@ -25,69 +28,44 @@ const DefaultTimeout = 5 * time.Second
 // NoCommit is the committed offset of a partition the group never committed.
 const NoCommit int64 = -1
 
-// bounded returns ctx with a deadline (DefaultTimeout if it had none) and
-// the time left, which librdkafka needs as its own request timeout.
-func bounded(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
+// bounded returns ctx with a deadline (DefaultTimeout if it had none).
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); !ok {
-		c, cancel := context.WithTimeout(ctx, DefaultTimeout)
-		return c, cancel, DefaultTimeout
+		return context.WithTimeout(ctx, DefaultTimeout)
 	}
-	c, cancel := context.WithCancel(ctx)
-	return c, cancel, remaining(c)
+	return context.WithCancel(ctx)
 }
 
-// remaining is the time left before ctx's deadline, at least 1 ms (an
-// expired context then fails in the call itself with ctx.Err()).
-func remaining(ctx context.Context) time.Duration {
-	d, ok := ctx.Deadline()
-	if !ok {
-		return DefaultTimeout
-	}
-	return max(time.Until(d), time.Millisecond)
-}
-
-// Offsets reads log-end offsets with one AdminClient and committed offsets
-// with one never-joining consumer handle per group asked about (see
-// kafkacfg.CommittedReader for why not the AdminClient). Safe for
-// concurrent use.
+// Offsets reads log-end offsets, committed offsets, the topic's layout and
+// creates topics, all through one franz-go client (pure Go: the dashboard
+// holds no librdkafka handle, and an idle client costs nothing). Offset
+// fetches never join or change the group. Safe for concurrent use.
 type Offsets struct {
-	brokers string
-	log     *slog.Logger
-	handle  *kafka.Producer // owns the admin connections; never produces
-	admin   *kafka.AdminClient
+	client *kgo.Client
+	admin  *kadm.Client
 
-	// Every call holds mu for reading and Close for writing, so no handle
-	// is destroyed while in use; readersMu guards readers.
-	mu        sync.RWMutex
-	closed    bool
-	readersMu sync.Mutex
-	readers   map[string]*kafka.Consumer
+	// Every call holds mu for reading and Close for writing, so the client
+	// is not closed while in use.
+	mu     sync.RWMutex
+	closed bool
 	// minISRKnown: per topic the min.insync.replicas read (Layout, once).
 	minISRMu    sync.Mutex
 	minISRKnown map[string]int
 }
 
-// NewOffsets creates the clients for brokers; librdkafka's own log lines go
-// to log (nil: discarded), never to stderr, which is the dashboard's
-// terminal. Nothing connects yet: an unreachable broker shows up as an
-// error from the first call.
+// NewOffsets creates the client for brokers; its log lines go to log
+// (nil: discarded), never to stderr, which is the dashboard's terminal.
+// Nothing connects yet: an unreachable broker shows up as an error from
+// the first call.
 func NewOffsets(brokers string, log *slog.Logger) (*Offsets, error) {
-	// A plain AdminClient cannot redirect librdkafka's logs; one derived
-	// from a producer handle can.
-	p, err := kafka.NewProducer(kafkacfg.LogsToChannel(kafkacfg.Admin(brokers)))
+	cl, err := kgo.NewClient(kgocfg.Client(brokers, "krl-admin", log)...)
 	if err != nil {
 		return nil, fmt.Errorf("observe: admin client: %w", err)
 	}
-	go ForwardLogs(p.Logs(), log)
-	admin, err := kafka.NewAdminClientFromProducer(p)
-	if err != nil {
-		p.Close()
-		return nil, fmt.Errorf("observe: admin client: %w", err)
-	}
-	return &Offsets{brokers: brokers, log: log, handle: p, admin: admin, readers: map[string]*kafka.Consumer{}, minISRKnown: map[string]int{}}, nil
+	return &Offsets{client: cl, admin: kadm.NewClient(cl), minISRKnown: map[string]int{}}, nil
 }
 
-// Close releases every client; calls in flight finish first.
+// Close releases the client; calls in flight finish first.
 func (o *Offsets) Close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -95,11 +73,7 @@ func (o *Offsets) Close() {
 		return
 	}
 	o.closed = true
-	for _, c := range o.readers {
-		c.Close()
-	}
-	o.admin.Close()
-	o.handle.Close()
+	o.client.Close()
 }
 
 // Partitions lists topic's partition ids in order (a metadata request to
@@ -121,13 +95,18 @@ func (o *Offsets) begin(ctx context.Context, topic string) (context.Context, []i
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ctx, cancel, left := bounded(ctx)
+	ctx, cancel := bounded(ctx)
 	done := func() { cancel(); release() }
-	parts, err := o.partitions(ctx, topic, left)
+	t, err := o.topicMetadata(ctx, topic)
 	if err != nil {
 		done()
 		return nil, nil, nil, err
 	}
+	parts := make([]int32, 0, len(t.Partitions))
+	for p := range t.Partitions {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
 	return ctx, parts, done, nil
 }
 
@@ -144,47 +123,76 @@ func (o *Offsets) use() (release func(), err error) {
 	return o.mu.RUnlock, nil
 }
 
-func (o *Offsets) partitions(ctx context.Context, topic string, left time.Duration) ([]int32, error) {
-	md, err := o.topicMetadata(topic, left)
-	if err != nil {
-		return nil, err
+// untilAnswered runs call until the broker answers (an answer may be a
+// Kafka error: that is returned at once) or ctx ends. franz-go returns a
+// refused connection at once; a broker that is starting or restarting is
+// asked again, and one that never answers is a timeout (wrapping
+// context.DeadlineExceeded), as the dashboard words it "Kafka down".
+func untilAnswered(ctx context.Context, call func() error) error {
+	for {
+		err := call()
+		if err == nil || !unanswered(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%w)", err, context.DeadlineExceeded)
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	out := make([]int32, len(md.Partitions))
-	for i, p := range md.Partitions {
-		out[i] = p.ID
+}
+
+// unanswered: err is no answer from any broker (a connection refused or
+// dropped), as opposed to Kafka's own error or the caller giving up.
+func unanswered(err error) bool {
+	var ke *kerr.Error
+	switch {
+	case errors.As(err, &ke), errors.Is(err, context.Canceled), errors.Is(err, kgo.ErrClientClosed):
+		return false
+	case errors.Is(err, context.DeadlineExceeded):
+		return false
 	}
-	slices.Sort(out)
-	return out, nil
+	return true
 }
 
 // topicMetadata asks a broker that is up for topic's metadata: a request
-// each time (not librdkafka's cache). Not DescribeTopics: librdkafka sends
-// that to the controller its metadata names, which on KRaft is one broker
-// of the cluster, and while that broker is dead every DescribeTopics
-// timed out ("Timed out waiting for controller") until its cache was
-// refreshed: the whole failover went unseen. The admin handle never
-// creates a topic by asking (kafkacfg.Admin).
-func (o *Offsets) topicMetadata(topic string, left time.Duration) (kafka.TopicMetadata, error) {
-	md, err := o.admin.GetMetadata(&topic, false, max(int(left/time.Millisecond), 1))
-	var kerr kafka.Error
-	if errors.As(err, &kerr) && (kerr.Code() == kafka.ErrTransport || kerr.Code() == kafka.ErrAllBrokersDown) {
-		// No broker was usable for the whole time given: a timeout.
-		return kafka.TopicMetadata{}, fmt.Errorf("observe: metadata of topic %s: %w (%w)", topic, err, context.DeadlineExceeded)
-	}
+// each time, not franz-go's metadata cache (kadm.Metadata answers from it
+// for 5 s) and never the controller: while a controller-elected broker was
+// dead, requests routed to it saw nothing of the failover. franz-go sends
+// it to the brokers in turn, so a dead one is passed over. The request
+// never creates the topic.
+func (o *Offsets) topicMetadata(ctx context.Context, topic string) (kadm.TopicDetail, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	var resp *kmsg.MetadataResponse
+	err := untilAnswered(ctx, func() (err error) {
+		resp, err = req.RequestWith(ctx, o.client)
+		return err
+	})
 	if err != nil {
-		return kafka.TopicMetadata{}, fmt.Errorf("observe: metadata of topic %s: %w", topic, err)
+		return kadm.TopicDetail{}, fmt.Errorf("observe: metadata of topic %s: %w", topic, err)
 	}
-	t, ok := md.Topics[topic]
-	if !ok {
-		return kafka.TopicMetadata{}, fmt.Errorf("observe: metadata of topic %s: not in the answer", topic)
+	for _, t := range resp.Topics {
+		if t.Topic == nil || *t.Topic != topic {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return kadm.TopicDetail{}, fmt.Errorf("observe: metadata of topic %s: %w", topic, err)
+		}
+		if len(t.Partitions) == 0 {
+			return kadm.TopicDetail{}, fmt.Errorf("observe: topic %s has no partitions", topic)
+		}
+		td := kadm.TopicDetail{Topic: topic, Partitions: make(kadm.PartitionDetails, len(t.Partitions))}
+		for _, p := range t.Partitions {
+			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: topic, Partition: p.Partition, Leader: p.Leader,
+				LeaderEpoch: p.LeaderEpoch, Replicas: p.Replicas, ISR: p.ISR, OfflineReplicas: p.OfflineReplicas,
+				Err: kerr.ErrorForCode(p.ErrorCode)}
+		}
+		return td, nil
 	}
-	if t.Error.Code() != kafka.ErrNoError {
-		return kafka.TopicMetadata{}, fmt.Errorf("observe: metadata of topic %s: %w", topic, t.Error)
-	}
-	if len(t.Partitions) == 0 {
-		return kafka.TopicMetadata{}, fmt.Errorf("observe: topic %s has no partitions", topic)
-	}
-	return t, nil
+	return kadm.TopicDetail{}, fmt.Errorf("observe: metadata of topic %s: not in the answer", topic)
 }
 
 // HighWatermarks returns the log-end offset (the offset the next produced
@@ -197,30 +205,32 @@ func (o *Offsets) HighWatermarks(ctx context.Context, topic string) (map[int32]i
 		return nil, err
 	}
 	defer done()
-	req := make(map[kafka.TopicPartition]kafka.OffsetSpec, len(parts))
-	for _, p := range parts {
-		req[kafka.TopicPartition{Topic: &topic, Partition: p}] = kafka.LatestOffsetSpec
+	var res kadm.ListedOffsets
+	err = untilAnswered(ctx, func() (err error) {
+		res, err = o.admin.ListEndOffsets(ctx, topic)
+		return err
+	})
+	if err == nil {
+		err = res.Error()
 	}
-	res, err := o.admin.ListOffsets(ctx, req, kafka.SetAdminRequestTimeout(remaining(ctx)))
 	if err != nil {
 		return nil, fmt.Errorf("observe: list offsets %s: %w", topic, err)
 	}
 	out := make(map[int32]int64, len(parts))
-	for tp, info := range res.ResultInfos {
-		if info.Error.Code() != kafka.ErrNoError {
-			return nil, fmt.Errorf("observe: list offsets %s[%d]: %w", topic, tp.Partition, info.Error)
-		}
-		if info.Offset < 0 {
-			// Seen on a three-broker cluster while a partition changed
-			// leader: no error and offset -1001 (OffsetInvalid). Not a log end.
-			return nil, fmt.Errorf("observe: list offsets %s[%d]: no log end in the answer (%d)", topic, tp.Partition, info.Offset)
-		}
-		out[tp.Partition] = int64(info.Offset)
-	}
 	for _, p := range parts {
-		if _, ok := out[p]; !ok {
+		info, ok := res.Lookup(topic, p)
+		if !ok {
 			return nil, fmt.Errorf("observe: list offsets %s: no answer for partition %d", topic, p)
 		}
+		if info.Err != nil {
+			return nil, fmt.Errorf("observe: list offsets %s[%d]: %w", topic, p, info.Err)
+		}
+		if info.Offset < 0 {
+			// A partition changing leader can answer without an error and
+			// without an offset. Not a log end.
+			return nil, fmt.Errorf("observe: list offsets %s[%d]: no log end in the answer (%d)", topic, p, info.Offset)
+		}
+		out[p] = info.Offset
 	}
 	return out, nil
 }
@@ -228,9 +238,9 @@ func (o *Offsets) HighWatermarks(ctx context.Context, topic string) (map[int32]i
 // Committed returns group's committed offset for every partition of topic;
 // NoCommit (-1) where the group has none. A group that never committed
 // anything gives all NoCommit and no error, whichever way the broker says
-// it (kfake: GROUP_ID_NOT_FOUND; Apache Kafka: no offset, which librdkafka
-// reports as OffsetInvalid, -1001). A NOT_COORDINATOR answer (a broker
-// still loading its group coordinator) is retried until the deadline.
+// it (kfake: GROUP_ID_NOT_FOUND; Apache Kafka: offset -1). A coordinator
+// still loading (NOT_COORDINATOR and the like) is asked again until the
+// deadline. The fetch never joins the group.
 func (o *Offsets) Committed(ctx context.Context, group, topic string) (map[int32]int64, error) {
 	ctx, parts, done, err := o.begin(ctx, topic)
 	if err != nil {
@@ -238,21 +248,16 @@ func (o *Offsets) Committed(ctx context.Context, group, topic string) (map[int32
 	}
 	defer done()
 	out := make(map[int32]int64, len(parts))
-	tps := make([]kafka.TopicPartition, len(parts))
-	for i, p := range parts {
+	for _, p := range parts {
 		out[p] = NoCommit
-		tps[i] = kafka.TopicPartition{Topic: &topic, Partition: p}
-	}
-
-	c, err := o.reader(group)
-	if err != nil {
-		return nil, err
 	}
 	for {
-		// Consumer.Committed does not take a context; it is bounded by the
-		// time left instead.
-		res, err := c.Committed(tps, int(remaining(ctx)/time.Millisecond))
-		if kafkacfg.IsNoCommits(err) {
+		var res kadm.OffsetResponses
+		err := untilAnswered(ctx, func() (err error) {
+			res, err = o.admin.FetchOffsets(ctx, group)
+			return err
+		})
+		if errors.Is(err, kerr.GroupIDNotFound) {
 			return out, nil
 		}
 		if retriable(err) && ctx.Err() == nil {
@@ -265,53 +270,29 @@ func (o *Offsets) Committed(ctx context.Context, group, topic string) (map[int32
 		if err != nil {
 			return nil, fmt.Errorf("observe: committed offsets of %s: %w", group, err)
 		}
-		for _, tp := range res {
-			if tp.Topic == nil || *tp.Topic != topic {
+		for _, p := range parts {
+			r, ok := res.Lookup(topic, p)
+			if !ok {
 				continue
 			}
-			if tp.Error != nil {
-				if kafkacfg.IsNoCommits(tp.Error) {
+			if r.Err != nil {
+				if errors.Is(r.Err, kerr.GroupIDNotFound) {
 					continue
 				}
-				return nil, fmt.Errorf("observe: committed offset of %s on %s[%d]: %w",
-					group, topic, tp.Partition, tp.Error)
+				return nil, fmt.Errorf("observe: committed offset of %s on %s[%d]: %w", group, topic, p, r.Err)
 			}
-			if tp.Offset >= 0 {
-				out[tp.Partition] = int64(tp.Offset)
+			if r.At >= 0 {
+				out[p] = r.At
 			}
 		}
 		return out, nil
 	}
 }
 
-// reader returns the committed-offsets handle of group, creating it on
-// first use. Callers hold o.mu for reading.
-func (o *Offsets) reader(group string) (*kafka.Consumer, error) {
-	o.readersMu.Lock()
-	defer o.readersMu.Unlock()
-	if c, ok := o.readers[group]; ok {
-		return c, nil
-	}
-	c, err := kafka.NewConsumer(kafkacfg.LogsToChannel(kafkacfg.CommittedReader(o.brokers, group)))
-	if err != nil {
-		return nil, fmt.Errorf("observe: offsets reader for %s: %w", group, err)
-	}
-	go ForwardLogs(c.Logs(), o.log)
-	o.readers[group] = c
-	return c, nil
-}
-
 // retriable reports the broker answers that mean "ask again shortly".
 func retriable(err error) bool {
-	var kerr kafka.Error
-	if !errors.As(err, &kerr) {
-		return false
-	}
-	switch kerr.Code() {
-	case kafka.ErrNotCoordinator, kafka.ErrCoordinatorLoadInProgress, kafka.ErrCoordinatorNotAvailable:
-		return true
-	}
-	return false
+	return errors.Is(err, kerr.NotCoordinator) || errors.Is(err, kerr.CoordinatorLoadInProgress) ||
+		errors.Is(err, kerr.CoordinatorNotAvailable)
 }
 
 // EnsureTopic creates topic with the given partitions unless it exists, so
@@ -330,21 +311,24 @@ func (o *Offsets) EnsureTopicReplicated(ctx context.Context, topic string, parti
 		return false, err
 	}
 	defer release()
-	ctx, cancel, left := bounded(ctx)
+	ctx, cancel := bounded(ctx)
 	defer cancel()
-	res, err := o.admin.CreateTopics(ctx, []kafka.TopicSpecification{{Topic: topic, NumPartitions: partitions, ReplicationFactor: replication, Config: config}},
-		kafka.SetAdminOperationTimeout(left))
-	if err != nil {
-		return false, fmt.Errorf("observe: create topic %s: %w", topic, err)
-	}
-	for _, r := range res {
-		switch r.Error.Code() {
-		case kafka.ErrNoError:
-			created = true
-		case kafka.ErrTopicAlreadyExists:
-		default:
-			return false, fmt.Errorf("observe: create topic %s: %w", topic, r.Error)
+	var configs map[string]*string
+	if len(config) > 0 {
+		configs = make(map[string]*string, len(config))
+		for k, v := range config {
+			configs[k] = kadm.StringPtr(v)
 		}
 	}
-	return created, nil
+	err = untilAnswered(ctx, func() error {
+		_, err := o.admin.CreateTopic(ctx, int32(partitions), int16(replication), configs, topic)
+		return err
+	})
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, kerr.TopicAlreadyExists):
+		return false, nil
+	}
+	return false, fmt.Errorf("observe: create topic %s: %w", topic, err)
 }

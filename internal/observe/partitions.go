@@ -2,12 +2,13 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 
-	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // PartitionInfo is one partition's placement as the cluster's metadata
@@ -45,28 +46,27 @@ func (o *Offsets) Layout(ctx context.Context, topic string) (Layout, error) {
 		return Layout{}, err
 	}
 	defer release()
-	ctx, cancel, left := bounded(ctx)
+	ctx, cancel := bounded(ctx)
 	defer cancel()
-	t, err := o.topicMetadata(topic, left)
+	t, err := o.topicMetadata(ctx, topic)
 	if err != nil {
 		return Layout{}, err
 	}
 	var out Layout
-	for _, p := range t.Partitions {
-		pi := PartitionInfo{Partition: p.ID, Leader: p.Leader, Replicas: sortedIDs(p.Replicas), ISR: sortedIDs(p.Isrs), Preferred: -1}
+	for _, p := range t.Partitions.Sorted() {
+		pi := PartitionInfo{Partition: p.Partition, Leader: p.Leader, Replicas: sortedIDs(p.Replicas), ISR: sortedIDs(p.ISR), Preferred: -1}
 		if len(p.Replicas) > 0 {
 			pi.Preferred = p.Replicas[0]
 		}
-		if pi.Leader < 0 || p.Error.Code() == kafka.ErrLeaderNotAvailable {
+		if pi.Leader < 0 || errors.Is(p.Err, kerr.LeaderNotAvailable) {
 			pi.Leader = -1
 		}
 		out.Partitions = append(out.Partitions, pi)
 	}
-	sort.Slice(out.Partitions, func(i, j int) bool { return out.Partitions[i].Partition < out.Partitions[j].Partition })
 	// min.insync.replicas is read once per topic (the lab sets it when it
-	// creates the topic): DescribeConfigs goes to the controller librdkafka
-	// knows, and while that broker is dead each call waited out the whole
-	// deadline, and the poll, which waits twice a slow call, went slow too.
+	// creates the topic): while a broker is dead a describe-configs request
+	// can wait out the whole deadline, and the poll, which waits twice a
+	// slow call, went slow too.
 	o.minISRMu.Lock()
 	known, ok := o.minISRKnown[topic]
 	o.minISRMu.Unlock()
@@ -95,19 +95,25 @@ func sortedIDs(ids []int32) []int32 {
 // minISR reads topic's min.insync.replicas; 0 when the broker does not
 // know the setting.
 func (o *Offsets) minISR(ctx context.Context, topic string) (int, error) {
-	res, err := o.admin.DescribeConfigs(ctx, []kafka.ConfigResource{{Type: kafka.ResourceTopic, Name: topic}},
-		kafka.SetAdminRequestTimeout(remaining(ctx)))
+	var res kadm.ResourceConfigs
+	err := untilAnswered(ctx, func() (err error) {
+		res, err = o.admin.DescribeTopicConfigs(ctx, topic)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("observe: describe configs of %s: %w", topic, err)
 	}
 	for _, r := range res {
-		if r.Error.Code() != kafka.ErrNoError {
-			return 0, fmt.Errorf("observe: describe configs of %s: %w", topic, r.Error)
+		if r.Err != nil {
+			return 0, fmt.Errorf("observe: describe configs of %s: %w", topic, r.Err)
 		}
-		if e, ok := r.Config["min.insync.replicas"]; ok && e.Value != "" {
-			n, err := strconv.Atoi(e.Value)
+		for _, c := range r.Configs {
+			if c.Key != "min.insync.replicas" || c.Value == nil || *c.Value == "" {
+				continue
+			}
+			n, err := strconv.Atoi(*c.Value)
 			if err != nil {
-				return 0, fmt.Errorf("observe: min.insync.replicas of %s: %q", topic, e.Value)
+				return 0, fmt.Errorf("observe: min.insync.replicas of %s: %q", topic, *c.Value)
 			}
 			return n, nil
 		}

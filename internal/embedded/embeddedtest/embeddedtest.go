@@ -16,7 +16,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kafka-recovery-lab/krl/internal/embedded"
-	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kafkacfgtest"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
@@ -114,7 +114,7 @@ func Broker(t testing.TB, topic string) (addr, topicName string) {
 		return StartBroker(t, topic, 3), topic
 	}
 	topicName = fmt.Sprintf("%s-%d", topic, time.Now().UnixNano())
-	a, err := kafka.NewAdminClient(kafkacfg.Admin(addr))
+	a, err := kafka.NewAdminClient(kafkacfgtest.Admin(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
