@@ -79,7 +79,11 @@ func (m Model) screen() screen {
 		if line := processes.InvalidLine(st, procs, inner); line != "" {
 			body = append(body, line)
 		}
-		title := "Processes · lag"
+		title := "Processes · lag (" + common.SparkLegend + ")"
+		// The room of the lines that may come later (the invalid-count
+		// line, a row per scaled instance) is kept from the start, so that
+		// the partitions' lines never fold when one arrives.
+		reserved := len(body) + m.laterLines(procs, inner)
 		if pv := m.board.Partitions(); pv.Seen && !m.showPartitions {
 			// A line per partition while the events keep minEventLines,
 			// else all of them on one line, else none (on one node).
@@ -91,10 +95,10 @@ func (m Model) screen() screen {
 			pp := partitions.Panel{Styles: st, View: pv}
 			lines := pp.Lines(inner)
 			switch {
-			case m.eventsRoom(h, len(body)+2+len(lines), sc.footer) >= need:
+			case m.eventsRoom(h, reserved+2+len(lines), sc.footer) >= need:
 				body = append(body, lines...)
 				title += " · partitions of " + pv.Topic
-			case m.eventsRoom(h, len(body)+2+1, sc.footer) >= need || !pv.SingleNode:
+			case m.eventsRoom(h, reserved+2+1, sc.footer) >= need || !pv.SingleNode:
 				// With a replicated cluster the leaders and ISRs are the
 				// lesson: their line stays, at the events' (or the
 				// sensors') expense.
@@ -132,6 +136,20 @@ func (m Model) screen() screen {
 		}
 	}
 	return sc
+}
+
+// laterLines is how many lines the processes box may still gain: the
+// invalid-count line while it is absent, a row per consumer-usage instance
+// not yet scaled out.
+func (m Model) laterLines(procs []board.ProcView, inner int) int {
+	n := 0
+	if processes.InvalidLine(m.styles, procs, inner) == "" {
+		n++
+	}
+	if m.board.Has(board.Usage) {
+		n += max(0, board.MaxUsageInstances-len(m.board.UsageInstances()))
+	}
+	return n
 }
 
 // View renders the whole screen, exactly width×height.
