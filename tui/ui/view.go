@@ -128,7 +128,9 @@ func (m Model) screen() screen {
 		// sensors and usage when the events area is too small for it.
 		need := narrationCompact
 		if full {
-			need = narrationFull
+			// The whole step and its checks, without scrolling, while the
+			// sensors and usage keep their status and header lines.
+			need = max(narrationFull, m.narrationPanel().Height(w-2)+2)
 		}
 		if sc.eventsH < need {
 			sc.middleH = max(rest-need, 3)
