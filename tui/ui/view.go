@@ -84,28 +84,9 @@ func (m Model) screen() screen {
 		// line, a row per scaled instance) is kept from the start, so that
 		// the partitions' lines never fold when one arrives.
 		reserved := len(body) + m.laterLines(procs, inner)
-		if pv := m.board.Partitions(); pv.Seen && !m.showPartitions {
-			// A line per partition while the events keep minEventLines,
-			// else all of them on one line, else none (on one node).
-			// A narration needs its whole box instead.
-			need := minEventLines
-			if m.narration != nil && !m.picking && !m.showLogs {
-				need = narrationFull - 2
-			}
-			pp := partitions.Panel{Styles: st, View: pv}
-			lines := pp.Lines(inner)
-			switch {
-			case m.eventsRoom(h, reserved+2+len(lines), sc.footer) >= need:
-				body = append(body, lines...)
-				title += " · partitions of " + pv.Topic
-			case m.eventsRoom(h, reserved+2+1, sc.footer) >= need || !pv.SingleNode:
-				// With a replicated cluster the leaders and ISRs are the
-				// lesson: their line stays, at the events' (or the
-				// sensors') expense.
-				body = append(body, pp.Summary(inner))
-				title += " · partitions"
-			}
-		}
+		lines, more := m.partitionLines(reserved, inner, h, sc.footer)
+		body = append(body, lines...)
+		title += more
 		sc.top = common.Box(st, title, body, w, len(body)+2)
 	} else {
 		sc.top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, Compact: true}.View(w, len(procs)+1)
@@ -138,6 +119,32 @@ func (m Model) screen() screen {
 		}
 	}
 	return sc
+}
+
+// partitionLines is what the processes box shows of the partitions, and
+// what its title says of them: a line per partition while the events keep
+// minEventLines (with reserved lines above them), else all of them on one
+// line, else none (on one node). A narration needs its whole box instead.
+func (m Model) partitionLines(reserved, inner, h int, footer string) ([]string, string) {
+	pv := m.board.Partitions()
+	if !pv.Seen || m.showPartitions {
+		return nil, ""
+	}
+	need := minEventLines
+	if m.narration != nil && !m.picking && !m.showLogs {
+		need = narrationFull - 2
+	}
+	pp := partitions.Panel{Styles: m.styles, View: pv}
+	lines := pp.Lines(inner)
+	switch {
+	case m.eventsRoom(h, reserved+2+len(lines), footer) >= need:
+		return lines, " · partitions of " + pv.Topic
+	case m.eventsRoom(h, reserved+2+1, footer) >= need || !pv.SingleNode:
+		// With a replicated cluster the leaders and ISRs are the lesson:
+		// their line stays, at the events' (or the sensors') expense.
+		return []string{pp.Summary(inner)}, " · partitions"
+	}
+	return nil, ""
 }
 
 // laterLines is how many lines the processes box may still gain: the
