@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var sizes = []struct{ w, h int }{{120, 36}, {80, 24}, {60, 15}}
+var sizes = []struct{ w, h int }{{120, 36}, {80, 24}, {60, 15}, {200, 50}}
 
 // render builds a model over the scene's board, applies msgs and returns
 // its view at w×h.

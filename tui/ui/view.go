@@ -80,29 +80,14 @@ func (m Model) screen() screen {
 		if line := processes.InvalidLine(st, procs, inner); line != "" {
 			body = append(body, line)
 		}
-		title := "Processes · lag"
-		if pv := m.board.Partitions(); pv.Seen && !m.showPartitions {
-			// A line per partition while the events keep minEventLines,
-			// else all of them on one line, else none (on one node).
-			// A narration needs its whole box instead.
-			need := minEventLines
-			if m.narration != nil && !m.picking && !m.showLogs {
-				need = narrationFull - 2
-			}
-			pp := partitions.Panel{Styles: st, View: pv}
-			lines := pp.Lines(inner)
-			switch {
-			case m.eventsRoom(h, len(body)+2+len(lines), sc.footer) >= need:
-				body = append(body, lines...)
-				title += " · partitions of " + pv.Topic
-			case m.eventsRoom(h, len(body)+2+1, sc.footer) >= need || !pv.SingleNode:
-				// With a replicated cluster the leaders and ISRs are the
-				// lesson: their line stays, at the events' (or the
-				// sensors') expense.
-				body = append(body, pp.Summary(inner))
-				title += " · partitions"
-			}
-		}
+		title := "Processes · lag (" + common.SparkLegend + ")"
+		// The room of the lines that may come later (the invalid-count
+		// line, a row per scaled instance) is kept from the start, so that
+		// the partitions' lines never fold when one arrives.
+		reserved := len(body) + m.laterLines(procs, inner)
+		lines, more := m.partitionLines(reserved, inner, h, sc.footer)
+		body = append(body, lines...)
+		title += more
 		sc.top = common.Box(st, title, body, w, len(body)+2)
 	} else {
 		sc.top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, Compact: true}.View(w, len(procs)+1)
@@ -125,7 +110,9 @@ func (m Model) screen() screen {
 		// sensors and usage when the events area is too small for it.
 		need := narrationCompact
 		if full {
-			need = narrationFull
+			// The whole step and its checks, without scrolling, while the
+			// sensors and usage keep their status and header lines.
+			need = max(narrationFull, m.narrationPanel().Height(w-2)+2)
 		}
 		if sc.eventsH < need {
 			sc.middleH = max(rest-need, 3)
@@ -133,6 +120,46 @@ func (m Model) screen() screen {
 		}
 	}
 	return sc
+}
+
+// partitionLines is what the processes box shows of the partitions, and
+// what its title says of them: a line per partition while the events keep
+// minEventLines (with reserved lines above them), else all of them on one
+// line, else none (on one node). A narration needs its whole box instead.
+func (m Model) partitionLines(reserved, inner, h int, footer string) ([]string, string) {
+	pv := m.board.Partitions()
+	if !pv.Seen || m.showPartitions {
+		return nil, ""
+	}
+	need := minEventLines
+	if m.narration != nil && !m.picking && !m.showLogs {
+		need = narrationFull - 2
+	}
+	pp := partitions.Panel{Styles: m.styles, View: pv}
+	lines := pp.Lines(inner)
+	switch {
+	case m.eventsRoom(h, reserved+2+len(lines), footer) >= need:
+		return lines, " · partitions of " + pv.Topic
+	case m.eventsRoom(h, reserved+2+1, footer) >= need || !pv.SingleNode:
+		// With a replicated cluster the leaders and ISRs are the lesson:
+		// their line stays, at the events' (or the sensors') expense.
+		return []string{pp.Summary(inner)}, " · partitions"
+	}
+	return nil, ""
+}
+
+// laterLines is how many lines the processes box may still gain: the
+// invalid-count line while it is absent, a row per consumer-usage instance
+// not yet scaled out.
+func (m Model) laterLines(procs []board.ProcView, inner int) int {
+	n := 0
+	if processes.InvalidLine(m.styles, procs, inner) == "" {
+		n++
+	}
+	if m.board.Has(board.Usage) {
+		n += max(0, board.MaxUsageInstances-len(m.board.UsageInstances()))
+	}
+	return n
 }
 
 // View renders the whole screen, exactly width×height.

@@ -71,37 +71,28 @@ func Uptime(d time.Duration) string {
 
 var bars = []rune("▁▂▃▄▅▆▇█")
 
-// SparkLevel is the bar a lag of n messages draws, the same at every size
-// and whatever else is in the window: 0 on the baseline, then one step per
-// power of ten (1–9, 10–99, 100–999, ...), so a steady lag of a few
-// messages stays low and a growing one climbs a step at every tenfold.
-func SparkLevel(n int64) rune {
-	if n <= 0 {
+// SparkLevel is the bar a lag of n messages draws in a window whose
+// largest sample is peak: 0 on the baseline, the peak at the top, linear in
+// between, so a lag growing from 12 to 62 climbs and one that fell to 0
+// touches the baseline.
+func SparkLevel(n, peak int64) rune {
+	if n <= 0 || peak <= 0 {
 		return bars[0]
 	}
-	i := 1
-	for n >= 10 && i < len(bars)-1 {
-		n /= 10
-		i++
-	}
-	return bars[i]
+	top := int64(len(bars) - 1)
+	return bars[min(top, 1+(top-1)*n/peak)]
 }
 
-// SparkLegend is the scale of SparkLevel in words: "▁0 ▂1 ▃10 ▄100 ▅1k".
-func SparkLegend(steps int) string {
-	labels := []string{"0", "1", "10", "100", "1k", "10k", "100k", "1M"}
-	parts := make([]string, 0, steps)
-	for i := 0; i < min(steps, len(bars)); i++ {
-		parts = append(parts, string(bars[i])+labels[i])
-	}
-	return strings.Join(parts, " ")
-}
+// SparkLegend says how to read a sparkline, for a panel's title.
+const SparkLegend = "bars: last 60 s, ▁ 0, █ the row's peak"
 
 // Sparkline draws a fixed window of samples (one per second, oldest first)
 // in cells bars of perCell samples each, the newest at the right edge: a
-// bar is the largest known sample of its seconds (SparkLevel), a dot when
-// none of them is known (-1), blank before the history starts. The window
-// is cells×perCell samples whatever the history holds.
+// bar is the largest known sample of its seconds, the rightmost the newest
+// known sample (so it agrees with the value beside it), scaled to the
+// window's peak (SparkLevel); a dot when none of them is known (-1), blank
+// before the history starts. The window is cells×perCell samples whatever
+// the history holds.
 func Sparkline(samples []int64, cells, perCell int) string {
 	if cells <= 0 || perCell <= 0 {
 		return ""
@@ -109,6 +100,10 @@ func Sparkline(samples []int64, cells, perCell int) string {
 	window := cells * perCell
 	if len(samples) > window {
 		samples = samples[len(samples)-window:]
+	}
+	peak := int64(0)
+	for _, s := range samples {
+		peak = max(peak, s)
 	}
 	// Left-pad with "no sample yet" so the newest is always on the right.
 	pad := window - len(samples)
@@ -121,7 +116,12 @@ func Sparkline(samples []int64, cells, perCell int) string {
 			}
 			any = true
 			if s := samples[k-pad]; s >= 0 {
-				top, known = max(top, s), true
+				if c == cells-1 {
+					top = s // the newest known, not the largest
+				} else {
+					top = max(top, s)
+				}
+				known = true
 			}
 		}
 		switch {
@@ -130,7 +130,7 @@ func Sparkline(samples []int64, cells, perCell int) string {
 		case !known:
 			b.WriteRune('·')
 		default:
-			b.WriteRune(SparkLevel(top))
+			b.WriteRune(SparkLevel(top, peak))
 		}
 	}
 	return b.String()

@@ -131,30 +131,17 @@ type Panel struct {
 }
 
 // View renders the header and the rows: the value, and for consumers the
-// last minute of lag. Rows without a sparkline carry the scale's legend.
+// last minute of lag (its legend is in the box's title, common.SparkLegend).
 func (p Panel) View(width, height int) string {
 	st := p.Styles
 	lines := []string{st.Header.Render(pad("lag", ValueWidth)) + " " + st.Header.Render(common.Fit("last 60 s", Bars))}
-	// The scale's seven steps in rows of at most Bars cells.
-	legend := []string{common.SparkLegend(3), strings.TrimPrefix(common.SparkLegend(5), common.SparkLegend(3)+" "),
-		strings.TrimPrefix(common.SparkLegend(7), common.SparkLegend(5)+" ")}
-	var free []int // rows whose bars area is free for the legend
 	for _, pv := range p.Procs {
 		t, lv := Text(pv)
 		line := st.Level(lv).Render(pad(ansi.Truncate(t, ValueWidth, "…"), ValueWidth))
 		if pv.Lag.Applies {
 			line += " " + st.Level(lv).UnsetBold().Render(common.Sparkline(pv.History, Bars, PerBar))
-		} else {
-			free = append(free, len(lines))
 		}
 		lines = append(lines, line)
-	}
-	// The legend goes in the last free rows (producer or query, broker, store).
-	if len(free) >= len(legend) {
-		for i, l := range legend {
-			row := free[len(free)-len(legend)+i]
-			lines[row] = common.Fit(lines[row], ValueWidth) + " " + st.Muted.Render(l)
-		}
 	}
 	return strings.Join(common.FitLines(lines, width, min(height, len(lines))), "\n")
 }

@@ -69,6 +69,16 @@ func (p Panel) ScrollHint(width, height int, short bool) string {
 	return fmt.Sprintf("lines %d-%d of %d · [ ] scroll", off+1, off+vh, len(body))
 }
 
+// Height is how many lines the panel needs at width to show everything
+// without scrolling: the pinned lines and the whole body.
+func (p Panel) Height(width int) int {
+	n := len(p.top(width)) + len(p.body(width))
+	if p.Latest != nil {
+		n++
+	}
+	return max(n, 4) // the latest event shows from 4 lines up
+}
+
 // MaxOffset is the largest useful Offset at this size.
 func (p Panel) MaxOffset(width, height int) int {
 	return max(0, len(p.body(width))-p.viewHeight(height))

@@ -112,11 +112,6 @@ func (p Panel) statusLine(width int) string {
 	word := common.StatusWord(st, v.Status, title)
 	switch v.Status {
 	case board.Live:
-		if len(v.Rows) == 0 {
-			// Caught up on an empty topic: nothing is live yet.
-			word = common.StatusWord(st, board.Waiting, title)
-			return common.Fit(word+" for the first sensor message", width)
-		}
 		text := fmt.Sprintf("%d sensors, caught up", len(v.Rows))
 		if p.Compact {
 			text = fmt.Sprintf("%d sensors", len(v.Rows))
@@ -147,6 +142,14 @@ func (p Panel) statusLine(width int) string {
 // values, since when.
 func (p Panel) statusLines(width int) []string {
 	st, v := p.Styles, p.State
+	if v.Status == board.Live && len(v.Rows) == 0 {
+		// Caught up on an empty topic: nothing is live yet, said whole.
+		word := common.StatusWord(st, board.Waiting, "")
+		if p.Compact {
+			word = common.StatusWord(st, board.Waiting, "Sensors")
+		}
+		return common.FitLines(common.Wrap(word+" for the first sensor message", width), width, 2)
+	}
 	if v.Status == board.Live || v.Status == board.Rebuilding {
 		return []string{p.statusLine(width)}
 	}
