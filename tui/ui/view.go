@@ -81,11 +81,7 @@ func (m Model) screen() screen {
 			body = append(body, line)
 		}
 		title := "Processes · lag (" + common.SparkLegend + ")"
-		// The room of the lines that may come later (the invalid-count
-		// line, a row per scaled instance) is kept from the start, so that
-		// the partitions' lines never fold when one arrives.
-		reserved := len(body) + m.laterLines(procs, inner)
-		lines, more := m.partitionLines(reserved, inner, h, sc.footer)
+		lines, more := m.partitionLines(len(body), inner, h, sc.footer)
 		body = append(body, lines...)
 		title += more
 		sc.top = common.Box(st, title, body, w, len(body)+2)
@@ -146,20 +142,6 @@ func (m Model) partitionLines(reserved, inner, h int, footer string) ([]string, 
 		return []string{pp.Summary(inner)}, " · partitions"
 	}
 	return nil, ""
-}
-
-// laterLines is how many lines the processes box may still gain: the
-// invalid-count line while it is absent, a row per consumer-usage instance
-// not yet scaled out.
-func (m Model) laterLines(procs []board.ProcView, inner int) int {
-	n := 0
-	if processes.InvalidLine(m.styles, procs, inner) == "" {
-		n++
-	}
-	if m.board.Has(board.Usage) {
-		n += max(0, board.MaxUsageInstances-len(m.board.UsageInstances()))
-	}
-	return n
 }
 
 // View renders the whole screen, exactly width×height.

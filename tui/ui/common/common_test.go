@@ -49,14 +49,15 @@ func TestSparkline(t *testing.T) {
 	}{
 		{[]int64{0, 0, 0}, 3, 1, "▁▁▁"},
 		{[]int64{0, 7, 14}, 3, 1, "▁▅█"},
-		{[]int64{10, 10, 10, 10}, 4, 1, "████"}, // steady at its peak
-		{[]int64{12, 22, 42, 62}, 4, 1, "▃▄▆█"}, // a growing lag climbs
-		{[]int64{40, 40, 0}, 3, 1, "██▁"},       // the newest agrees with a lag of 0
-		{[]int64{-1, 5, -1}, 3, 1, "·█·"},
+		{[]int64{10, 10, 10, 10}, 4, 1, "████"},     // steady at its peak
+		{[]int64{12, 22, 42, 62}, 4, 1, "▃▄▆█"},     // a growing lag climbs
+		{[]int64{40, 40, 0}, 3, 1, "██▁"},           // the newest agrees with a lag of 0
+		{[]int64{-1, 5, -1}, 3, 1, "·▅·"},           // 5 of the floor of 10
+		{[]int64{2, 2, 2}, 3, 1, "▃▃▃"},             // a small steady lag draws low bars
 		{[]int64{1, 200}, 4, 1, "  ▂█"},             // the newest on the right, blank before the history
 		{[]int64{0, 0, 3, 0, 1500, 0}, 3, 2, "▁▂▁"}, // a bar is the largest of its seconds, the last the newest
 		{[]int64{0, 0, 1500, 0, 3, 6}, 3, 2, "▁█▂"},
-		{[]int64{-1, -1, -1, 4}, 2, 2, "·█"},
+		{[]int64{-1, -1, -1, 4}, 2, 2, "·▄"},
 		{nil, 4, 15, "    "},
 	}
 	for _, tc := range tests {

@@ -84,7 +84,11 @@ func SparkLevel(n, peak int64) rune {
 }
 
 // SparkLegend says how to read a sparkline, for a panel's title.
-const SparkLegend = "bars: last 60 s, ▁ 0, █ the row's peak"
+const SparkLegend = "bars: last 60 s, ▁ 0, █ the row's peak or 10"
+
+// sparkFloor is the least a full bar stands for: a lag steady at 2 (a
+// batch in hand) draws low bars, not full ones.
+const sparkFloor = 10
 
 // Sparkline draws a fixed window of samples (one per second, oldest first)
 // in cells bars of perCell samples each, the newest at the right edge: a
@@ -101,7 +105,7 @@ func Sparkline(samples []int64, cells, perCell int) string {
 	if len(samples) > window {
 		samples = samples[len(samples)-window:]
 	}
-	peak := int64(0)
+	peak := int64(sparkFloor)
 	for _, s := range samples {
 		peak = max(peak, s)
 	}
