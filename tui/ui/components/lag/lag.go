@@ -5,6 +5,7 @@ package lag
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -139,11 +140,25 @@ func (p Panel) View(width, height int) string {
 		t, lv := Text(pv)
 		line := st.Level(lv).Render(pad(ansi.Truncate(t, ValueWidth, "…"), ValueWidth))
 		if pv.Lag.Applies {
-			line += " " + st.Level(lv).UnsetBold().Render(common.Sparkline(pv.History, Bars, PerBar))
+			line += " " + st.Level(lv).UnsetBold().Render(common.Sparkline(withNow(pv), Bars, PerBar))
 		}
 		lines = append(lines, line)
 	}
 	return strings.Join(common.FitLines(lines, width, min(height, len(lines))), "\n")
+}
+
+// withNow is the row's samples with the value beside them as the newest:
+// a sample is taken once a second, the value at every frame, and the
+// rightmost bar must agree with the value.
+func withNow(pv board.ProcView) []int64 {
+	if len(pv.History) == 0 {
+		return nil
+	}
+	now := int64(-1)
+	if pv.Lag.Known() {
+		now = pv.Lag.Messages
+	}
+	return append(slices.Clip(pv.History), now)
 }
 
 // pad right-aligns a value.
