@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/processes"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/usage"
@@ -102,5 +103,56 @@ func TestLagLowerBoundIsExplained(t *testing.T) {
 		if strings.Contains(out, "+?") {
 			t.Errorf("%dx%d: the unexplained +? is back", sz.w, sz.h)
 		}
+	}
+}
+
+// TestNewLinesKeepThePartitions: at the designed size, scaling
+// consumer-usage to its largest and poison in both consumers add rows and
+// counts, and the partitions the presenter was pointing at stay, one line
+// each, with the events keeping their lines too.
+func TestNewLinesKeepThePartitions(t *testing.T) {
+	s := sceneRunning()
+	s.apply(embeddedPartitions(64.5))
+	steps := []struct {
+		name  string
+		apply func()
+	}{
+		{"steady", func() {}},
+		{"scaled to 3", func() {
+			for i, n := range []string{"consumer-usage-2", "consumer-usage-3"} {
+				s.apply(board.ProcAdded{Name: n, At: at(64.6)})
+				s.apply(board.ProcStarted{Name: n, PID: 4120 + i, At: at(64.6)})
+			}
+		}},
+		{"poison", func() {
+			s.status(board.Current, 64.8, status.Event{Type: status.Progress, Processed: 630, Invalid: 9})
+			s.status("consumer-usage-2", 64.9, status.Event{Type: status.Progress, Processed: 20, Invalid: 3})
+		}},
+	}
+	for _, st := range steps {
+		st.apply()
+		out := render(t, s.tick(65), 120, 36)
+		checkFrame(t, out, 120, 36)
+		for p := range 3 {
+			if !regexp.MustCompile(fmt.Sprintf(`(?m)^│ p%d  leader 0  replicas \[0\]`, p)).MatchString(out) {
+				t.Errorf("%s: partition %d has no line of its own:\n%s", st.name, p, out)
+			}
+		}
+		lines := strings.Split(out, "\n")
+		at := -1
+		for i, l := range lines {
+			if strings.Contains(l, "─ Events ") {
+				at = i
+			}
+		}
+		// The events box: its title line, then at least minEventLines
+		// lines before its bottom border.
+		if at < 0 || !strings.HasPrefix(lines[at+minEventLines], "│") {
+			t.Errorf("%s: the events lost their lines:\n%s", st.name, out)
+		}
+	}
+	out := render(t, s, 120, 36)
+	if !strings.Contains(out, "9 invalid skipped") || !strings.Contains(out, "3 invalid messages skipped") {
+		t.Errorf("the invalid counts are not in the sensors and usage panels:\n%s", out)
 	}
 }

@@ -55,7 +55,7 @@ func (m Model) scrollBy(up bool) Model {
 	off := m.scrollOffset()
 	if m.showLogs {
 		// Logs scroll back from the newest line: [ goes back in time.
-		_, bh := logsBody(m.width, sc.middleH+sc.eventsH, sc.full)
+		_, bh := logsBody(m.width, sc.wholeLowerH(), sc.full)
 		limit := m.logsPanel().MaxBack(bh)
 		if up {
 			off += scrollStep

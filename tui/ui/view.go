@@ -34,6 +34,11 @@ const (
 	sensorRowsReserved = 10
 )
 
+// stackJoins: in the full layout the processes box, the sensors and usage
+// and the events share the borders between them (common.Stack), which
+// leaves the panels this many lines more.
+const stackJoins = 2
+
 // minEventLines: the partitions panel takes no room that would leave the
 // events fewer lines than this (in the full layout, their box's inside),
 // nor any a scenario's narration needs.
@@ -42,7 +47,7 @@ const minEventLines = 3
 // eventsRoom is the events box's inner height in the full layout when the
 // top box is top lines high.
 func (m Model) eventsRoom(h, top int, footer string) int {
-	rest := h - 1 - top - 1 - len(common.Lines(footer))
+	rest := h - 1 - top - 1 - len(common.Lines(footer)) + stackJoins
 	sv, uv := m.board.Sensors(), m.board.Usage()
 	rows := max(len(sv.Rows), len(uv.Rows)+1, sensorRowsReserved)
 	return rest - min(rows+2+2, rest-3) - 2
@@ -77,28 +82,26 @@ func (m Model) screen() screen {
 		if m.board.Has(board.Usage) {
 			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), procs, inner))
 		}
-		if line := processes.InvalidLine(st, procs, inner); line != "" {
-			body = append(body, line)
-		}
 		title := "Processes · lag (" + common.SparkLegend + ")"
-		lines, more := m.partitionLines(len(body), inner, h, sc.footer)
+		lines, more := m.partitionLines(len(body)+m.rowsToCome(), inner, h, sc.footer)
 		body = append(body, lines...)
 		title += more
 		sc.top = common.Box(st, title, body, w, len(body)+2)
 	} else {
 		sc.top = processes.Panel{Styles: st, Procs: procs, Selected: m.selected, Compact: true}.View(w, len(procs)+1)
-		if line := processes.InvalidLine(st, procs, w); line != "" {
-			sc.top += "\n" + line
-		}
 	}
 
 	rest := h - 1 - len(common.Lines(sc.top)) - 1 - len(common.Lines(sc.footer))
+	if full {
+		rest += stackJoins
+	}
 	sc.sensors, sc.usage = m.board.Sensors(), m.board.Usage()
 	rows := max(len(sc.sensors.Rows), len(sc.usage.Rows)+1, sensorRowsReserved)
 	if full {
 		sc.middleH = min(rows+2+2, rest-3)
 	} else {
-		sc.middleH = min(rows+2, rest-1)
+		// The events' one line gives way before a sensor row does.
+		sc.middleH = min(rows+2, rest)
 	}
 	sc.eventsH = rest - sc.middleH
 	if m.narration != nil && !m.picking && !m.showLogs {
@@ -116,6 +119,16 @@ func (m Model) screen() screen {
 		}
 	}
 	return sc
+}
+
+// rowsToCome is how many rows the processes table can still gain this
+// session (consumer-usage scaled out): the partitions are laid out for
+// the table at its largest, so that scaling never folds them.
+func (m Model) rowsToCome() int {
+	if !m.board.Has(board.Usage) {
+		return 0
+	}
+	return max(0, board.MaxUsageInstances-len(m.board.UsageInstances()))
 }
 
 // partitionLines is what the processes box shows of the partitions, and
@@ -156,18 +169,33 @@ func (m Model) View() string {
 	sc := m.screen()
 	full := sc.full
 	statusLine := m.statusLine(w, !full)
-	var lower string
+	var areas []string
 	switch {
 	case m.picking:
-		lower = m.pickerView(w, sc.middleH+sc.eventsH, full)
+		areas = []string{m.pickerView(w, sc.wholeLowerH(), full)}
 	case m.showLogs:
-		lower = m.logsView(w, sc.middleH+sc.eventsH, full)
+		areas = []string{m.logsView(w, sc.wholeLowerH(), full)}
 	case m.narration != nil:
-		lower = lipgloss.JoinVertical(lipgloss.Left, m.middleOrPartitions(sc, w, full), m.narrationView(w, sc.eventsH, full))
+		areas = []string{m.middleOrPartitions(sc, w, full), m.narrationView(w, sc.eventsH, full)}
+	case sc.eventsH == 0:
+		areas = []string{m.middleOrPartitions(sc, w, full)}
 	default:
-		lower = lipgloss.JoinVertical(lipgloss.Left, m.middleOrPartitions(sc, w, full), m.events(w, sc.eventsH, full))
+		areas = []string{m.middleOrPartitions(sc, w, full), m.events(w, sc.eventsH, full)}
 	}
-	return strings.Join([]string{sc.header, sc.top, lower, statusLine, sc.footer}, "\n")
+	body := strings.Join(append([]string{sc.top}, areas...), "\n")
+	if full {
+		body = common.Stack(m.styles, append([]string{sc.top}, areas...)...)
+	}
+	return strings.Join([]string{sc.header, body, statusLine, sc.footer}, "\n")
+}
+
+// wholeLowerH is the height of one area in the place of both the middle
+// and the events: in the full layout it shares one border fewer.
+func (sc screen) wholeLowerH() int {
+	if sc.full {
+		return sc.middleH + sc.eventsH - 1
+	}
+	return sc.middleH + sc.eventsH
 }
 
 // middleOrPartitions is the sensors and usage, or the t view in their place.
@@ -208,17 +236,21 @@ func (m Model) middle(sv board.SensorsView, uv board.UsageView, w, h int, full b
 	if m.board.Has(board.Usage) {
 		up = up.WithWriter(m.board.Process(board.Usage))
 	}
+	sp := sensors.New(st, sv, !full)
+	sp.Invalid, up.Invalid = processes.InvalidSkipped(m.board.Processes())
 	// The usage table has fixed columns; the sensors take the rest.
 	if full {
 		uw := usage.Width(false) + 2
-		sw := w - uw
-		left := common.Box(st, sensors.Title(), common.Lines(sensors.New(st, sv, false).View(sw-2, h-2)), sw, h)
-		right := common.Box(st, usage.Title(), common.Lines(up.View(uw-2, h-2)), uw, h)
-		return lipgloss.JoinHorizontal(lipgloss.Top, left, right)
+		// One border between them: the left box is a cell wider and
+		// gives its right edge to the shared one.
+		sw := w - uw + 1
+		left := common.Box(st, sensors.Title(), common.Lines(sp.View(sw-2, h-2)), sw, h)
+		right := common.Box(st, up.Title(), common.Lines(up.View(uw-2, h-2)), uw, h)
+		return common.Beside(st, left, right)
 	}
 	uw := usage.Width(true)
 	sw := w - uw - 1
-	left := sensors.New(st, sv, true).View(sw, h)
+	left := sp.View(sw, h)
 	right := up.View(uw, h)
 	bar := strings.TrimSuffix(strings.Repeat(st.Border.Render("│")+"\n", h), "\n")
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, bar, right)

@@ -152,3 +152,24 @@ func TestShown(t *testing.T) {
 		}
 	}
 }
+
+func TestStackSharesBorders(t *testing.T) {
+	st := theme.New(lipgloss.NewRenderer(nil))
+	top := Box(st, "Top", []string{"a"}, 20, 3)
+	left := Box(st, "L", []string{"b"}, 13, 3)
+	right := Box(st, "R", []string{"c"}, 8, 3)
+	events := Box(st, "Events", []string{"d"}, 20, 3)
+	got := Stack(st, top, Beside(st, left, right), events)
+	want := strings.Join([]string{
+		"╭─ Top ────────────╮",
+		"│a                 │",
+		"├─ L ───────┬─ R ──┤",
+		"│b          │c     │",
+		"├─ Events ──┴──────┤",
+		"│d                 │",
+		"╰──────────────────╯",
+	}, "\n")
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

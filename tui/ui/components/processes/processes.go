@@ -211,35 +211,18 @@ func GroupLine(procs []board.ProcView) string {
 	return strings.Join(parts, " · ")
 }
 
-// InvalidLine is the one-line account of poison: how many invalid
-// messages each consumer skipped since it started and the kind of the
-// latest (the events panel has the whole reason), with the key that
-// injects more; "" while no consumer skipped any (the line then takes no
-// room).
-func InvalidLine(st *theme.Styles, procs []board.ProcView, width int) string {
-	var parts []string
-	last := ""
-	any := false
+// InvalidSkipped is how many invalid messages consumer-current and
+// consumer-usage (all its instances) have skipped: the sensors and the
+// usage panels say it, each of its own consumer.
+func InvalidSkipped(procs []board.ProcView) (current, usage int64) {
 	for _, pv := range procs {
-		if !board.ReadsMessages(pv.Name) {
-			continue
-		}
-		any = any || pv.Invalid > 0
-		name := pv.Name
-		if width < 100 { // compact: "current 9 · usage 9"
-			name = strings.TrimPrefix(name, "consumer-")
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", name, pv.Invalid))
-		if pv.LastInvalid != "" && (last == "" || pv.Name == board.Usage) {
-			last, _, _ = strings.Cut(pv.LastInvalid, ":")
+		switch {
+		case !board.ReadsMessages(pv.Name):
+		case pv.Name == board.Current:
+			current += pv.Invalid
+		default:
+			usage += pv.Invalid
 		}
 	}
-	if !any {
-		return ""
-	}
-	s := st.Warn.Render("invalid skipped: "+strings.Join(parts, " · ")) + " " + st.Muted.Render("(b injects)")
-	if last != "" {
-		s += st.Muted.Render(" · last: ") + last
-	}
-	return common.Fit(" "+s, width)
+	return current, usage
 }

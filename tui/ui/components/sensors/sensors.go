@@ -22,6 +22,9 @@ type Panel struct {
 	State  board.SensorsView
 	// Compact prefixes the status line with the panel name (no box title).
 	Compact bool
+	// Invalid is how many invalid messages consumer-current skipped: said
+	// on the line under the rows (beside the usage's total).
+	Invalid int64
 }
 
 // New builds the panel.
@@ -99,6 +102,9 @@ func (p Panel) View(width, height int) string {
 	lines = append(append(lines, head), body...)
 	if more > 0 {
 		lines = append(lines, st.Muted.Render("  … "+board.Plural(int64(more), "more sensor")))
+	}
+	if p.Invalid > 0 {
+		lines = append(lines, common.Fit(st.Warn.Render(fmt.Sprintf("%d invalid skipped", p.Invalid))+st.Muted.Render(" (b injects)"), width))
 	}
 	return strings.Join(common.FitLines(lines, width, height), "\n")
 }

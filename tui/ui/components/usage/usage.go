@@ -25,6 +25,9 @@ type Panel struct {
 	// it is not running the totals are frozen, and the panel says so.
 	Writer    board.ProcView
 	HasWriter bool
+	// Invalid is how many invalid messages consumer-usage's instances
+	// skipped (and sent to the dead-letter topic).
+	Invalid int64
 }
 
 // New builds the panel.
@@ -38,8 +41,15 @@ func (p Panel) WithWriter(pv board.ProcView) Panel {
 	return p
 }
 
-// Title is the box title.
-func Title() string { return "Usage · consumer-query vs audit" }
+// Title is the box title, with the invalid messages skipped once there
+// are any.
+func (p Panel) Title() string {
+	t := "Usage · consumer-query vs audit"
+	if p.Invalid > 0 {
+		t += " · " + p.Styles.Warn.Render(board.Plural(p.Invalid, "invalid message")+" skipped, sent to the DLQ")
+	}
+	return t
+}
 
 // verdictWord fits every verdict in 9 cells.
 var verdictWord = map[board.Verdict]string{
@@ -182,10 +192,17 @@ func (p Panel) statusLine(width int) string {
 	truth := v.TruthReason
 	if v.Truth == board.Live {
 		truth = fmt.Sprintf("audit: %s msgs", common.Count(v.AuditCount))
+		if p.Compact && p.Invalid > 0 {
+			truth = "audit: " + common.Count(v.AuditCount) // room for the invalid count
+		}
 	}
 	line := word + " " + text
 	if v.Status == board.Live || v.Truth != board.Live {
 		line += " · " + st.Freshness(v.Truth).UnsetBold().Render(truth)
+	}
+	if p.Compact && p.Invalid > 0 {
+		// No box title to carry it.
+		line += " · " + st.Warn.Render(fmt.Sprintf("%d invalid", p.Invalid))
 	}
 	return common.Fit(line, width)
 }
