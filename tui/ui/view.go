@@ -76,8 +76,13 @@ func (m Model) screen() screen {
 	if full {
 		inner := w - 2
 		// The lag panel right after the table, whatever the width.
-		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(min(processes.Width(false), inner-lag.Width-1), len(procs)+1)
-		lagCol := lag.Panel{Styles: st, Procs: procs}.View(lag.Width, len(procs)+1)
+		// A wide terminal gives the sparkline a bar a second.
+		bars := lag.Bars
+		if inner-processes.Width(false)-1 >= lag.WidthFor(lag.WideBars) {
+			bars = lag.WideBars
+		}
+		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(min(processes.Width(false), inner-lag.WidthFor(bars)-1), len(procs)+1)
+		lagCol := lag.Panel{Styles: st, Procs: procs, Bars: bars}.View(lag.WidthFor(bars), len(procs)+1)
 		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
 		if m.board.Has(board.Usage) {
 			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), procs, inner))

@@ -20,14 +20,19 @@ import (
 // ValueWidth is the width of a lag value: "no Kafka lag", "12,345 stale".
 const ValueWidth = 12
 
-// Window is what a sparkline covers: Bars bars of PerBar one-second
-// samples, the last minute at every terminal size.
+// A sparkline covers the last minute at every terminal size: Bars bars of
+// PerBar one-second samples, or, where the width allows, WideBars bars of
+// one sample each.
 const (
-	Bars   = 10
-	PerBar = 6
-	// Width is the panel's width: the value, a space and the bars.
+	Bars     = 10
+	PerBar   = 6
+	WideBars = 60
+	// Width is the panel's width with Bars: the value, a space and the bars.
 	Width = ValueWidth + 1 + Bars
 )
+
+// WidthFor is the panel's width with bars bars.
+func WidthFor(bars int) int { return ValueWidth + 1 + bars }
 
 // Text is a process's lag in words, and how good or bad it is.
 //   - consumer-usage: messages between the high watermark and its committed
@@ -129,18 +134,25 @@ func ShortNote(p board.ProcView) string {
 type Panel struct {
 	Styles *theme.Styles
 	Procs  []board.ProcView
+	// Bars is the sparkline's bars: Bars (0) or WideBars.
+	Bars int
 }
 
 // View renders the header and the rows: the value, and for consumers the
 // last minute of lag (its legend is in the box's title, common.SparkLegend).
 func (p Panel) View(width, height int) string {
 	st := p.Styles
-	lines := []string{st.Header.Render(pad("lag", ValueWidth)) + " " + st.Header.Render(common.Fit("last 60 s", Bars))}
+	bars := p.Bars
+	if bars <= 0 {
+		bars = Bars
+	}
+	perBar := Bars * PerBar / bars
+	lines := []string{st.Header.Render(pad("lag", ValueWidth)) + " " + st.Header.Render(common.Fit("last 60 s", bars))}
 	for _, pv := range p.Procs {
 		t, lv := Text(pv)
 		line := st.Level(lv).Render(pad(ansi.Truncate(t, ValueWidth, "…"), ValueWidth))
 		if pv.Lag.Applies {
-			line += " " + st.Level(lv).UnsetBold().Render(common.Sparkline(withNow(pv), Bars, PerBar))
+			line += " " + st.Level(lv).UnsetBold().Render(common.Sparkline(withNow(pv), bars, perBar))
 		}
 		lines = append(lines, line)
 	}
