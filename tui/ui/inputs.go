@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 )
 
@@ -19,21 +20,30 @@ type Inputs []any
 // narration).
 type BoardChanged struct{ Inputs Inputs }
 
-// Frame is how long Forward gathers inputs before it hands them over: one
-// frame of bubbletea's renderer (60 per second), so gathering never delays
-// what the screen shows by more than the renderer itself does.
+// Frame is how soon Forward hands over an urgent input (a process
+// started or exited, an operator's request and its answer, a scenario's
+// step): one frame of bubbletea's renderer (60 per second), so the screen
+// says a crash as fast as the renderer can.
 const Frame = time.Second / 60
 
+// Settle is how long Forward gathers routine inputs (the pollers'
+// readings, progress reports, clock ticks) before it hands them over. The
+// pollers read every 0.5 s or more and each emits on its own, so drawing
+// every one of them cost the idle dashboard most of its CPU; a quarter of a
+// second more on a reading is not a change the eye can follow.
+const Settle = 500 * time.Millisecond
+
 // Forward hands the inputs from in to send, gathered: the first input of a
-// run opens a window of frame, and everything that arrives within it goes
-// in the same Inputs. bubbletea calls View after every message, and the
-// lab's pollers emit in bursts (watermarks with commits, a snapshot with
-// its truth), so this draws once per burst instead of once per input. It
-// returns when in is closed, after sending what it gathered.
+// run opens a window (frame when it is urgent, else Settle), an urgent
+// input shortens it to frame, and everything that arrives within it goes
+// in the same Inputs. bubbletea calls View after every message, so this
+// draws once per window instead of once per input. It returns when in is
+// closed, after sending what it gathered.
 func Forward(in <-chan any, send func(tea.Msg), frame time.Duration) {
 	for first := range in {
 		run := Inputs{first}
-		window := time.NewTimer(frame)
+		deadline := time.Now().Add(windowFor(first, frame))
+		window := time.NewTimer(time.Until(deadline))
 	gather:
 		for {
 			select {
@@ -42,6 +52,10 @@ func Forward(in <-chan any, send func(tea.Msg), frame time.Duration) {
 					break gather
 				}
 				run = append(run, next)
+				if soon := time.Now().Add(frame); urgent(next) && soon.Before(deadline) {
+					deadline = soon
+					window.Reset(time.Until(deadline))
+				}
 			case <-window.C:
 				break gather
 			}
@@ -49,6 +63,24 @@ func Forward(in <-chan any, send func(tea.Msg), frame time.Duration) {
 		window.Stop()
 		send(run)
 	}
+}
+
+func windowFor(in any, frame time.Duration) time.Duration {
+	if urgent(in) {
+		return frame
+	}
+	return max(frame, Settle)
+}
+
+// urgent tells the inputs the screen must show within a frame: what the
+// operator did and what happened to a process.
+func urgent(in any) bool {
+	switch in.(type) {
+	case board.ProcStarted, board.ProcExited, board.Request, board.RequestDone,
+		board.Action, board.Mode, board.LaunchFailed, scenario.Progress:
+		return true
+	}
+	return false
 }
 
 // take handles a run of inputs in order: the narration goes to the

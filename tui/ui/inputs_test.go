@@ -45,3 +45,31 @@ func TestInputsAppliedAsOne(t *testing.T) {
 		t.Fatalf("board clock %v, want the batch's tick", s.b.Now())
 	}
 }
+
+// TestForwardDrawsUrgentInputsAtOnce: routine inputs wait out Settle, so
+// the idle screen is drawn a few times a second; an exit cuts the wait to
+// a frame, so a crash is on screen at once.
+func TestForwardDrawsUrgentInputsAtOnce(t *testing.T) {
+	in := make(chan any, 4)
+	sent := make(chan tea.Msg, 4)
+	go Forward(in, func(m tea.Msg) { sent <- m }, 10*time.Millisecond)
+	defer close(in)
+
+	began := time.Now()
+	in <- board.Tick{Now: at(1)}
+	<-sent
+	if waited := time.Since(began); waited < Settle {
+		t.Errorf("a tick alone was handed over after %v, before Settle (%v)", waited, Settle)
+	}
+
+	began = time.Now()
+	in <- board.Tick{Now: at(2)}
+	in <- board.ProcExited{Name: board.Usage, PID: 4111, At: at(2), Signal: "SIGKILL", ExitCode: -1}
+	run := (<-sent).(Inputs)
+	if waited := time.Since(began); waited >= Settle/2 {
+		t.Errorf("an exit was handed over after %v, want about a frame", waited)
+	}
+	if len(run) != 2 {
+		t.Errorf("the tick and the exit came as %d inputs, want one run of 2", len(run))
+	}
+}
