@@ -160,3 +160,36 @@ func measured(sc scenario.Scenario) []scenario.CheckResult {
 	}
 	return out
 }
+
+// TestEveryScenarioStepSaysWhenItScrolls: at 80x24 a step need not fit,
+// but what does not fit is never cut silently: the step's text is whole on
+// screen or the title ends with the scroll hint.
+func TestEveryScenarioStepSaysWhenItScrolls(t *testing.T) {
+	hint := regexp.MustCompile(`\[ \] \d+-\d+/\d+|lines \d+-\d+ of \d+`)
+	for _, sc := range scenario.Catalog() {
+		for i, st := range sc.Steps {
+			p := scenario.Progress{Name: sc.Name, Title: sc.Title, Step: i + 1, Steps: len(sc.Steps), StepTitle: st.Title,
+				Say: st.Say, Watch: st.Watch, Press: st.Press, Checks: measured(sc)}
+			if st.Press != nil {
+				p.Waiting = "your turn: " + st.Press.KeyHint()
+			} else if st.Until != nil {
+				p.Waiting = st.Until.What
+			}
+			m := scenarioModel(sceneRunning(), &fakeScenarios{}, 80, 24)
+			m, _ = m.Update(Inputs{p})
+			v := m.View()
+			text := screenText(v)
+			whole := true
+			parts := []string{st.Say, st.Watch}
+			for _, c := range sc.Checks {
+				parts = append(parts, c.What)
+			}
+			for _, part := range parts {
+				whole = whole && strings.Contains(text, strings.Join(strings.Fields(part), " "))
+			}
+			if !whole && !hint.MatchString(v) {
+				t.Errorf("%s step %d: cut at 80x24 with no scroll hint:\n%s", sc.Name, i+1, v)
+			}
+		}
+	}
+}

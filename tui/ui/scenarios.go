@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
@@ -146,7 +147,14 @@ func (m Model) narrationView(w, h int, full bool) string {
 		if lipgloss.Width(title+" · "+hint) > bw-4 {
 			hint = p.ScrollHint(bw, bh, true)
 		}
-		title += m.styles.Muted.Render(" · " + hint)
+		// The title gives way to the hint: a cut hint would hide that
+		// there is more.
+		hint = m.styles.Muted.Render(" · " + hint)
+		room := bw - lipgloss.Width(hint)
+		if full {
+			room -= 4 // the box's corners and the title's padding
+		}
+		title = ansi.Truncate(title, max(room, 0), "…") + hint
 	}
 	if full {
 		return common.Box(m.styles, title, common.Lines(p.View(bw, bh)), w, h)
