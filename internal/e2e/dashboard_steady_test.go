@@ -46,7 +46,7 @@ type usageRow struct {
 	verdict, rawDrift string
 }
 
-var usageRowRe = regexp.MustCompile(`││(sensor-\d+|total)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*│`)
+var usageRowRe = regexp.MustCompile(`(?m)^│[^│\n]*│(sensor-\d+|total)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*│`)
 
 // usageRows parses the usage table (the right-hand panel beside the
 // sensors) of a screen; the total row is under "total".

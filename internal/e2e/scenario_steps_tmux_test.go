@@ -161,11 +161,12 @@ var stepTitleRe = regexp.MustCompile(`Scenario (\S+) · step (\d+)/(\d+): (.*)`)
 func readStepBox(screen, name string) (stepBox, int, bool) {
 	lines := strings.Split(screen, "\n")
 	for i, l := range lines {
-		if !strings.Contains(l, "╭─ Scenario "+name+" · step ") {
+		if !strings.Contains(l, "─ Scenario "+name+" · step ") {
 			continue
 		}
 		top := []rune(l)
-		left, right := indexRune(top, '╭'), lastIndexRune(top, '╮')
+		// The box's top corners, or the joints of a border it shares.
+		left, right := indexAny(top, "╭├"), lastIndexAny(top, "╮┤")
 		if left < 0 || right <= left {
 			return stepBox{}, 0, false
 		}
@@ -373,7 +374,7 @@ func (tm *tmuxTerm) stopScenario(name string) {
 	} else {
 		tm.key("Escape")
 	}
-	done := regexp.MustCompile(`╭─ Scenario ` + regexp.QuoteMeta(name) + ` · (PASSED|FAILED)`)
+	done := regexp.MustCompile(`[╭├]─ Scenario ` + regexp.QuoteMeta(name) + ` · (PASSED|FAILED)`)
 	tm.await(name+" ended", time.Minute, func(s string) error {
 		if !done.MatchString(s) {
 			return fmt.Errorf("no result in the narration")
@@ -382,7 +383,7 @@ func (tm *tmuxTerm) stopScenario(name string) {
 	})
 	tm.key("Escape")
 	tm.await(name+"'s narration closed", 5*time.Second, func(s string) error {
-		if strings.Contains(s, "╭─ Scenario ") || !strings.Contains(s, "╭─ Events") {
+		if strings.Contains(s, "─ Scenario ") || !strings.Contains(s, "─ Events") {
 			return fmt.Errorf("narration still open")
 		}
 		return nil
@@ -392,18 +393,27 @@ func (tm *tmuxTerm) stopScenario(name string) {
 // normalized is s with one space between words.
 func normalized(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func indexRune(r []rune, c rune) int {
-	for i, x := range r {
-		if x == c {
+func lastIndexRune(r []rune, c rune) int {
+	for i := len(r) - 1; i >= 0; i-- {
+		if r[i] == c {
 			return i
 		}
 	}
 	return -1
 }
 
-func lastIndexRune(r []rune, c rune) int {
+func indexAny(r []rune, chars string) int {
+	for i, c := range r {
+		if strings.ContainsRune(chars, c) {
+			return i
+		}
+	}
+	return -1
+}
+
+func lastIndexAny(r []rune, chars string) int {
 	for i := len(r) - 1; i >= 0; i-- {
-		if r[i] == c {
+		if strings.ContainsRune(chars, r[i]) {
 			return i
 		}
 	}

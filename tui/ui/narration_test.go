@@ -13,7 +13,7 @@ import (
 
 // screenText is the view without box lines, one space between words.
 func screenText(v string) string {
-	v = strings.NewReplacer("│", " ", "╭", " ", "╮", " ", "╰", " ", "╯", " ", "─", " ").Replace(v)
+	v = strings.NewReplacer("│", " ", "╭", " ", "╮", " ", "╰", " ", "╯", " ", "─", " ", "├", " ", "┤", " ", "┬", " ", "┴", " ").Replace(v)
 	return strings.Join(strings.Fields(v), " ")
 }
 
