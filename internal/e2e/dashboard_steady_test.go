@@ -46,7 +46,7 @@ type usageRow struct {
 	verdict, rawDrift string
 }
 
-var usageRowRe = regexp.MustCompile(`(?m)^│[^│\n]*│(sensor-\d+|total)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*│`)
+var usageRowRe = regexp.MustCompile(`(?m)^│[^│\n]*│(sensor-\d+|total)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+([^\s│]+) *│`)
 
 // usageRows parses the usage table (the right-hand panel beside the
 // sensors) of a screen; the total row is under "total".
@@ -326,7 +326,7 @@ func TestDashboardSteadyVerdicts(t *testing.T) {
 		dh, dk := got.HoursCents-want.HoursCents, got.KmCents-want.KmCents
 		r, ok := shown[id]
 		if !ok {
-			t.Errorf("%s: no usage row on the final screen", id)
+			t.Errorf("%s: no usage row on the final screen:\n%s", id, final)
 			continue
 		}
 		if r.driftH != dh || r.driftKm != dk {
