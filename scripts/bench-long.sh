@@ -55,12 +55,13 @@ def panel(lines, title):
         j = l.find("─ " + title)
         if j < 0:
             continue
-        left = l.rfind("╭", 0, j)
-        right = l.find("╮", j)
+        # Its corners, or the joints of the borders it shares.
+        left = max(l.rfind(c, 0, j) for c in "╭├┬")
+        right = min((k for k in (l.find(c, j) for c in "╮┤┬") if k >= 0), default=-1)
         out = []
         for row in lines[i + 1:]:
             seg = row[left:right + 1]
-            if seg.startswith("╰"):
+            if seg[:1] in ("╰", "├", "┴"):
                 break
             out.append(seg)
         return "\n".join(out)
