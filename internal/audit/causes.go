@@ -287,14 +287,12 @@ func (s *sensorCauses) list() []Cause {
 // for it (zero when its delta is not recorded).
 func (t Truth) eachDelta(sensor string, partition int32, after, through int64, fn func(offset int64, u store.Totals)) {
 	es := t.series[seriesKey{sensor, partition}]
-	prev := cumulativeThrough(es, after)
-	i := searchAfter(es, after)
-	for ; i < len(es) && es[i].offset <= through; i++ {
-		e := es[i]
+	prev := es.through(after)
+	es.each(after, through, func(e entry) {
 		fn(e.offset, store.Totals{HoursCents: e.hoursCents - prev.hoursCents, KmCents: e.kmCents - prev.kmCents,
 			Records: e.records - prev.records})
 		prev = e
-	}
+	})
 }
 
 // deltaAt is the usage the seed's rule yields for the message at offset
@@ -303,17 +301,4 @@ func (t Truth) deltaAt(sensor string, partition int32, offset int64) store.Total
 	var u store.Totals
 	t.eachDelta(sensor, partition, offset-1, offset, func(_ int64, d store.Totals) { u = d })
 	return u
-}
-
-func searchAfter(es []entry, offset int64) int {
-	lo, hi := 0, len(es)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if es[m].offset > offset {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return lo
 }

@@ -25,8 +25,8 @@ type Located struct {
 }
 
 // entry is one valid message of a series with running totals through it:
-// the usage of a window is then a difference of two entries found by binary
-// search on Offset. 32 bytes per message keeps a million messages at ~32 MB.
+// the usage of a window is then a difference of two entries found by
+// search on offset. The log keeps them compact (entries.go).
 type entry struct {
 	offset     int64
 	hoursCents int64 // cumulative delta hours, in hundredths
@@ -44,10 +44,10 @@ type seriesKey struct {
 }
 
 // series is the ordered summary of one sensor in one partition. entries is
-// append-only and its elements are never modified, so a snapshot may keep a
-// prefix of it while the ledger goes on appending.
+// append-only, so a snapshot keeps a view of it while the ledger goes on
+// appending.
 type series struct {
-	entries   []entry
+	entries   entryLog
 	last      Located // last valid message; meaningful when len(entries) > 0
 	invalid   int64
 	backwards int64 // invalid because an odometer went back (subset of invalid)
@@ -148,8 +148,8 @@ func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 	}
 	s := l.seriesOf(msg.SensorID, partition)
 	var prev entry
-	if n := len(s.entries); n > 0 {
-		prev = s.entries[n-1]
+	if v := s.entries.view(); v.len() > 0 {
+		prev = v.last()
 		if msg.Timestamp <= s.last.Message.Timestamp {
 			s.disordered++
 		}
@@ -160,7 +160,7 @@ func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 		}
 	}
 	prev.offset = offset
-	s.entries = append(s.entries, prev)
+	s.entries.add(prev)
 	s.last = Located{Message: msg, Partition: partition, Offset: offset}
 }
 
@@ -206,7 +206,7 @@ type Truth struct {
 	At  time.Time
 	Err string
 
-	series map[seriesKey][]entry
+	series map[seriesKey]entryView
 }
 
 // SensorTruth is what the topic says about one sensor.
@@ -293,14 +293,14 @@ func (t Truth) ExpectedUsage(sensor string, partition int32, after int64) (usage
 // picks the window a consumer's recorded totals stand for.
 func (t Truth) ExpectedUsageBetween(sensor string, partition int32, after, through int64) (usage store.Totals, ok bool) {
 	es, ok := t.series[seriesKey{sensor, partition}]
-	if !ok || len(es) == 0 {
+	if !ok || es.len() == 0 {
 		return store.Totals{}, false
 	}
-	end := es[len(es)-1]
+	end := es.last()
 	if through >= 0 {
-		end = cumulativeThrough(es, through)
+		end = es.through(through)
 	}
-	start := cumulativeThrough(es, after)
+	start := es.through(after)
 	if end.offset < start.offset { // empty window (through <= after)
 		return store.Totals{}, true
 	}
@@ -321,23 +321,13 @@ func (t Truth) hasRead(partition int32, offset int64) bool {
 	return false
 }
 
-// cumulativeThrough returns the running totals through the last entry at
-// or before offset (zero totals at offset -1 when there is none).
-func cumulativeThrough(es []entry, offset int64) entry {
-	i := sort.Search(len(es), func(i int) bool { return es[i].offset > offset })
-	if i == 0 {
-		return entry{offset: -1}
-	}
-	return es[i-1]
-}
-
 // Snapshot returns the ledger's current truth. It copies O(sensors), not
 // O(messages): the per-series entries are shared append-only prefixes.
 func (l *Ledger) Snapshot() Truth {
-	t := Truth{Resets: l.resets, series: make(map[seriesKey][]entry, len(l.series))}
+	t := Truth{Resets: l.resets, series: make(map[seriesKey]entryView, len(l.series))}
 	bySensor := map[string]*SensorTruth{}
 	for k, s := range l.series {
-		t.series[k] = s.entries[:len(s.entries):len(s.entries)]
+		t.series[k] = s.entries.view()
 		st := bySensor[k.sensor]
 		if st == nil {
 			st = &SensorTruth{SensorID: k.sensor}
@@ -346,7 +336,7 @@ func (l *Ledger) Snapshot() Truth {
 		st.Partitions++
 		st.PartitionIDs = append(st.PartitionIDs, k.partition)
 		st.Disordered += s.disordered
-		valid := int64(len(s.entries))
+		valid := int64(t.series[k].len())
 		st.Valid += valid
 		st.Invalid += s.invalid
 		st.Backwards += s.backwards
