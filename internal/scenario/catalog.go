@@ -12,6 +12,10 @@ import (
 // topic holds tens of thousands.
 const replayTimeout = 10 * time.Minute
 
+// replayShown is how long the replay lesson makes consumer-current's
+// rebuild last (its progress on screen), by giving the topic a history.
+const replayShown = 3 * time.Second
+
 // catalog is every scenario, in teaching order. The names are a contract
 // (--scenario NAME, workshop notes). Narration paraphrases the seed article
 // ("Kafka crash recovery: three strategies for three kinds of state").
@@ -25,6 +29,17 @@ var catalog = []Scenario{
 			"at every restart and auto.offset.reset=earliest. Rebuilding is a pure overwrite by key, so the " +
 			"result is identical however many times it is repeated; the price is startup time.",
 		Steps: []Step{
+			{
+				Title: "Give the topic a history",
+				Say: "A topic of a few minutes replays in a blink. The dashboard times a replay of consumer-current " +
+					"and has the producer publish a burst of history (the fleet's next messages, real telemetry) " +
+					"until one replay takes about " + replayShown.String() + ". consumer-usage does not count the " +
+					"burst: it stops, and starts again from the end of the topic on a new baseline.",
+				Watch: "The producer's sent count jumps by the burst; consumer-current replays to measure " +
+					"(replaying N% in its row); the latest event says what was published and how long a replay takes.",
+				Do:    "history " + replayShown.String(),
+				Until: stackReady, Stable: time.Second,
+			},
 			{
 				Title: "Freeze the fleet",
 				Say: "The dashboard pauses the producer so the topic stands still: what consumer-current holds " +
@@ -47,10 +62,12 @@ var catalog = []Scenario{
 				Title: "Restart: replay from earliest",
 				Say: "It starts with a fresh random group, so Kafka has no offset for it, and earliest sends it " +
 					"to the first message. Every message is read again; only the last one per sensor survives.",
-				Watch: "replaying N% and the progress bar, a new group id in the events, then " +
-					"\"caught up after N messages in T s\".",
+				Watch: "replaying N% in its row and REBUILDING with a progress bar and the messages read in the " +
+					"sensors panel, then the latest event \"caught up after N messages in T s\"; the checks name " +
+					"the old group and the new one.",
 				Press: &Press{Action: action.Restart, Process: board.Current},
 				Until: currentRebuilt, Stable: time.Second,
+				Tell: rebuilt,
 				Mark: "after",
 			},
 			{
@@ -63,6 +80,7 @@ var catalog = []Scenario{
 		Checks: []Check{
 			stateIdentical("before", "after"),
 			replayedWholeTopic("before", "after"),
+			replayWatchable("after", replayShown*2/3),
 			matchesAudit("after"),
 		},
 		Cleanup: "resume producer",
