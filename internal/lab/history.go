@@ -47,8 +47,8 @@ func (l *Lab) History(ctx context.Context, target time.Duration) error {
 			return fmt.Errorf("history: %w", err)
 		}
 		if v.ReplayShown >= target && v.CaughtUpMessages >= size*9/10 {
-			l.Note(fmt.Sprintf("history: a replay of %s takes %.1f s (target %s)",
-				board.Plural(v.CaughtUpMessages, "message"), v.ReplayShown.Seconds(), target))
+			l.Note(fmt.Sprintf("history: a replay of %s messages takes %.1f s (target %s)",
+				board.Count(v.CaughtUpMessages), v.ReplayShown.Seconds(), target))
 			break
 		}
 		if round > historyRounds || size >= historyMax {
@@ -62,10 +62,10 @@ func (l *Lab) History(ctx context.Context, target time.Duration) error {
 			}
 			published = true
 		}
-		l.Note(fmt.Sprintf("history: the last replay read %s in %.1f s; publishing %s more so one takes about %s",
-			board.Plural(v.CaughtUpMessages, "message"), replaySeconds(v).Seconds(), board.Plural(want-size, "message"),
-			time.Duration(float64(target)*historyAim).Round(100*time.Millisecond)))
-		if err := l.publishHistory(ctx, want-size); err != nil {
+		why := fmt.Sprintf("the last replay read %s in %.1f s; aiming at %s",
+			board.Plural(v.CaughtUpMessages, "message"), replaySeconds(v).Seconds(),
+			time.Duration(float64(target)*historyAim).Round(100*time.Millisecond))
+		if err := l.publishHistory(ctx, want-size, why); err != nil {
 			return err
 		}
 		starts = l.process(board.Current).Starts + 1
@@ -140,9 +140,11 @@ func (l *Lab) stopUsage() error {
 }
 
 // publishHistory asks the running producer for n messages of history and
-// returns once they are delivered.
-func (l *Lab) publishHistory(ctx context.Context, n int64) error {
+// returns once they are delivered; why is said on the timeline meanwhile.
+func (l *Lab) publishHistory(ctx context.Context, n int64, why string) error {
 	return l.act(board.Producer, board.OpHistory, func(name string) error {
+		// After the request's own event: the latest event while it publishes.
+		l.Note(fmt.Sprintf("history: publishing %s messages (%s)", board.Count(n), why))
 		addr, err := l.awaitHTTP(name, 40*time.Second)
 		if err != nil {
 			return fmt.Errorf("the producer is not publishing yet (it waits for the broker): %w", err)
@@ -174,8 +176,8 @@ func (l *Lab) publishHistory(ctx context.Context, n int64) error {
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("history: %s: %s", resp.Status, res.Error)
 		}
-		l.Note(fmt.Sprintf("history: the producer published %s in %.1f s",
-			board.Plural(res.Delivered, "message"), float64(res.Millis)/1000))
+		l.Note(fmt.Sprintf("history: the producer published %s messages in %.1f s",
+			board.Count(res.Delivered), float64(res.Millis)/1000))
 		return nil
 	})
 }

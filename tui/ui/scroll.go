@@ -2,6 +2,7 @@ package ui
 
 import (
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/narration"
+	"strings"
 )
 
 // scrollState is how far the narration or the log view is scrolled. It
@@ -88,8 +89,17 @@ func narrationBody(w, h int, full bool) (int, int) {
 func (m Model) narrationPanel() narration.Panel {
 	p := narration.Panel{Styles: m.styles, Progress: *m.narration, Selected: m.selected,
 		Now: m.board.Now(), Offset: m.scrollOffset(), OffScript: m.offScript}
-	if evs := m.board.Events(); len(evs) > 0 {
+	evs := m.board.Events()
+	if len(evs) > 0 {
 		p.Latest = &evs[len(evs)-1]
+	}
+	if ev := m.narration.Event; ev != "" && !m.narration.Done {
+		for i := len(evs) - 1; i >= 0 && !evs[i].At.Before(m.narration.StepAt); i-- {
+			if strings.Contains(evs[i].Text, ev) {
+				p.Watched = &evs[i]
+				break
+			}
+		}
 	}
 	return p
 }
