@@ -62,9 +62,7 @@ func (l *Lab) History(ctx context.Context, target time.Duration) error {
 			}
 			published = true
 		}
-		why := fmt.Sprintf("the last replay read %s in %.1f s; aiming at %s",
-			board.Plural(v.CaughtUpMessages, "message"), replaySeconds(v).Seconds(),
-			time.Duration(float64(target)*historyAim).Round(100*time.Millisecond))
+		why := fmt.Sprintf("last replay: %s in %.1f s", board.Count(v.CaughtUpMessages), replaySeconds(v).Seconds())
 		if err := l.publishHistory(ctx, want-size, why); err != nil {
 			return err
 		}

@@ -37,7 +37,8 @@ type Panel struct {
 	// Latest is the newest timeline entry (nil: none).
 	Latest *board.Event
 	// Watched is the step's latest event its Watch line names (nil: none
-	// yet, or the step names none), pinned above Latest.
+	// yet, or the step names none), pinned above Latest (in its place when
+	// it is the latest).
 	Watched *board.Event
 	// Offset is how many lines the viewport is scrolled down.
 	Offset int
@@ -108,11 +109,12 @@ func (p Panel) bottom(width, height int) []string {
 		return nil
 	}
 	var out []string
-	if w := p.Watched; w != nil && (p.Latest == nil || *w != *p.Latest) && height >= 5 {
+	w, latest := p.Watched, p.Latest
+	if w != nil && (height >= 5 || latest == nil || *w == *latest) {
 		out = append(out, p.Styles.Warn.Render(common.Fit(eventLine("watch: ", w), width)))
 	}
-	if p.Latest != nil {
-		out = append(out, p.Styles.Muted.Render(common.Fit(eventLine("latest event: ", p.Latest), width)))
+	if latest != nil && (w == nil || *w != *latest) && len(out) < height-3 {
+		out = append(out, p.Styles.Muted.Render(common.Fit(eventLine("latest event: ", latest), width)))
 	}
 	return out
 }
