@@ -201,8 +201,9 @@ var rebalanceInFlight = Scenario{
 			Title: "B joins: revoke, assign",
 			Say: fmt.Sprintf("A second instance (B) joins the group. The coordinator revokes A's partitions and gives "+
 				"partition %d to B, which starts from the committed offset: A committed only what it completed.", movedPartition),
-			Watch: fmt.Sprintf("consumer-usage-2's row appears; the strategy cells say who owns what (p[0 1] and p[%d]); "+
-				"the watch line: consumer-usage-2 assigned [%d] with its generation.", movedPartition, movedPartition),
+			Watch: fmt.Sprintf("consumer-usage-2's row appears with p[%d] in its strategy cell (consumer-usage's says p[] "+
+				"until it holds the others again); the watch line: consumer-usage-2 assigned [%d] with its generation.",
+				movedPartition, movedPartition),
 			Event: fmt.Sprintf("assigned [%d]", movedPartition),
 			Press: &Press{Action: action.ScaleUp, Process: board.Usage},
 			Until: movedToSecond,
@@ -214,7 +215,7 @@ var rebalanceInFlight = Scenario{
 			Say: "B replays the message and records its effect. Then A's request reaches the store: same " +
 				"message, same identity, refused.",
 			Watch: fmt.Sprintf("\"late write p%d@N (…, refused as a second effect)\" on the watch line.", movedPartition),
-			Event: "late write",
+			Event: "refused as a second effect",
 			Until: lateLanded, Timeout: rebalanceDelay + 30*time.Second,
 			Tell: tellLate,
 			Mark: "late",

@@ -173,7 +173,13 @@ func TestNarrationPinsTheStepsEvent(t *testing.T) {
 	if !strings.Contains(v, "watch: 10:00:01 consumer-current caught up after 0 messages in 0.3 s latest event:") {
 		t.Fatalf("the step's event is not pinned above the latest:\n%s", m.View())
 	}
-	p.StepAt = at(2)
+	// The step before's event stays until the step's own comes.
+	p.Event, p.StepAt, p.PrevEvent, p.PrevAt = "late write", at(2), p.Event, p.StepAt
+	m, _ = m.Update(Inputs{p})
+	if v := screenText(m.View()); !strings.Contains(v, "watch: 10:00:01 consumer-current caught up after 0 messages") {
+		t.Fatalf("the step before's event is not pinned:\n%s", m.View())
+	}
+	p.PrevEvent = ""
 	m, _ = m.Update(Inputs{p})
 	if v := m.View(); strings.Contains(v, "watch: ") {
 		t.Fatalf("an event from before the step is pinned:\n%s", v)

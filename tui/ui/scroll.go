@@ -1,8 +1,11 @@
 package ui
 
 import (
-	"github.com/kafka-recovery-lab/krl/tui/ui/components/narration"
 	"strings"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/narration"
 )
 
 // scrollState is how far the narration or the log view is scrolled. It
@@ -93,13 +96,25 @@ func (m Model) narrationPanel() narration.Panel {
 	if len(evs) > 0 {
 		p.Latest = &evs[len(evs)-1]
 	}
-	if ev := m.narration.Event; ev != "" && !m.narration.Done {
-		for i := len(evs) - 1; i >= 0 && !evs[i].At.Before(m.narration.StepAt); i-- {
-			if strings.Contains(evs[i].Text, ev) {
-				p.Watched = &evs[i]
-				break
-			}
+	if n := m.narration; !n.Done {
+		p.Watched = stepEvent(evs, n.Event, n.StepAt)
+		if p.Watched == nil {
+			p.Watched = stepEvent(evs, n.PrevEvent, n.PrevAt)
 		}
 	}
 	return p
+}
+
+// stepEvent is the latest event since from whose text contains part (nil:
+// none, or no part); the scenario's own notes are not a step's event.
+func stepEvent(evs []board.Event, part string, from time.Time) *board.Event {
+	if part == "" {
+		return nil
+	}
+	for i := len(evs) - 1; i >= 0 && !evs[i].At.Before(from); i-- {
+		if strings.Contains(evs[i].Text, part) && !strings.HasPrefix(evs[i].Text, "scenario ") {
+			return &evs[i]
+		}
+	}
+	return nil
 }
