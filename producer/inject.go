@@ -142,10 +142,11 @@ func injectOnce(ctx context.Context, cfg Config, em *status.Emitter, log *slog.L
 	return nil
 }
 
-// serveInject serves POST /inject-bad?n=N (default one of each kind): the
+// serveHTTP serves POST /inject-bad?n=N (default one of each kind): the
 // request is handed to the publishing loop, and the answer lists where
-// each record landed. It returns a function that stops the server.
-func serveInject(ctx context.Context, addr string, inject chan<- InjectRequest, em *status.Emitter, log *slog.Logger) (func(), error) {
+// each record landed; and POST /history?n=N (historyHandler). It returns a
+// function that stops the server.
+func serveHTTP(ctx context.Context, addr string, inject chan<- InjectRequest, history chan<- HistoryRequest, em *status.Emitter, log *slog.Logger) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("http: %w", err)
@@ -184,6 +185,7 @@ func serveInject(ctx context.Context, addr string, inject chan<- InjectRequest, 
 		w.WriteHeader(code)
 		_ = json.NewEncoder(w).Encode(res)
 	})
+	mux.HandleFunc("POST /history", historyHandler(ctx, history))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -46,26 +46,7 @@ func Preload(ctx context.Context, cfg Config, perSensor int, em *status.Emitter,
 	}
 	defer pub.close()
 
-	start := time.Now()
-	for k := range perSensor {
-		at := start.Add(-time.Duration(perSensor-1-k) * cfg.Interval)
-		for i := range cfg.Sensors {
-			pub.produce(fleet.Next(i, at))
-		}
-		if pub.enqueued.Load()-pub.reported.Load() >= preloadBatch {
-			pub.flush(ctx, doneFlushTimeout)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	left := pub.flush(ctx, doneFlushTimeout)
-	if n := pub.failed.Load(); n > 0 || left > 0 {
-		return fmt.Errorf("producer: preload: %d deliveries failed, %d not flushed", n, left)
-	}
-	log.Info("preloaded", "topic", cfg.Topic, "messages", pub.delivered.Load(),
-		"took", time.Since(start).Round(time.Millisecond))
-	return nil
+	return pub.publishHistory(ctx, fleet, cfg.Sensors, perSensor, cfg.Interval)
 }
 
 // ensureTopic creates cfg.Topic with the lab's 3 partitions unless it

@@ -66,6 +66,8 @@ type Config struct {
 	// Inject delivers injection requests to the publishing loop (the HTTP
 	// server's, or a test's); nil means none.
 	Inject chan InjectRequest
+	// History delivers history requests the same way (POST /history).
+	History chan HistoryRequest
 }
 
 const (
@@ -141,7 +143,7 @@ func parseFlags(args []string) (cfg Config, preload int, err error) {
 	fs.IntVar(&cfg.Count, "count", 0, "stop after N messages per sensor (0 = run until stopped)")
 	fs.BoolVar(&cfg.LogAcks, "log-acks", os.Getenv("KRL_LOG_ACKS") == "1", "log every acknowledged message on stderr (env KRL_LOG_ACKS=1)")
 	fs.IntVar(&cfg.InjectBad, "inject-bad", 0, fmt.Sprintf("publish N malformed records of every kind in turn (%d = one of each) and exit", BadCycle))
-	fs.StringVar(&cfg.HTTP, "http", "127.0.0.1:0", "listen address of POST /inject-bad?n=N (empty: no HTTP server)")
+	fs.StringVar(&cfg.HTTP, "http", "127.0.0.1:0", "listen address of POST /inject-bad?n=N and POST /history?n=N (empty: no HTTP server)")
 	fs.IntVar(&preload, "preload", 0, "publish `N` messages of back-dated history as fast as the broker takes them, and exit (benchmarks: scripts/bench.sh)")
 	if err := cli.Parse(fs, args); err != nil {
 		return Config{}, 0, err
@@ -214,7 +216,10 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		if cfg.Inject == nil {
 			cfg.Inject = make(chan InjectRequest)
 		}
-		stopHTTP, err := serveInject(ctx, cfg.HTTP, cfg.Inject, em, log)
+		if cfg.History == nil {
+			cfg.History = make(chan HistoryRequest)
+		}
+		stopHTTP, err := serveHTTP(ctx, cfg.HTTP, cfg.Inject, cfg.History, em, log)
 		if err != nil {
 			return err
 		}
@@ -267,6 +272,8 @@ func (l *publishLoop) run(ctx context.Context) error {
 			}
 		case req := <-l.cfg.Inject:
 			l.inject(ctx, req)
+		case req := <-l.cfg.History:
+			l.history(ctx, req)
 		case <-report.C:
 			l.pub.checkBack()
 			l.stall.check(time.Now(), l.paused)

@@ -412,3 +412,39 @@ func TestProgressReportsEachBatchOnceAcknowledged(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryRequest: a history request to a running producer publishes
+// whole rounds of the sensors (rounded up), the fleet's next messages with
+// no step back, and replies once they are delivered.
+func TestHistoryRequest(t *testing.T) {
+	brokers := startBroker(t)
+	history := make(chan HistoryRequest)
+	cfg := Config{Brokers: brokers, Topic: testTopic, Sensors: 3, Interval: time.Hour, Seed: 9, HTTP: "", History: history}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, status.NewTo(Role, &events{}), testLog(t)) }()
+	req := HistoryRequest{N: 25, Reply: make(chan HistoryResult, 1)}
+	select {
+	case history <- req:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the producer took no history request")
+	}
+	res := <-req.Reply
+	if res.Error != "" || res.Delivered != 27 {
+		t.Fatalf("history: %+v, want 27 delivered (9 rounds of 3 sensors)", res)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	_, count := lastPerSensor(t, readAll(t, brokers)) // fails on any backwards step
+	// The first tick is an hour away: the topic holds the burst alone.
+	for id, n := range count {
+		if n != 9 {
+			t.Errorf("%s: %d messages, want 9", id, n)
+		}
+	}
+	if len(count) != 3 {
+		t.Errorf("%d sensors in the topic, want 3", len(count))
+	}
+}

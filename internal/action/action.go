@@ -61,6 +61,7 @@ const (
 	WaitBlocked  Name = "wait-blocked"
 	WaitLeads    Name = "wait-leads"
 	WaitBalanced Name = "wait-balanced"
+	History      Name = "history"
 )
 
 // Target is what a key acts on.
@@ -222,6 +223,7 @@ var registry = []Action{
 	{Name: WaitBlocked, Script: true},
 	{Name: WaitLeads, Script: true},
 	{Name: WaitBalanced, Script: true},
+	{Name: History, Script: true},
 }
 
 // All returns every action, keyed ones first in the README's order.

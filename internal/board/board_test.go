@@ -507,11 +507,24 @@ func TestReplayProgress(t *testing.T) {
 	if !hasEvent(b, Current, "caught up after 1000 messages in 1.4 s") {
 		t.Fatalf("timeline: %v", b.Events())
 	}
+	// It showed replaying from its first progress with positions (0.5 s)
+	// to caught up (1.4 s), not from its start.
+	if d := b.Process(Current).ReplayShown; d != 900*time.Millisecond {
+		t.Fatalf("replay shown %s, want 900ms", d)
+	}
 	// A restart forgets the old progress.
 	b.Apply(ProcExited{Name: Current, PID: 7, At: at(2), Signal: "SIGKILL"})
 	b.Apply(ProcStarted{Name: Current, PID: 8, At: at(3)})
 	if _, _, frac := b.ReplayProgress(); frac != 0 {
 		t.Fatalf("progress after restart = %v", frac)
+	}
+	if d := b.Process(Current).ReplayShown; d != 0 {
+		t.Fatalf("replay shown after restart %s", d)
+	}
+	// Caught up before any progress with positions: never shown replaying.
+	b.Apply(ev(Current, 3.1, status.Event{Type: status.CaughtUp, Processed: 10, Millis: 100}))
+	if d := b.Process(Current).ReplayShown; d != 0 {
+		t.Fatalf("replay shown without progress %s", d)
 	}
 }
 

@@ -216,6 +216,9 @@ const (
 	// OpInjectBad asks the producer to publish malformed records; its
 	// BadInjected status confirms it.
 	OpInjectBad = "inject-bad"
+	// OpHistory asks the producer for a burst of history; the lab notes
+	// what it published.
+	OpHistory = "history"
 )
 
 // Request: the user or a script asked the supervisor to act on a process.

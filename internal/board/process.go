@@ -92,6 +92,10 @@ type proc struct {
 	caughtUp     bool
 	caughtUpMsgs int64
 	caughtUpMs   int64
+	// replayFrom: when its state first showed replaying (a Progress with
+	// positions before CaughtUp); replayShown: from then to CaughtUp.
+	replayFrom  time.Time
+	replayShown time.Duration
 
 	armed     string
 	lastCrash *CrashPointHit
@@ -192,6 +196,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.lastInvalid = ""
 	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
+	p.replayFrom, p.replayShown = time.Time{}, 0
 	p.frozen, p.health = false, healthState{}
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
 	p.blockedSince, p.buffered, p.blockedErr, p.blockedSaid = time.Time{}, 0, "", nil
@@ -406,6 +411,10 @@ func (b *Board) request(v Request) {
 		b.event(v.At, v.Name, LevelAction, "malformed records requested (every kind in turn)")
 		return
 	}
+	if v.Op == OpHistory {
+		b.event(v.At, v.Name, LevelAction, "a burst of history requested")
+		return
+	}
 	if p.pending == "" {
 		p.prevState = p.state
 	}
@@ -432,8 +441,8 @@ func (b *Board) requestDone(v RequestDone) {
 	if p == nil || v.Err == nil {
 		return
 	}
-	if v.Op == OpPause || v.Op == OpResume || v.Op == OpInjectBad {
-		if v.Op != OpInjectBad {
+	if v.Op == OpPause || v.Op == OpResume || v.Op == OpInjectBad || v.Op == OpHistory {
+		if v.Op == OpPause || v.Op == OpResume {
 			p.pauseAsked = ""
 		}
 		b.event(v.At, v.Name, LevelBad, fmt.Sprintf("%s failed: %v", v.Op, v.Err))
@@ -507,6 +516,11 @@ type ProcView struct {
 	CaughtUp         bool
 	CaughtUpMessages int64
 	CaughtUpMillis   int64
+	// ReplayShown: how long consumer-current's rebuild showed as replaying
+	// (the row's "replaying N%", the sensors panel's progress bar), from
+	// its first progress report with positions to CaughtUp, on the
+	// process's own clock; 0 when it caught up without one.
+	ReplayShown time.Duration
 	// LastCrashPoint is the latest crash point the process reached (any
 	// incarnation), nil if none.
 	LastCrashPoint *CrashPointHit
@@ -651,6 +665,7 @@ func (b *Board) Process(name string) ProcView {
 		CaughtUp:         p.caughtUp,
 		CaughtUpMessages: p.caughtUpMsgs,
 		CaughtUpMillis:   p.caughtUpMs,
+		ReplayShown:      p.replayShown,
 		LastCrashPoint:   p.lastCrash,
 		LastError:        p.lastError,
 		Redelivered:      p.redelivered,

@@ -61,6 +61,9 @@ func (b *Board) procStatus(v ProcStatus) {
 	if handle := statusHandlers[v.Event.Type]; handle != nil {
 		handle(b, statusEvent{p: p, at: at, e: v.Event, settled: p.alive() && p.pending == ""})
 	}
+	if p.state == Replaying && p.replayFrom.IsZero() {
+		p.replayFrom = at
+	}
 }
 
 // say puts an event of the process on the timeline.
@@ -174,6 +177,9 @@ func (b *Board) onCaughtUp(s statusEvent) {
 	p, e := s.p, s.e
 	p.caughtUp = true
 	p.caughtUpMsgs, p.caughtUpMs = e.Processed, e.Millis
+	if !p.replayFrom.IsZero() {
+		p.replayShown = max(0, s.at.Sub(p.replayFrom))
+	}
 	if s.settled {
 		p.state = Running
 	}

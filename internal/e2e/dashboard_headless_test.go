@@ -278,3 +278,48 @@ quit
 	checkCurrentIsTruth(t, r, rt.Truth)
 	checkUsageExact(t, r, rt)
 }
+
+// TestHistoryKeepsUsageExact: the history action grows the topic until a
+// replay of consumer-current takes the time asked for, and consumer-usage
+// (guarded) starts after the history on a new baseline: its usage, read back
+// from the store, is exactly what the topic yields, and the dashboard's
+// drift is 0.
+func TestHistoryKeepsUsageExact(t *testing.T) {
+	script := `
+wait-caught-up 60s
+history 1s
+wait-caught-up 90s
+wait 3s
+pause producer
+wait-caught-up 60s
+quit
+`
+	d := newDashboard(t)
+	d.startHeadless(script, "--usage-mode", "guarded", "--interval", "200ms", "--seed", "23")
+	if code := d.waitExit(4 * time.Minute); code != 0 {
+		t.Fatalf("dashboard exited %d", code)
+	}
+	m := regexp.MustCompile(`history: a replay of ([\d,]+) messages takes (\d+\.\d) s`).FindStringSubmatch(d.stderr())
+	if m == nil {
+		t.Fatalf("no measured replay noted; events:\n%s", d.stderr())
+	}
+	if s, _ := strconv.ParseFloat(m[2], 64); s < 1 {
+		t.Errorf("the last measured replay took %s s, want at least 1 s", m[2])
+	}
+	if !strings.Contains(d.stderr(), "new baseline #1: consumer-usage reads on from the end of the topic") {
+		t.Errorf("consumer-usage did not start after the history on a new baseline")
+	}
+	r := d.readReport()
+	var size int64
+	for _, p := range r.Partitions {
+		if p.HighWatermark != nil {
+			size += *p.HighWatermark
+		}
+	}
+	if n, _ := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64); n < 100_000 || size < n {
+		t.Errorf("a replay of %s messages, the topic holds %d: want at least 100,000 and the whole topic", m[1], size)
+	}
+	rt := d.readRunTruth()
+	checkCurrentIsTruth(t, r, rt.Truth)
+	checkUsageExact(t, r, rt)
+}

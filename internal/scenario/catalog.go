@@ -12,6 +12,10 @@ import (
 // topic holds tens of thousands.
 const replayTimeout = 10 * time.Minute
 
+// replayShown is how long the replay lesson makes consumer-current's
+// rebuild last (its progress on screen), by giving the topic a history.
+const replayShown = 3 * time.Second
+
 // catalog is every scenario, in teaching order. The names are a contract
 // (--scenario NAME, workshop notes). Narration paraphrases the seed article
 // ("Kafka crash recovery: three strategies for three kinds of state").
@@ -26,10 +30,23 @@ var catalog = []Scenario{
 			"result is identical however many times it is repeated; the price is startup time.",
 		Steps: []Step{
 			{
+				Title: "Give the topic a history",
+				Say: "A topic of a few minutes replays in a blink. The dashboard times a replay of consumer-current " +
+					"and has the producer publish a burst of history (the fleet's next messages, real telemetry) " +
+					"until one replay takes about " + replayShown.String() + ". consumer-usage does not count the " +
+					"burst: it stops, and starts again from the end of the topic on a new baseline.",
+				Watch: "The producer's sent count jumps with each burst and consumer-current replays to time it " +
+					"(replaying N% in its row); the watch line says how many messages are published and why; " +
+					"consumer-usage stops, then runs in a new group (the line under the table).",
+				Event: "history:",
+				Do:    "history " + replayShown.String(),
+				Until: stackReady, Stable: time.Second,
+			},
+			{
 				Title: "Freeze the fleet",
 				Say: "The dashboard pauses the producer so the topic stands still: what consumer-current holds " +
 					"now is exactly what its replay must rebuild.",
-				Watch: "Sensors panel: every row matches the audit (the topic's last message per sensor).",
+				Watch: "Sensors panel: audit same on every row (the audit read the same last message of the sensor).",
 				Do:    "pause producer",
 				Until: fleetFrozen, Stable: 1500 * time.Millisecond,
 				Mark: "before",
@@ -38,8 +55,8 @@ var catalog = []Scenario{
 				Title: "Crash consumer-current",
 				Say: "A SIGKILL: no cleanup, no commit. Its dictionary lived only in memory, so the whole " +
 					"state is gone.",
-				Watch: "The process row turns red (crashed (SIGKILL)); the sensors panel says DOWN and greys " +
-					"its last values instead of passing them off as live.",
+				Watch: "The process row turns red (crashed (SIGKILL)); the sensors panel says DOWN and STALE and " +
+					"greys its last values (audit stale) instead of passing them off as live.",
 				Press: &Press{Action: action.Crash, Process: board.Current},
 				Until: currentDown,
 			},
@@ -47,22 +64,25 @@ var catalog = []Scenario{
 				Title: "Restart: replay from earliest",
 				Say: "It starts with a fresh random group, so Kafka has no offset for it, and earliest sends it " +
 					"to the first message. Every message is read again; only the last one per sensor survives.",
-				Watch: "replaying N% and the progress bar, a new group id in the events, then " +
-					"\"caught up after N messages in T s\".",
+				Watch: "replaying N% in its row and REBUILDING with a progress bar in the sensors panel, then the " +
+					"watch line \"caught up after N messages in T s\"; the checks name the old group and the new one.",
+				Event: "caught up after",
 				Press: &Press{Action: action.Restart, Process: board.Current},
 				Until: currentRebuilt, Stable: time.Second,
+				Tell: rebuilt,
 				Mark: "after",
 			},
 			{
 				Title: "Resume the producer",
 				Say:   "Same state as before the crash, rebuilt from the log alone: the operation is idempotent.",
-				Watch: "New messages flow again; the sensors stay live and in step with the audit.",
+				Watch: "The producer's sent count grows again; the sensors stay LIVE.",
 				Do:    "resume producer",
 			},
 		},
 		Checks: []Check{
 			stateIdentical("before", "after"),
 			replayedWholeTopic("before", "after"),
+			replayWatchable("after", replayShown*2/3),
 			matchesAudit("after"),
 		},
 		Cleanup: "resume producer",
@@ -120,7 +140,7 @@ var catalog = []Scenario{
 				Title: "What the crash cost",
 				Say: "Paused again to count exactly: every delta of the messages produced while it was dead " +
 					"is there. Messages it had applied after the last auto-commit were read and applied again.",
-				Watch: "The drift column: over-counted, never lost.",
+				Watch: "The drift columns: 0 or above, the verdict exact or overcount, never lost.",
 				Then:  measure,
 				Mark:  "quiet",
 			},
@@ -165,7 +185,8 @@ var catalog = []Scenario{
 				Title: "Crash inside the window",
 				Say: "Publishing again. The crash point after-delta makes consumer-usage SIGKILL itself right " +
 					"after a usage record is written and before its checkpoint is.",
-				Watch: "\"crash point after-delta reached\" in the events, then crashed (SIGKILL).",
+				Watch: "\"crash point after-delta reached\" on the watch line, then crashed (SIGKILL) in its row.",
+				Event: "crash point after-delta reached",
 				Do:    "resume producer",
 				Press: &Press{Action: action.CrashAt, Process: board.Usage},
 				Mark:  "crashed",
@@ -174,7 +195,7 @@ var catalog = []Scenario{
 				Title: "Restart (naive)",
 				Say: "It reloads the old checkpoint and resumes from the last auto-commit: the delta it " +
 					"already wrote is written again. Then a pause to measure.",
-				Watch: "The drift turns positive: over-counted.",
+				Watch: "The drift turns positive: the verdict says overcount.",
 				Press: &Press{Action: action.Restart, Process: board.Usage},
 				Until: usageResumed, Stable: 500 * time.Millisecond,
 				Then: measure,
@@ -194,7 +215,8 @@ var catalog = []Scenario{
 			{
 				Title: "Same crash, guarded",
 				Say:   "Publishing again; the same crash point, in guarded mode.",
-				Watch: "crash point after-delta reached, crashed (SIGKILL).",
+				Watch: "\"crash point after-delta reached\" on the watch line, crashed (SIGKILL) in its row.",
+				Event: "crash point after-delta reached",
 				Do:    "resume producer",
 				Press: &Press{Action: action.CrashAt, Process: board.Usage},
 				Mark:  "guarded-crashed",
@@ -248,7 +270,7 @@ var catalog = []Scenario{
 				Title: "Guarded + earliest",
 				Say: "Reset earliest with a fresh group: the whole topic is read again from the first " +
 					"message. Every effect is already in the store, so reprocessing changes nothing.",
-				Watch: "reset earliest and a new group; the drift stays put.",
+				Watch: "reset earliest and a new group in the consumer-usage line; the drift stays put.",
 				Press: &Press{Action: action.Reset, Process: board.Usage, Value: "earliest"},
 				// A replay of the whole topic: long after a long session.
 				Until: usageResumed, Stable: 500 * time.Millisecond, Timeout: replayTimeout,
@@ -259,7 +281,7 @@ var catalog = []Scenario{
 				Title: "Naive + earliest",
 				Say: "The article's code with earliest: every delta since the beginning of the topic is " +
 					"inserted a second time.",
-				Watch: "recorded climbs past expected: over-counted on every sensor.",
+				Watch: "rec climbs past exp: overcount on every sensor.",
 				Press: &Press{Action: action.Mode, Process: board.Usage, Value: "naive"},
 				Until: usageResumed, Stable: 500 * time.Millisecond, Timeout: replayTimeout,
 				Then: measure,
@@ -269,7 +291,7 @@ var catalog = []Scenario{
 				Title: "The rule",
 				Say: "Idempotent processing may replay (earliest); additive processing must not (latest), " +
 					"unless it is made idempotent. The duplicated usage stays in the store: e goes back to latest.",
-				Watch: "The over-count remains: effects cannot be taken back.",
+				Watch: "The overcount remains: effects cannot be taken back.",
 				Do:    "resume producer",
 			},
 		},
@@ -308,7 +330,7 @@ var catalog = []Scenario{
 			{
 				Title: "Down for a while",
 				Say:   "Nothing accumulates on the query side while it is down: there is nothing to catch up.",
-				Watch: "consumer-usage's records keep growing in the store meanwhile.",
+				Watch: "consumer-usage keeps running and its lag stays low: it goes on writing to the store, out of sight until consumer-query answers.",
 				Hold:  3 * time.Second,
 			},
 			{

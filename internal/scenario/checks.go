@@ -80,6 +80,28 @@ func replayedWholeTopic(before, after string) Check {
 	})
 }
 
+// replayWatchable: consumer-current's rebuild showed its progress (replaying
+// N%, the progress bar) for at least least, so the lesson can be watched.
+func replayWatchable(mark string, least time.Duration) Check {
+	return Check{
+		What:  fmt.Sprintf("the rebuild showed its progress for at least %s", least),
+		Needs: []string{mark},
+		Eval: func(m Marks) (bool, string) {
+			c := m[mark].Proc(board.Current)
+			return c.ReplayShown >= least, rebuiltWords(c)
+		},
+	}
+}
+
+// rebuilt names the rebuild consumer-current reported (its caught_up) and
+// how long the board showed it replaying.
+func rebuilt(o Observation) string { return rebuiltWords(o.Proc(board.Current)) }
+
+func rebuiltWords(c board.ProcView) string {
+	return fmt.Sprintf("rebuilt %s messages in %s in group %s; replaying on screen for %.1f s",
+		board.Count(c.CaughtUpMessages), seconds(c.CaughtUpMillis), orDash(c.GroupID), c.ReplayShown.Seconds())
+}
+
 // matchesAudit: consumer-current's state equals the independent audit's
 // last message of every sensor.
 func matchesAudit(mark string) Check {

@@ -47,6 +47,24 @@ func withDrift(o Observation, cents ...[2]int64) Observation {
 
 func eval(c Check, m Marks) (bool, string) { return c.Eval(m) }
 
+func TestReplayWatchable(t *testing.T) {
+	c := replayWatchable("after", 2*time.Second)
+	cur := board.ProcView{Name: board.Current, Alive: true, CaughtUp: true, GroupID: "demo-current-1",
+		CaughtUpMessages: 1234567, CaughtUpMillis: 2600, ReplayShown: 2300 * time.Millisecond}
+	ok, got := eval(c, Marks{"after": obs(0, cur)})
+	if !ok || got != "rebuilt 1,234,567 messages in 2.6 s in group demo-current-1; replaying on screen for 2.3 s" {
+		t.Fatalf("watchable: %v %q", ok, got)
+	}
+	cur.CaughtUpMessages, cur.CaughtUpMillis, cur.ReplayShown = 579, 100, 0
+	if ok, got := eval(c, Marks{"after": obs(0, cur)}); ok {
+		t.Fatalf("a replay never on screen passed: %q", got)
+	}
+	cur.CaughtUpMillis, cur.ReplayShown = 2100, 1900*time.Millisecond
+	if ok, got := eval(c, Marks{"after": obs(0, cur)}); ok {
+		t.Fatalf("1.9 s on screen passed: %q", got)
+	}
+}
+
 func TestStateIdentical(t *testing.T) {
 	cur := board.ProcView{Name: board.Current, Alive: true, CaughtUp: true, CaughtUpMillis: 1400}
 	before := obs(0, cur)

@@ -350,7 +350,8 @@ var leaderElection = Scenario{
 		{
 			Title: "Kill a leader",
 			Say:   "Crash broker-2 (SIGKILL): it leads a partition. Its heartbeats stop; after the session timeout the controller fences it and elects new leaders from the ISR.",
-			Watch: "\"partition N leader 2 → M in X s\" in the events; broker-2 leaves every ISR.",
+			Watch: "\"partition N leader 2 → M in X s\" on the watch line; broker-2 leaves every isr in the partitions line.",
+			Event: "leader 2 →",
 			Press: &Press{Action: action.Crash, Process: victim},
 			Until: leadersMovedOff(2), Timeout: failoverTimeout,
 			Tell: tellMovedOff(2),
@@ -359,7 +360,7 @@ var leaderElection = Scenario{
 		{
 			Title: "Two of three carry on",
 			Say:   "With two of three replicas in sync (min.insync.replicas is 2), acks=all writes still succeed: the producer publishes, the consumers read from the new leaders.",
-			Watch: "The producer's sent count and the log end growing; lag back to near 0.",
+			Watch: "The producer's sent count growing; the consumers' lag back to near 0.",
 			Hold:  5 * time.Second,
 			Until: stackReady,
 			Then:  measure,
@@ -419,7 +420,8 @@ var minInsync = Scenario{
 		{
 			Title: "Two brokers down",
 			Say:   "Crash broker-3 as well. One replica in sync is below min.insync.replicas: the leader refuses every acks=all write.",
-			Watch: "The producer row: blocked, N buf; the events: NOT_ENOUGH_REPLICAS.",
+			Watch: "The producer row: blocked, N buf; the watch line: NOT_ENOUGH_REPLICAS.",
+			Event: "NOT_ENOUGH_REPLICAS",
 			Press: &Press{Action: action.Crash, Process: third},
 			Until: producerRefused, Timeout: failoverTimeout,
 			Tell: func(o Observation) string {
@@ -430,7 +432,7 @@ var minInsync = Scenario{
 		{
 			Title: "Nothing acknowledged",
 			Say:   "The producer keeps its records and retries; the log end does not move. Nothing is acknowledged that the cluster could lose.",
-			Watch: "The buffered count growing, the log end standing still.",
+			Watch: "The producer's row: N buf growing, its sent count standing still.",
 			// The producer repeats its blocked report every second.
 			Hold:  6 * time.Second,
 			Until: producerRefused,
@@ -439,7 +441,8 @@ var minInsync = Scenario{
 		{
 			Title: "One back",
 			Say:   "Restart broker-3. Once it is back in the ISR there are two in sync again: the buffered records land.",
-			Watch: "\"unblocked after X s\" in the events.",
+			Watch: "\"unblocked after X s\" on the watch line.",
+			Event: "unblocked after",
 			Press: &Press{Action: action.Restart, Process: third},
 			Until: producerAcked, Timeout: 2 * time.Minute,
 			Mark: "landed",
@@ -493,7 +496,8 @@ var keyOrdering = Scenario{
 		{
 			Title: "Fail a leader over",
 			Say:   "Crash broker-2 while the producer publishes: a partition changes leader under its writes.",
-			Watch: "The leader change in the events.",
+			Watch: "The leader change on the watch line (\"partition N leader 2 → M\").",
+			Event: "leader 2 →",
 			Press: &Press{Action: action.Crash, Process: victim},
 			Hold:  3 * time.Second,
 			Until: leadersMovedOff(2), Timeout: failoverTimeout,
@@ -503,7 +507,7 @@ var keyOrdering = Scenario{
 		{
 			Title: "Back, and read the topic",
 			Say:   "Restart broker-2. Then the audit reads the whole topic: where each sensor's records are, and whether any came out of order.",
-			Watch: "Every sensor's records in its own partition, none out of order.",
+			Watch: "t: \"each in its key's partition, in order\" on the keys line; the checks say the same.",
 			Press: &Press{Action: action.Restart, Process: victim},
 			Until: wholeAgain, Timeout: 2 * time.Minute,
 			Then: measure,

@@ -180,7 +180,7 @@ var rebalanceInFlight = Scenario{
 			Title: "One owner",
 			Say: "One consumer-usage, guarded, owns the three partitions of sensor-data. The dashboard pauses the " +
 				"producer a moment to measure the drift exactly.",
-			Watch: "consumer-usage p[0 1 2]; the total row exact.",
+			Watch: "One consumer-usage row, mode guarded in the line under the table; the total row exact.",
 			Do:    "scale consumer-usage 1",
 			Until: stackReady, Stable: time.Second,
 			Then: measure,
@@ -190,7 +190,8 @@ var rebalanceInFlight = Scenario{
 			Title: "A write in flight",
 			Say: fmt.Sprintf("Publishing again. consumer-usage (A) now holds every usage write %s before it reaches "+
 				"the store: a slow database request, sent and not yet applied.", rebalanceDelay),
-			Watch: "\"write p2@N held\" in the events: that write is in flight.",
+			Watch: fmt.Sprintf("\"write p%d@N held\" on the watch line: that write is in flight.", movedPartition),
+			Event: " held ",
 			Do:    fmt.Sprintf("effect-delay consumer-usage %s\nresume producer", rebalanceDelay),
 			Until: heldOnMover,
 			Tell:  tellHeld,
@@ -200,7 +201,10 @@ var rebalanceInFlight = Scenario{
 			Title: "B joins: revoke, assign",
 			Say: fmt.Sprintf("A second instance (B) joins the group. The coordinator revokes A's partitions and gives "+
 				"partition %d to B, which starts from the committed offset: A committed only what it completed.", movedPartition),
-			Watch: "consumer-usage revoked with its write in flight; consumer-usage-2 assigned [2] with its generation.",
+			Watch: fmt.Sprintf("consumer-usage-2's row appears with p[%d] in its strategy cell (consumer-usage's says p[] "+
+				"until it holds the others again); the watch line: consumer-usage-2 assigned [%d] with its generation.",
+				movedPartition, movedPartition),
+			Event: fmt.Sprintf("assigned [%d]", movedPartition),
 			Press: &Press{Action: action.ScaleUp, Process: board.Usage},
 			Until: movedToSecond,
 			Tell:  tellMoved,
@@ -210,7 +214,8 @@ var rebalanceInFlight = Scenario{
 			Title: "B replays, A's write lands",
 			Say: "B replays the message and records its effect. Then A's request reaches the store: same " +
 				"message, same identity, refused.",
-			Watch: "\"late write p2@N (…, refused as a second effect)\" on consumer-usage.",
+			Watch: fmt.Sprintf("\"late write p%d@N (…, refused as a second effect)\" on the watch line.", movedPartition),
+			Event: "refused as a second effect",
 			Until: lateLanded, Timeout: rebalanceDelay + 30*time.Second,
 			Tell: tellLate,
 			Mark: "late",

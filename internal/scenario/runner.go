@@ -190,10 +190,19 @@ func (x *run) prepare(ctx context.Context) error {
 func (x *run) step(ctx context.Context, i int) error {
 	s := x.sc.Steps[i]
 	x.prog.Step, x.prog.StepTitle, x.prog.Say, x.prog.Watch = i+1, s.Title, s.Say, s.Watch
+	// A step's event often ends it (its Until), so the next step keeps it
+	// in view until its own comes.
+	x.prog.PrevEvent, x.prog.PrevAt = "", time.Time{}
+	if i > 0 && x.sc.Steps[i-1].Event != "" {
+		x.prog.PrevEvent, x.prog.PrevAt = x.prog.Event, x.prog.StepAt
+	}
+	x.prog.Event, x.prog.StepAt = s.Event, time.Now()
 	x.prog.Press, x.prog.Waiting = nil, ""
 	x.report()
 	x.r.Host.Note(fmt.Sprintf("scenario %s · step %d/%d: %s", x.sc.Name, i+1, len(x.sc.Steps), s.Title))
 	if s.Do != "" {
+		x.prog.Waiting = "acting: " + strings.ReplaceAll(s.Do, "\n", ", ")
+		x.report()
 		if err := x.do(ctx, s.Do); err != nil {
 			return err
 		}

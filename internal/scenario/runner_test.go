@@ -184,6 +184,9 @@ func (h *fakeHost) WaitHeld(ctx context.Context, name string) error {
 func (h *fakeHost) InjectBad(n int) (int, error) {
 	return n, h.call(fmt.Sprintf("inject-bad %d", n), nil)
 }
+func (h *fakeHost) History(ctx context.Context, d time.Duration) error {
+	return h.call("history "+d.String(), nil)
+}
 
 func (h *fakeHost) Note(text string) {
 	h.mu.Lock()

@@ -60,6 +60,11 @@ type Step struct {
 	// Say is the narration; Watch what to look at on screen meanwhile.
 	Say   string
 	Watch string
+	// Event, when Watch names an event, is a piece of its text: while the
+	// narration covers the events panel it keeps the step's latest event
+	// containing it in view ("leader 2 →"), and so does the next step
+	// until its own comes.
+	Event string
 	// Do: script actions the dashboard performs, in script syntax, one per
 	// line (see internal/script).
 	Do string
@@ -163,6 +168,13 @@ type Progress struct {
 	Step, Steps int
 	StepTitle   string
 	Say, Watch  string
+	// Event is the step's Event, StepAt when the step began (only events
+	// from then on are its); PrevEvent and PrevAt the same of the step
+	// before, shown until the step's own event comes.
+	Event     string
+	StepAt    time.Time
+	PrevEvent string
+	PrevAt    time.Time
 	// Press is set while the runner waits for the presenter's key.
 	Press *Press
 	// Waiting says what the runner waits for ("" when nothing).

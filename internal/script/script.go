@@ -17,6 +17,7 @@
 //	crash-at consumer-usage after-delta   arm a crash point (after-checkpoint; none disarms)
 //	reset-lab                             a new baseline: usage records and checkpoints cleared
 //	inject-bad 9                          the producer publishes 9 malformed records, every kind in turn
+//	history 3s                            grow the topic until consumer-current's replay takes 3s (a new baseline)
 //	mode consumer-usage guarded           naive|guarded, from the next start
 //	reset consumer-usage earliest         latest|earliest, from the next start
 //	scale consumer-usage 3                run 1–3 instances of consumer-usage in its group
@@ -87,7 +88,7 @@ type Action struct {
 // (Line aside).
 func (a Action) String() string {
 	switch a.Kind {
-	case action.Wait, action.WaitCaughtUp, action.WaitBalanced:
+	case action.Wait, action.WaitCaughtUp, action.WaitBalanced, action.History:
 		return string(a.Kind) + " " + a.Duration.String()
 	case action.Quit, action.ResetLab:
 		return string(a.Kind)
@@ -154,6 +155,8 @@ var language = []verb{
 	{action.Reset, grammar{parse: parseProcess, names: []string{board.Usage}, values: resets, what: "reset"}, valued(Target.SetReset)},
 	{action.ResetLab, grammar{parse: parseNothing}, plain(Target.ResetLab)},
 	{action.InjectBad, grammar{parse: parseCount, syntax: "N"}, runInjectBad},
+	{action.History, grammar{parse: parseDuration, syntax: "DURATION"},
+		func(ctx context.Context, t Target, a Action, _ clock) error { return t.History(ctx, a.Duration) }},
 	{action.Quit, grammar{parse: parseNothing}, func(_ context.Context, t Target, _ Action, _ clock) error { t.Quit(); return nil }},
 	{action.Freeze, grammar{parse: parseProcess, names: processes}, named(Target.Freeze)},
 	{action.Thaw, grammar{parse: parseProcess, names: processes}, named(Target.Thaw)},
@@ -456,6 +459,10 @@ type Target interface {
 	ResetLab() error
 	// InjectBad makes the producer publish n malformed records.
 	InjectBad(n int) (delivered int, err error)
+	// History grows the topic with history until consumer-current's
+	// replay from earliest shows its progress for at least d (a new
+	// baseline for consumer-usage, which does not count the history).
+	History(ctx context.Context, d time.Duration) error
 	// Quit ends the dashboard; the script stops after it.
 	Quit()
 	// Freeze SIGSTOPs the process group of name; Thaw SIGCONTs it.

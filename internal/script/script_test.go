@@ -41,6 +41,7 @@ effect-delay consumer-usage-2 8s
 crash consumer-usage-3
 effect-delay consumer-usage 0s
 wait-held consumer-usage-2 30s
+history 3s
 quit
 `
 	got, err := ParseString(src)
@@ -73,7 +74,8 @@ quit
 		{Kind: action.Crash, Name: "consumer-usage-3", Line: 25},
 		{Kind: action.EffectDelay, Name: board.Usage, Line: 26},
 		{Kind: action.WaitHeld, Name: "consumer-usage-2", Duration: 30 * time.Second, Line: 27},
-		{Kind: action.Quit, Line: 28},
+		{Kind: action.History, Duration: 3 * time.Second, Line: 28},
+		{Kind: action.Quit, Line: 29},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
@@ -110,7 +112,7 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down, wait-isr, wait-blocked, wait-leads, wait-balanced)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, history, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down, wait-isr, wait-blocked, wait-leads, wait-balanced)`},
 		{"Crash producer", `unknown action "Crash"`},
 		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
 		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
@@ -260,6 +262,9 @@ func (f *fakeTarget) WaitHeld(ctx context.Context, n string) error {
 }
 func (f *fakeTarget) InjectBad(n int) (int, error) {
 	return n, f.record(fmt.Sprintf("inject-bad %d", n))
+}
+func (f *fakeTarget) History(ctx context.Context, d time.Duration) error {
+	return f.record("history " + d.String())
 }
 func (f *fakeTarget) WaitCaughtUp(ctx context.Context) error {
 	if err := f.record("wait-caught-up"); err != nil {

@@ -193,3 +193,28 @@ func TestEveryScenarioStepSaysWhenItScrolls(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrationPinsTheStepsEvent: while the narration covers the events
+// panel, the latest event of the step that its Watch line names stays in
+// view above the latest event; an older one is not the step's.
+func TestNarrationPinsTheStepsEvent(t *testing.T) {
+	p := progressWaiting()
+	p.Event, p.StepAt = "caught up after", at(1.0)
+	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 120, 36)
+	m, _ = m.Update(Inputs{p})
+	v := screenText(m.View())
+	if !strings.Contains(v, "watch: 10:00:01 consumer-current caught up after 0 messages in 0.3 s latest event:") {
+		t.Fatalf("the step's event is not pinned above the latest:\n%s", m.View())
+	}
+	// The step before's event stays until the step's own comes.
+	p.Event, p.StepAt, p.PrevEvent, p.PrevAt = "late write", at(2), p.Event, p.StepAt
+	m, _ = m.Update(Inputs{p})
+	if v := screenText(m.View()); !strings.Contains(v, "watch: 10:00:01 consumer-current caught up after 0 messages") {
+		t.Fatalf("the step before's event is not pinned:\n%s", m.View())
+	}
+	p.PrevEvent = ""
+	m, _ = m.Update(Inputs{p})
+	if v := m.View(); strings.Contains(v, "watch: ") {
+		t.Fatalf("an event from before the step is pinned:\n%s", v)
+	}
+}

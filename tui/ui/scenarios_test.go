@@ -55,34 +55,35 @@ func replayCatalog() scenario.Scenario {
 
 func progressPress() scenario.Progress {
 	sc := replayCatalog()
-	st := sc.Steps[1]
-	return scenario.Progress{Name: sc.Name, Title: sc.Title, Step: 2, Steps: len(sc.Steps), StepTitle: st.Title,
+	st := sc.Steps[2]
+	return scenario.Progress{Name: sc.Name, Title: sc.Title, Step: 3, Steps: len(sc.Steps), StepTitle: st.Title,
 		Say: st.Say, Watch: st.Watch, Press: st.Press, Waiting: "your turn: " + st.Press.KeyHint(),
 		Checks: pending(sc)}
 }
 
 func progressWaiting() scenario.Progress {
 	sc := replayCatalog()
-	st := sc.Steps[2]
+	st := sc.Steps[3]
 	checks := pending(sc)
 	checks[0] = scenario.CheckResult{What: checks[0].What, Passed: true, Observed: "10/10 sensors identical (same message: timestamp, hours, km, position), rebuilt in 1.4 s"}
-	return scenario.Progress{Name: sc.Name, Title: sc.Title, Step: 3, Steps: len(sc.Steps), StepTitle: st.Title,
+	return scenario.Progress{Name: sc.Name, Title: sc.Title, Step: 4, Steps: len(sc.Steps), StepTitle: st.Title,
 		Say: st.Say, Watch: st.Watch, Waiting: st.Until.What, Checks: checks}
 }
 
 func progressDone(passed bool) scenario.Progress {
 	sc := replayCatalog()
 	obs := []string{
-		"10/10 sensors identical (same message: timestamp, hours, km, position), rebuilt in 1.4 s",
-		"read 1234 messages (the topic holds 1234) in 1.4 s; group demo-current-1a2b3c4d → demo-current-5e6f7a8b",
-		"10/10 sensors match the audit's last message (audit read 1234 messages)",
+		"10/10 sensors identical (same message: timestamp, hours, km, position), rebuilt in 2.6 s",
+		"read 1234567 messages (the topic holds 1234567) in 2.6 s; group demo-current-1a2b3c4d → demo-current-5e6f7a8b",
+		"rebuilt 1,234,567 messages in 2.6 s in group demo-current-5e6f7a8b; replaying on screen for 2.3 s",
+		"10/10 sensors match the audit's last message (audit read 1234567 messages)",
 	}
 	p := scenario.Progress{Name: sc.Name, Title: sc.Title, Step: len(sc.Steps), Steps: len(sc.Steps), Done: true, Passed: passed}
 	for i, c := range sc.Checks {
 		p.Checks = append(p.Checks, scenario.CheckResult{What: c.What, Passed: passed || i != 1, Observed: obs[i]})
 	}
 	if !passed {
-		p.Err = "step 3/4 (Restart: replay from earliest): timed out after 1m30s waiting for: consumer-current caught up and its state live again"
+		p.Err = "step 4/5 (Restart: replay from earliest): timed out after 1m30s waiting for: consumer-current caught up and its state live again"
 		p.Checks[1].Observed = "not measured: the run ended before after was measured"
 	}
 	return p
@@ -160,7 +161,7 @@ func TestScenarioPickerStartsAndStops(t *testing.T) {
 		t.Fatalf("the replaced scenario's end shows over the new one:\n%s", v)
 	}
 	m, _ = m.Update(Inputs{progressPress()})
-	if !strings.Contains(m.View(), "step 2/4: Crash consumer-current") {
+	if !strings.Contains(m.View(), "step 3/5: Crash consumer-current") {
 		t.Fatalf("the new scenario's progress is not shown:\n%s", m.View())
 	}
 	host.mu.Lock()
@@ -206,7 +207,7 @@ func TestFinishedNarrationClosesWithEsc(t *testing.T) {
 		t.Fatal("esc closed a running scenario's panel")
 	}
 	m, _ = m.Update(Inputs{progressDone(true)})
-	if !strings.Contains(m.View(), "PASSED ✓ 3/3 checks") {
+	if !strings.Contains(m.View(), "PASSED ✓ 4/4 checks") {
 		t.Fatalf("no result:\n%s", m.View())
 	}
 	m = press(t, m, "esc")

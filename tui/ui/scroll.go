@@ -1,6 +1,10 @@
 package ui
 
 import (
+	"strings"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/narration"
 )
 
@@ -88,8 +92,29 @@ func narrationBody(w, h int, full bool) (int, int) {
 func (m Model) narrationPanel() narration.Panel {
 	p := narration.Panel{Styles: m.styles, Progress: *m.narration, Selected: m.selected,
 		Now: m.board.Now(), Offset: m.scrollOffset(), OffScript: m.offScript}
-	if evs := m.board.Events(); len(evs) > 0 {
+	evs := m.board.Events()
+	if len(evs) > 0 {
 		p.Latest = &evs[len(evs)-1]
 	}
+	if n := m.narration; !n.Done {
+		p.Watched = stepEvent(evs, n.Event, n.StepAt)
+		if p.Watched == nil {
+			p.Watched = stepEvent(evs, n.PrevEvent, n.PrevAt)
+		}
+	}
 	return p
+}
+
+// stepEvent is the latest event since from whose text contains part (nil:
+// none, or no part); the scenario's own notes are not a step's event.
+func stepEvent(evs []board.Event, part string, from time.Time) *board.Event {
+	if part == "" {
+		return nil
+	}
+	for i := len(evs) - 1; i >= 0 && !evs[i].At.Before(from); i-- {
+		if strings.Contains(evs[i].Text, part) && !strings.HasPrefix(evs[i].Text, "scenario ") {
+			return &evs[i]
+		}
+	}
+	return nil
 }

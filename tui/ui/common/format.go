@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
 )
 
 // Fixed2 formats hours and km: always two decimals, rounded half away from
@@ -27,22 +29,7 @@ func Signed2(cents int64) string {
 func Coord(f float64) string { return strconv.FormatFloat(f, 'f', 4, 64) }
 
 // Count formats a count with thousands separators: 12,345.
-func Count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func Count(n int64) string { return board.Count(n) }
 
 // Ago formats the age of a reading: "3s ago", "4m ago", "2h ago".
 func Ago(d time.Duration) string {

@@ -36,6 +36,10 @@ type Panel struct {
 	Now time.Time
 	// Latest is the newest timeline entry (nil: none).
 	Latest *board.Event
+	// Watched is the step's latest event its Watch line names (nil: none
+	// yet, or the step names none), pinned above Latest (in its place when
+	// it is the latest).
+	Watched *board.Event
 	// Offset is how many lines the viewport is scrolled down.
 	Offset int
 }
@@ -72,10 +76,7 @@ func (p Panel) ScrollHint(width, height int, short bool) string {
 // Height is how many lines the panel needs at width to show everything
 // without scrolling: the pinned lines and the whole body.
 func (p Panel) Height(width int) int {
-	n := len(p.top(width)) + len(p.body(width))
-	if p.Latest != nil {
-		n++
-	}
+	n := len(p.top(width)) + len(p.body(width)) + len(p.bottom(width, 1<<20))
 	return max(n, 4) // the latest event shows from 4 lines up
 }
 
@@ -104,15 +105,26 @@ func (p Panel) top(width int) []string {
 }
 
 func (p Panel) bottom(width, height int) []string {
-	if p.Latest == nil || height < 4 {
+	if height < 4 {
 		return nil
 	}
-	e := p.Latest
-	text := "latest event: " + e.At.Format("15:04:05") + " "
+	var out []string
+	w, latest := p.Watched, p.Latest
+	if w != nil && (height >= 5 || latest == nil || *w == *latest) {
+		out = append(out, p.Styles.Warn.Render(common.Fit(eventLine("watch: ", w), width)))
+	}
+	if latest != nil && (w == nil || *w != *latest) && len(out) < height-3 {
+		out = append(out, p.Styles.Muted.Render(common.Fit(eventLine("latest event: ", latest), width)))
+	}
+	return out
+}
+
+func eventLine(label string, e *board.Event) string {
+	text := label + e.At.Format("15:04:05") + " "
 	if e.Proc != "" {
 		text += e.Proc + " "
 	}
-	return []string{p.Styles.Muted.Render(common.Fit(text+e.Text, width))}
+	return text + e.Text
 }
 
 func (p Panel) viewHeight(height int) int {

@@ -1,0 +1,181 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+)
+
+const (
+	// historyMax bounds the topic History grows (the producer's limit of
+	// one request, and --preload's).
+	historyMax = 10_000_000
+	// historyFirst is the least a first burst publishes: a replay of a few
+	// hundred messages is all startup and says nothing about the rate.
+	historyFirst = 100_000
+	// historyAim: each burst aims this much past the target, so the
+	// measured replay lands above it despite a slower moment.
+	historyAim = 1.25
+	// historyRounds bounds the measure-and-publish rounds.
+	historyRounds = 6
+)
+
+// History makes the topic long enough that consumer-current's replay from
+// earliest shows its progress for at least target: it reads how long the
+// last replay took (its caught_up and the board's replaying span), and
+// while that is shorter than target, has the producer publish a burst of
+// history sized from the measured rate (POST /history) and restarts
+// consumer-current to measure again. consumer-usage does not count the
+// burst: it is stopped before the first one and starts again from the end
+// of the topic on a new baseline (as after --preload, where it starts after
+// the backlog), so the usage audit stays exact.
+func (l *Lab) History(ctx context.Context, target time.Duration) error {
+	published := false
+	starts := 0
+	for round := 1; ; round++ {
+		v, size, err := l.measuredReplay(ctx, starts)
+		if err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		if v.ReplayShown >= target && v.CaughtUpMessages >= size*9/10 {
+			l.Note(fmt.Sprintf("history: a replay of %s messages takes %.1f s (target %s)",
+				board.Count(v.CaughtUpMessages), v.ReplayShown.Seconds(), target))
+			break
+		}
+		if round > historyRounds || size >= historyMax {
+			return fmt.Errorf("history: a replay of %s still takes %.1f s, under %s",
+				board.Plural(size, "message"), v.ReplayShown.Seconds(), target)
+		}
+		want := historyWant(v, size, target)
+		if !published {
+			if err := l.stopUsage(); err != nil {
+				return fmt.Errorf("history: %w", err)
+			}
+			published = true
+		}
+		why := fmt.Sprintf("last replay: %s in %.1f s", board.Count(v.CaughtUpMessages), replaySeconds(v).Seconds())
+		if err := l.publishHistory(ctx, want-size, why); err != nil {
+			return err
+		}
+		starts = l.process(board.Current).Starts + 1
+		if err := l.Restart(board.Current); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+	}
+	if published {
+		return l.ResetLab()
+	}
+	return nil
+}
+
+// measuredReplay waits until consumer-current, started at least starts
+// times, caught up since it last started, and returns its row and the
+// topic's size then.
+func (l *Lab) measuredReplay(ctx context.Context, starts int) (board.ProcView, int64, error) {
+	var v board.ProcView
+	var size int64
+	err := l.waitUntil(ctx, func(b *board.Board) bool {
+		v = b.Process(board.Current)
+		hwm, _ := b.HighWatermarks()
+		size = 0
+		for _, h := range hwm {
+			size += h
+		}
+		return v.Alive && v.Pending == "" && v.CaughtUp && v.Starts >= starts
+	})
+	return v, size, err
+}
+
+// process is name's row on the lab's board.
+func (l *Lab) process(name string) board.ProcView {
+	var v board.ProcView
+	l.Observe(func(b *board.Board) { v = b.Process(name) })
+	return v
+}
+
+// replaySeconds is how long the replay v reports took to read: the span
+// the board showed it replaying, or, when it caught up before its first
+// progress report, its whole start (caught_up's own figure).
+func replaySeconds(v board.ProcView) time.Duration {
+	if v.ReplayShown > 0 {
+		return v.ReplayShown
+	}
+	return time.Duration(v.CaughtUpMillis) * time.Millisecond
+}
+
+// historyWant is the topic size the next burst aims at: the measured rate
+// times the target (with historyAim), at least a quarter more than now and
+// at least historyFirst more, at most historyMax.
+func historyWant(v board.ProcView, size int64, target time.Duration) int64 {
+	secs := max(replaySeconds(v).Seconds(), 0.001)
+	rate := float64(max(v.CaughtUpMessages, 1)) / secs
+	want := int64(math.Ceil(rate * target.Seconds() * historyAim))
+	want = max(want, size+size/4, size+historyFirst)
+	return min(want, historyMax)
+}
+
+// stopUsage stops every running consumer-usage instance (ResetLab starts
+// them again from the end of the topic).
+func (l *Lab) stopUsage() error {
+	instances := l.usageInstances()
+	for i := len(instances) - 1; i >= 0; i-- {
+		if name := instances[i]; l.sup.Running(name) {
+			if err := l.Stop(name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// publishHistory asks the running producer for n messages of history and
+// returns once they are delivered; why is said on the timeline meanwhile.
+func (l *Lab) publishHistory(ctx context.Context, n int64, why string) error {
+	return l.act(board.Producer, board.OpHistory, func(name string) error {
+		// After the request's own event: the latest event while it publishes.
+		l.Note(fmt.Sprintf("history: publishing %s messages (%s)", board.Count(n), why))
+		addr, err := l.awaitHTTP(name, 40*time.Second)
+		if err != nil {
+			return fmt.Errorf("the producer is not publishing yet (it waits for the broker): %w", err)
+		}
+		// The producer publishes some 100k messages a second; librdkafka
+		// reports every one within its message timeout.
+		timeout := time.Duration(n/20_000)*time.Second + kafkacfg.ProducerMessageTimeout + 20*time.Second
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(rctx, http.MethodPost,
+			"http://"+addr+"/history?n="+strconv.FormatInt(n, 10), nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		defer resp.Body.Close()
+		var res struct {
+			Delivered int64  `json:"delivered"`
+			Millis    int64  `json:"millis"`
+			Error     string `json:"error"`
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if jerr := json.Unmarshal(body, &res); jerr != nil {
+			return fmt.Errorf("history: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("history: %s: %s", resp.Status, res.Error)
+		}
+		l.Note(fmt.Sprintf("history: the producer published %s messages in %.1f s",
+			board.Count(res.Delivered), float64(res.Millis)/1000))
+		return nil
+	})
+}

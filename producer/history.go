@@ -1,0 +1,108 @@
+package producer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// MaxHistory bounds one history request (the dashboard's --preload limit).
+const MaxHistory = 10_000_000
+
+// HistoryRequest asks the publishing loop for a burst of history: N
+// messages (whole rounds of the sensors, rounded up), published as fast as
+// the broker takes them; the result comes on Reply (buffered by the
+// sender) once every one of them is delivered.
+type HistoryRequest struct {
+	N     int
+	Reply chan HistoryResult
+}
+
+// HistoryResult is what a history request published.
+type HistoryResult struct {
+	Delivered int64  `json:"delivered"`
+	Millis    int64  `json:"millis"`
+	Error     string `json:"error,omitempty"`
+}
+
+// publishHistory publishes rounds messages of every sensor of fleet, stamped
+// as the history of the last rounds intervals (the last one now), and
+// returns once all of them are delivered. Each message is the fleet's next
+// one, so odometers only grow and the consumers and the audit read it as
+// any other telemetry; a sensor's timestamps never go back, so on a topic
+// that already has recent messages the burst is stamped 1 ms apart after
+// its last one.
+func (pub *publisher) publishHistory(ctx context.Context, fleet *Fleet, sensors, rounds int, interval time.Duration) error {
+	base, failed := pub.delivered.Load(), pub.failed.Load()
+	start := time.Now()
+	for k := range rounds {
+		at := start.Add(-time.Duration(rounds-1-k) * interval)
+		for i := range sensors {
+			pub.produce(fleet.Next(i, at))
+		}
+		if pub.enqueued.Load()-pub.reported.Load() >= preloadBatch {
+			pub.flush(ctx, doneFlushTimeout)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	left := pub.flush(ctx, doneFlushTimeout)
+	if n := pub.failed.Load() - failed; n > 0 || left > 0 {
+		return fmt.Errorf("history: %d deliveries failed, %d not flushed", n, left)
+	}
+	pub.log.Info("history published", "topic", pub.cfg.Topic, "messages", pub.delivered.Load()-base,
+		"took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// history serves a HistoryRequest on the publishing loop: the loop holds
+// its ticks meanwhile (the burst is the fleet's next messages), and every
+// sensor has a message in the topic after it.
+func (l *publishLoop) history(ctx context.Context, req HistoryRequest) {
+	start := time.Now()
+	base := l.pub.delivered.Load()
+	rounds := (req.N + l.cfg.Sensors - 1) / l.cfg.Sensors
+	err := l.pub.publishHistory(ctx, l.fleet, l.cfg.Sensors, rounds, l.cfg.Interval)
+	for i := range l.known {
+		l.known[i] = true
+	}
+	res := HistoryResult{Delivered: l.pub.delivered.Load() - base, Millis: time.Since(start).Milliseconds()}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	l.progress()
+	req.Reply <- res
+}
+
+// historyHandler serves POST /history?n=N: the request is handed to the
+// publishing loop and answered once the burst is delivered.
+func historyHandler(ctx context.Context, history chan<- HistoryRequest) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.URL.Query().Get("n"))
+		if err != nil || n < 1 || n > MaxHistory {
+			http.Error(w, fmt.Sprintf("n=%q: want a number from 1 to %d", r.URL.Query().Get("n"), MaxHistory), http.StatusBadRequest)
+			return
+		}
+		req := HistoryRequest{N: n, Reply: make(chan HistoryResult, 1)}
+		select {
+		case history <- req:
+		case <-r.Context().Done():
+			return
+		case <-ctx.Done():
+			http.Error(w, "producer stopping", http.StatusServiceUnavailable)
+			return
+		}
+		res := <-req.Reply
+		code := http.StatusOK
+		if res.Error != "" {
+			code = http.StatusServiceUnavailable
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(res)
+	}
+}
