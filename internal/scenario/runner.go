@@ -184,6 +184,23 @@ func (x *run) prepare(ctx context.Context) error {
 	if err := x.waitFor(ctx, stackReady, time.Second, DefaultTimeout); err != nil {
 		return fmt.Errorf("preparing the stack: %w", err)
 	}
+	return x.fitsReplay()
+}
+
+// fitsReplay refuses a scenario whose replay the topic is too long for.
+func (x *run) fitsReplay() error {
+	if x.sc.MaxReplay == 0 {
+		return nil
+	}
+	o, err := x.observe()
+	if err != nil {
+		return err
+	}
+	if n := o.HWMSum(); n > x.sc.MaxReplay {
+		return fmt.Errorf("the topic holds %s messages (a replay lesson's history stays in it): replaying them "+
+			"through the store would take longer than this lesson's %s, so %s needs a topic of at most %s; "+
+			"play it before replay, or in a new lab", board.Count(n), replayTimeout, x.sc.Name, board.Count(x.sc.MaxReplay))
+	}
 	return nil
 }
 

@@ -413,3 +413,19 @@ func (h *fakeHost) WaitISR(ctx context.Context, n int) error           { return 
 func (h *fakeHost) WaitBlocked(ctx context.Context, name string) error { return nil }
 func (h *fakeHost) WaitLeads(ctx context.Context, name string) error   { return nil }
 func (h *fakeHost) WaitBalanced(ctx context.Context) error             { return nil }
+
+// TestRunnerRefusesAReplayTheTopicIsTooLongFor: a scenario that replays
+// consumer-usage from earliest says at its start that the topic is too
+// long for it, instead of timing out minutes in.
+func TestRunnerRefusesAReplayTheTopicIsTooLongFor(t *testing.T) {
+	sc := crashAndBack()
+	sc.MaxReplay = 29 // the fake topic holds 30
+	res := Runner{Host: newFakeHost(), Poll: 5 * time.Millisecond}.Run(context.Background(), sc)
+	if res.Passed || !strings.Contains(res.Error, "the topic holds 30 messages") || !strings.Contains(res.Error, "at most 29") {
+		t.Fatalf("result %+v", res)
+	}
+	sc.MaxReplay = 30
+	if res := (Runner{Host: newFakeHost(), Poll: 5 * time.Millisecond}.Run(context.Background(), sc)); strings.Contains(res.Error, "the topic holds") {
+		t.Fatalf("refused a topic within the bound: %+v", res)
+	}
+}

@@ -44,7 +44,11 @@ type Scenario struct {
 	// baseline (reset-lab: usage records and checkpoints cleared,
 	// consumer-usage reading on from the end of the topic), and says so.
 	Baseline bool
-	Steps    []Step
+	// MaxReplay: the scenario replays consumer-usage from earliest through
+	// the store, one write a message, so it refuses to start on a topic of
+	// more messages than that (0: no bound) rather than time out minutes in.
+	MaxReplay int64
+	Steps     []Step
 	Checks   []Check
 	// Cleanup: script actions performed when the run stops before its last
 	// step (resume a producer a step paused).
