@@ -49,7 +49,7 @@ type Scenario struct {
 	// more messages than that (0: no bound) rather than time out minutes in.
 	MaxReplay int64
 	Steps     []Step
-	Checks   []Check
+	Checks    []Check
 	// Cleanup: script actions performed when the run stops before its last
 	// step (resume a producer a step paused).
 	Cleanup string
