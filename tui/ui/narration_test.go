@@ -128,13 +128,7 @@ func TestLogViewScrollsBack(t *testing.T) {
 func TestEveryScenarioStepFits(t *testing.T) {
 	for _, sc := range scenario.Catalog() {
 		for i, st := range sc.Steps {
-			p := scenario.Progress{Name: sc.Name, Title: sc.Title, Step: i + 1, Steps: len(sc.Steps), StepTitle: st.Title,
-				Say: st.Say, Watch: st.Watch, Press: st.Press, Checks: measured(sc)}
-			if st.Press != nil {
-				p.Waiting = "your turn: " + st.Press.KeyHint()
-			} else if st.Until != nil {
-				p.Waiting = st.Until.What
-			}
+			p := stepProgress(sc, i)
 			m := scenarioModel(sceneRunning(), &fakeScenarios{}, 120, 36)
 			m, _ = m.Update(Inputs{p})
 			v := m.View()
@@ -150,6 +144,20 @@ func TestEveryScenarioStepFits(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stepProgress is step i of sc as the runner reports it while it waits,
+// with every check measured.
+func stepProgress(sc scenario.Scenario, i int) scenario.Progress {
+	st := sc.Steps[i]
+	p := scenario.Progress{Name: sc.Name, Title: sc.Title, Step: i + 1, Steps: len(sc.Steps), StepTitle: st.Title,
+		Say: st.Say, Watch: st.Watch, Press: st.Press, Checks: measured(sc)}
+	if st.Press != nil {
+		p.Waiting = "your turn: " + st.Press.KeyHint()
+	} else if st.Until != nil {
+		p.Waiting = st.Until.What
+	}
+	return p
 }
 
 // measured is every check of sc passed with an observation of typical length.
@@ -168,13 +176,7 @@ func TestEveryScenarioStepSaysWhenItScrolls(t *testing.T) {
 	hint := regexp.MustCompile(`\[ \] \d+-\d+/\d+|lines \d+-\d+ of \d+`)
 	for _, sc := range scenario.Catalog() {
 		for i, st := range sc.Steps {
-			p := scenario.Progress{Name: sc.Name, Title: sc.Title, Step: i + 1, Steps: len(sc.Steps), StepTitle: st.Title,
-				Say: st.Say, Watch: st.Watch, Press: st.Press, Checks: measured(sc)}
-			if st.Press != nil {
-				p.Waiting = "your turn: " + st.Press.KeyHint()
-			} else if st.Until != nil {
-				p.Waiting = st.Until.What
-			}
+			p := stepProgress(sc, i)
 			m := scenarioModel(sceneRunning(), &fakeScenarios{}, 80, 24)
 			m, _ = m.Update(Inputs{p})
 			v := m.View()
