@@ -184,15 +184,6 @@ func LastStates(tp Topic) Truth {
 	return tr
 }
 
-// LastOffsets is, per sensor, the offset of its last valid record.
-func (tr Truth) LastOffsets() map[string]int64 {
-	out := map[string]int64{}
-	for id, s := range tr.Sensors {
-		out[id] = s.Offset
-	}
-	return out
-}
-
 // ExpectedUsage computes what the usage records of each checkpointed
 // sensor must add up to: over the sensor's records from its first
 // checkpointed offset (the baseline, which records nothing) through its
