@@ -230,7 +230,7 @@ func (b stepBox) wholeStep(sc scenario.Scenario, k int) []string {
 		return []string{fmt.Sprintf("step %d/%d on screen, the catalog has %d steps", k, n, len(sc.Steps))}
 	}
 	st := sc.Steps[k-1]
-	title := strings.TrimRight(m[4], "─╮ ")
+	title := strings.TrimRight(m[4], "─╮┤ ")
 	if hint := scrollHintRe.FindString(title); hint != "" {
 		problems = append(problems, fmt.Sprintf("the box scrolls: %q", hint))
 	}

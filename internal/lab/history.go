@@ -38,8 +38,17 @@ const (
 // burst: it is stopped before the first one and starts again from the end
 // of the topic on a new baseline (as after --preload, where it starts after
 // the backlog), so the usage audit stays exact.
-func (l *Lab) History(ctx context.Context, target time.Duration) error {
+func (l *Lab) History(ctx context.Context, target time.Duration) (err error) {
 	published := false
+	// However it ends (done, failed, or its scenario stopped), a stopped
+	// consumer-usage runs again, on a new baseline.
+	defer func() {
+		if published {
+			if rerr := l.ResetLab(); err == nil {
+				err = rerr
+			}
+		}
+	}()
 	starts := 0
 	for round := 1; ; round++ {
 		v, size, err := l.measuredReplay(ctx, starts)
@@ -70,9 +79,6 @@ func (l *Lab) History(ctx context.Context, target time.Duration) error {
 		if err := l.Restart(board.Current); err != nil {
 			return fmt.Errorf("history: %w", err)
 		}
-	}
-	if published {
-		return l.ResetLab()
 	}
 	return nil
 }
