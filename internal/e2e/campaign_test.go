@@ -604,6 +604,13 @@ func explainNaive(t *testing.T, tp Topic, obs []crashObs, final crashObs) naiveE
 			case k2 >= 0 && next < len(ms) && recorded == ms[next].odo.sub(low):
 				e = next
 				half = ms[next].odo.sub(ms[k2].odo)
+			case k2 == k && k >= 0 && b < 0 && firstReadUncommitted(ms, k, low, recorded) > k:
+				// Nothing committed, so the run began at the end of the
+				// topic (latest): its first message of the sensor, some way
+				// past the checkpoint, was recorded from the checkpoint's
+				// reading and the crash came before its checkpoint.
+				e = firstReadUncommitted(ms, k, low, recorded)
+				half = ms[e].odo.sub(ms[k2].odo)
 			default:
 				t.Errorf("%s, run %d: the store gained %+v cents; the rule allows 0 (checkpoint unchanged at %d), or from %+v to the checkpoint %d, or one message past it (commits %v)",
 					id, r, recorded, k, low, k2, commitsOf(obs, r))
@@ -652,4 +659,17 @@ func commitsOf(obs []crashObs, r int) any {
 		return "none (first run)"
 	}
 	return obs[r-1].commits
+}
+
+// firstReadUncommitted is the message past checkpoint k whose reading minus
+// low is exactly what the store gained (-1 when none is): a run with no
+// committed offset starts at the end of the topic, so the first message it
+// records may lie any way past the checkpoint.
+func firstReadUncommitted(ms []sensorMsg, k int, low, recorded amount) int {
+	for j := k + 1; j < len(ms); j++ {
+		if ms[j].odo.sub(low) == recorded {
+			return j
+		}
+	}
+	return -1
 }
