@@ -422,6 +422,28 @@ func (k *kafkaLoop) awaitStore(tick *time.Ticker) error {
 	return nil
 }
 
+// pausedAsBackpressureSays pauses newly assigned partitions while
+// backpressure lasts and resumes them otherwise. librdkafka keeps a
+// partition's pause across a revoke and a new assignment, so a
+// backpressure that ended while the partitions were being reassigned would
+// otherwise leave them paused for good.
+func (k *kafkaLoop) pausedAsBackpressureSays(tps []kafka.TopicPartition) {
+	k.bp.mu.Lock()
+	defer k.bp.mu.Unlock()
+	if len(tps) == 0 {
+		return
+	}
+	if !k.bp.since.IsZero() {
+		if err := k.consumer.Pause(tps); err != nil {
+			k.log.Warn("pause partitions", "error", err)
+		}
+		return
+	}
+	if err := k.consumer.Resume(tps); err != nil {
+		k.log.Warn("resume partitions", "error", err)
+	}
+}
+
 func (k *kafkaLoop) endBackpressure() {
 	k.bp.mu.Lock()
 	defer k.bp.mu.Unlock()
@@ -763,8 +785,9 @@ func (k *kafkaLoop) brokerBack() {
 	}
 }
 
-// rebalance is called by librdkafka inside Poll (and Close). Not calling
-// Assign/Unassign lets the Go client apply the change after it returns.
+// rebalance is called by librdkafka inside Poll (and Close). An assignment
+// is applied here, so its partitions' pause can follow backpressure; a
+// revoke's Unassign is left to the Go client, after it returns.
 func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 	switch e := ev.(type) {
 	case kafka.AssignedPartitions:
@@ -803,7 +826,10 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 				k.log.Warn("assign at explicit offsets", "error", err)
 			}
 			k.pinStart(c, start, uncommitted)
+		} else if err := c.Assign(e.Partitions); err != nil {
+			k.log.Warn("assign", "error", err)
 		}
+		k.pausedAsBackpressureSays(e.Partitions)
 		for p, off := range start {
 			k.positions[p] = off
 		}
