@@ -12,7 +12,10 @@
 #   - per lab = (with N - baseline) / N, the server process's own RSS (its
 #     in-process pollers and SSH sessions), RSS by role, and how many labs a
 #     2-core 8 GB laptop would serve (the formula is printed).
-# RSS: sum of VmRSS of every process of the run, mean of 6 samples. CPU: % of
+# RSS: sum of VmRSS of every process of the run, mean of 6 samples; it counts
+# the one binary's pages once per process. PSS (smaps_rollup) shares each
+# shared page among the processes that map it, so its sum is the memory the
+# run really takes: the laptop formula uses it. CPU: % of
 # one core from utime+stime deltas in /proc/PID/stat over the window. The
 # run's processes are those with its KRL_BENCH_TAG in their environment (the
 # server passes its environment on to every child).
@@ -34,6 +37,7 @@ procs() { grep -lzx "KRL_BENCH_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | cut 
 clients() { grep -lzx "KRL_BENCH_CLIENT=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 || true; }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 rss_kb() { awk '/^VmRSS:/ {k = $2} END {print k + 0}' "/proc/$1/status" 2>/dev/null || echo 0; }
+pss_kb() { awk '/^Pss:/ {k = $2} END {print k + 0}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
 alive() { [ -r "/proc/$1/stat" ] && awk '{exit $3 == "Z"}' "/proc/$1/stat" 2>/dev/null; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 last_table() { awk '/^  labs [0-9]+\// {t = ""} /^  / {t = t $0 "\n"} END {printf "%s", t}' "$work/serve.err"; }
@@ -61,16 +65,16 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # measure SECONDS: sets cpu (% of one core; a process born in the window
-# counts from 0), rss (MB, mean of the samples), own and ocpu (the server's
+# counts from 0), rss and pss (MB, mean of the samples), own and ocpu (the server's
 # own MB and CPU), np (processes at the end), roles (MB by role at the end).
 measure() {
-	local p sum=0 rsum=0 osum=0 k began end
+	local p sum=0 rsum=0 psum=0 osum=0 k began end
 	declare -A t0=()
 	began=$(date +%s%N)
 	for p in $(procs); do t0[$p]=$(ticks "$p"); done
 	for ((k = 0; k < samples; k++)); do
 		sleep $(($1 / samples))
-		for p in $(procs); do rsum=$((rsum + $(rss_kb "$p"))); done
+		for p in $(procs); do rsum=$((rsum + $(rss_kb "$p"))) psum=$((psum + $(pss_kb "$p"))); done
 		osum=$((osum + $(rss_kb "$srv")))
 	done
 	np=0 otk=$(($(ticks "$srv") - ${t0[$srv]:-0}))
@@ -79,6 +83,7 @@ measure() {
 	ocpu=$(awk -v t=$otk -v hz="$tck" -v ns=$((end - began)) 'BEGIN {printf "%.1f", 100 * t / hz / (ns / 1e9)}')
 	cpu=$(awk -v t=$sum -v hz="$tck" -v ns=$((end - began)) 'BEGIN {printf "%.1f", 100 * t / hz / (ns / 1e9)}')
 	rss=$(awk -v k=$rsum -v s=$samples 'BEGIN {printf "%.0f", k / s / 1024}')
+	pss=$(awk -v k=$psum -v s=$samples 'BEGIN {printf "%.0f", k / s / 1024}')
 	own=$(awk -v k=$osum -v s=$samples 'BEGIN {printf "%.0f", k / s / 1024}')
 	roles=$(for p in $(procs); do echo "$(rss_kb "$p") $(tr '\0\n' '  ' <"/proc/$p/cmdline" 2>/dev/null)"; done | awk '
 		$3 == "serve" {r = "server"} $3 == "broker" || $3 == "store" {r = $3}
@@ -102,7 +107,7 @@ done
 echo "server pid $srv on 127.0.0.1:$port; settling ${settle_s}s, baseline over ${base_s}s"
 sleep "$settle_s"
 measure "$base_s"
-b_cpu=$cpu b_rss=$rss b_own=$own b_ocpu=$ocpu b_np=$np b_roles=$roles
+b_cpu=$cpu b_rss=$rss b_pss=$pss b_own=$own b_ocpu=$ocpu b_np=$np b_roles=$roles
 
 mkfifo "$work/in"
 exec 3<>"$work/in" # held open: the clients' stdin never ends
@@ -129,19 +134,19 @@ sleep "$settle_s"
 measure "$window_s"
 last_table
 
-awk -v n="$n" -v bc="$b_cpu" -v br="$b_rss" -v bo="$b_own" -v boc="$b_ocpu" -v bn="$b_np" \
-	-v wc="$cpu" -v wr="$rss" -v wo="$own" -v woc="$ocpu" -v wn="$np" 'BEGIN {
-	pr = (wr - br) / n; pc = (wc - bc) / n
-	printf "\n%-26s %8s %10s %6s\n", "", "RSS MB", "CPU %core", "procs"
-	printf "%-26s %8.0f %10.1f %6d\n", "baseline (no attendee)", br, bc, bn
-	printf "%-26s %8.0f %10.1f %6d\n", "with " n " labs", wr, wc, wn
-	printf "%-26s %8.1f %10.2f %6.1f\n", "per lab", pr, pc, (wn - bn) / n
+awk -v n="$n" -v bc="$b_cpu" -v br="$b_rss" -v bp="$b_pss" -v bo="$b_own" -v boc="$b_ocpu" -v bn="$b_np" \
+	-v wc="$cpu" -v wr="$rss" -v wp="$pss" -v wo="$own" -v woc="$ocpu" -v wn="$np" 'BEGIN {
+	pr = (wr - br) / n; pp = (wp - bp) / n; pc = (wc - bc) / n
+	printf "\n%-26s %8s %8s %10s %6s\n", "", "RSS MB", "PSS MB", "CPU %core", "procs"
+	printf "%-26s %8.0f %8.0f %10.1f %6d\n", "baseline (no attendee)", br, bp, bc, bn
+	printf "%-26s %8.0f %8.0f %10.1f %6d\n", "with " n " labs", wr, wp, wc, wn
+	printf "%-26s %8.1f %8.1f %10.2f %6.1f\n", "per lab", pr, pp, pc, (wn - bn) / n
 	printf "server process alone: %.0f -> %.0f MB, %.1f -> %.1f %%core with %d labs: %.1f MB, %.2f %%core per lab in-process\n",
 		bo, wo, boc, woc, n, (wo - bo) / n, (woc - boc) / n
-	printf "\nlaptop (2 cores, 8 GB): labs = min((8192 - baseline MB - 1024 MB OS) / per-lab MB,\n"
+	printf "\nlaptop (2 cores, 8 GB): labs = min((8192 - baseline PSS MB - 1024 MB OS) / per-lab PSS MB,\n"
 	printf "                                  (200%% x 0.5 - baseline CPU%%) / per-lab CPU%%)\n"
-	m = (pr > 0) ? int((8192 - br - 1024) / pr) : -1; c = (pc > 0) ? int((100 - bc) / pc) : -1
-	printf "  memory: (8192 - %.0f - 1024) / %.1f = %s\n", br, pr, m < 0 ? "n/a" : m
+	m = (pp > 0) ? int((8192 - bp - 1024) / pp) : -1; c = (pc > 0) ? int((100 - bc) / pc) : -1
+	printf "  memory: (8192 - %.0f - 1024) / %.1f = %s\n", bp, pp, m < 0 ? "n/a" : m
 	printf "  cpu:    (200 x 0.5 - %.1f) / %.2f = %s\n", bc, pc, c < 0 ? "n/a" : c
 	e = (m < 0) ? c : (c < 0) ? m : (m < c ? m : c)
 	printf "  => about %s labs\n", e < 0 ? "n/a" : e

@@ -10,14 +10,18 @@
 #     1,000 msg/s for 5 minutes: lag and drift (scripts/bench-writer.sh);
 #   - View() with 10 and 1,000 sensors;
 #   - the dashboard's idle CPU per process and its crash-key latency
-#     (scripts/bench-dashboard.sh).
+#     (scripts/bench-dashboard.sh);
+#   - the headless dashboard's RSS with the topic at 1,000,000 records beside
+#     10,000 (producer paused, consumers caught up, 20 s later);
+#   - what one attendee lab costs tui serve (scripts/bench-serve.sh 5).
 #
 #   scripts/bench.sh [RUNS [SECTION...]]   RUNS default 3 (each figure is the
-#       median); SECTIONs: replay usage writer view dashboard (default: all)
+#       median); SECTIONs: replay memory usage writer view dashboard serve
+#       (default: all; about 35 minutes)
 #
-# With KAFKA_BROKER set, the replay section runs against that broker (topics
-# of its own, created by the fill) and the script stops after it: the other
-# sections do not depend on the broker.
+# With KAFKA_BROKER set, the replay and memory sections run against that
+# broker (topics of their own, created by the fill) and the script stops after
+# them: the other sections do not depend on the broker.
 #
 # Needs kcat (Debian package kcat; installed here when missing and apt-get
 # can run).
@@ -25,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
 sections=${*:2}
-sections=${sections:-replay usage writer view dashboard}
+sections=${sections:-replay memory usage writer view dashboard serve}
 want() { [[ " $sections " == *" $1 "* ]]; }
 records=${KRL_BENCH_RECORDS:-1000000}
 small=10000
@@ -131,8 +135,51 @@ for r in $(seq "$runs"); do
 done
 k=$(median <"$work/kcat") s1=$(median <"$work/s1") m1=$(median <"$work/m1") s2=$(median <"$work/s2") m2=$(median <"$work/m2")
 awk -v n="$records" -v k="$k" -v s="$s1" -v m1="$m1" -v m2="$m2" -v s2="$s2" 'BEGIN {
-	printf "replay of %d records: consumer-current %.2f s (%.0fk msg/s) vs kcat %.2f s (%.0fk msg/s): %.2fx kcat'\''s time\n", n, s, n/s/1000, k, n/k/1000, s/k
-	printf "peak RSS: %d MB at %d records vs %d MB at 10k (%.2f s): %.2fx\n", m1, n, m2, s2, m1/m2 }'
+	printf "replay of %d records: consumer-current %.2f s (%.0fk msg/s) vs kcat %.2f s (%.0fk msg/s): %.2fx kcat'\''s time (target <= 1.00x)\n", n, s, n/s/1000, k, n/k/1000, s/k
+	printf "peak RSS: %d MB at %d records vs %d MB at 10k (%.2f s): %.2fx (target <= 1.2x)\n", m1, n, m2, s2, m1/m2 }'
+fi
+
+# dashboard_rss TOPIC ARGS...: the headless dashboard on TOPIC with ARGS,
+# until its consumers caught up, the producer paused and 20 s more; prints
+# its VmRSS in MB at the end of those 20 s (sampled every second).
+dashboard_rss() {
+	local topic=$1 dir pid kb="" last=""
+	shift
+	dir=$(mktemp -d "$work/dash.XXXXXX")
+	printf 'wait-caught-up 5m\npause producer\nwait 20s\nquit\n' >"$dir/script.krl"
+	"$bin" --headless --data-dir "$dir/run" --topic "$topic" --script "$dir/script.krl" "$@" \
+		>/dev/null 2>"$dir/err" &
+	pid=$!
+	pids+=("$pid")
+	while kill -0 "$pid" 2>/dev/null; do
+		kb=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+		[ -n "$kb" ] && last=$kb
+		sleep 1 # sampling the process's RSS
+	done
+	wait "$pid" || { echo "the headless dashboard failed:" >&2; tail "$dir/err" >&2; exit 1; }
+	awk -v kb="$last" 'BEGIN {printf "%.0f\n", kb/1024}'
+}
+
+if want memory; then
+	echo
+	echo "## the dashboard's RSS, topic at $records records vs $small (headless, producer paused)"
+	for r in $(seq "$runs"); do
+		if [ -n "${KAFKA_BROKER:-}" ]; then
+			big=bench-mem-1m-$$-$r tiny=bench-mem-10k-$$-$r
+			fill "$KAFKA_BROKER" "$big" "$records" >/dev/null
+			fill "$KAFKA_BROKER" "$tiny" "$small" >/dev/null
+			b=$(dashboard_rss "$big" --brokers "$KAFKA_BROKER" --usage-group "bench-mem-$$-$r-big")
+			t=$(dashboard_rss "$tiny" --brokers "$KAFKA_BROKER" --usage-group "bench-mem-$$-$r-tiny")
+		else
+			b=$(dashboard_rss sensor-data --preload "$records")
+			t=$(dashboard_rss sensor-data --preload "$small")
+		fi
+		echo "run $r: $b MB at $records records, $t MB at $small"
+		echo "$b" >>"$work/rb" && echo "$t" >>"$work/rt"
+	done
+	b=$(median <"$work/rb") t=$(median <"$work/rt")
+	awk -v b="$b" -v t="$t" -v n="$records" -v m="$small" 'BEGIN {
+		printf "dashboard RSS: %d MB at %d records vs %d MB at %d: %.2fx (target <= 1.5x)\n", b, n, t, m, b/t }'
 fi
 [ -n "${KAFKA_BROKER:-}" ] && exit 0
 
@@ -155,4 +202,20 @@ if want dashboard; then
 	echo
 	echo "## the dashboard at 120x36 (scripts/bench-dashboard.sh $runs)"
 	scripts/bench-dashboard.sh "$runs"
+fi
+if want serve; then
+	echo
+	echo "## one attendee lab in tui serve (scripts/bench-serve.sh 5, $runs runs)"
+	for r in $(seq "$runs"); do
+		scripts/bench-serve.sh 5 >"$work/serve-$r.out" 2>&1 || { cat "$work/serve-$r.out"; exit 1; }
+		# per lab: RSS MB, PSS MB, CPU %core, processes
+		read -r rss pss cpu _ < <(awk '/^per lab / {print $3, $4, $5, $6}' "$work/serve-$r.out")
+		labs=$(awk '/=> about/ {print $3}' "$work/serve-$r.out")
+		echo "run $r: per lab RSS $rss MB, PSS $pss MB, CPU $cpu% of a core; a 2-core 8 GB laptop: about $labs labs"
+		echo "$rss" >>"$work/lr" && echo "$pss" >>"$work/lp" && echo "$cpu" >>"$work/lc" && echo "$labs" >>"$work/ll"
+	done
+	awk -v r="$(median <"$work/lr")" -v p="$(median <"$work/lp")" -v c="$(median <"$work/lc")" -v l="$(median <"$work/ll")" 'BEGIN {
+		printf "per lab: PSS %.1f MB (RSS %.1f MB, each process counting the shared binary) (target <= 115 MB), CPU %.2f%% of a core (target <= 4.5%%); a laptop: about %d labs (target 20)\n", p, r, c, l }'
+	echo "last run:"
+	sed -n '/RSS MB *PSS MB/,$p' "$work/serve-$r.out"
 fi
