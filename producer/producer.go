@@ -588,9 +588,10 @@ func (pub *publisher) reports(p *kafka.Producer) {
 				pub.unreachable(err)
 				continue
 			}
+			// Everything a delivery does is done before it counts as
+			// reported: flush returns on that count, and a report still
+			// being handled after it would clear a later recoverFrom's down.
 			pub.delivered.Add(1)
-			pub.reported.Add(1)
-			pub.settled()
 			if pub.cfg.LogAcks {
 				pub.log.Info("acked", "sensor", string(e.Key), "ts", e.Opaque,
 					"partition", e.TopicPartition.Partition, "offset", int64(e.TopicPartition.Offset))
@@ -599,6 +600,8 @@ func (pub *publisher) reports(p *kafka.Producer) {
 				pub.log.Info("broker reachable again", "brokers", pub.cfg.Brokers)
 				pub.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: pub.cfg.Brokers})
 			}
+			pub.reported.Add(1)
+			pub.settled()
 		case kafka.Error:
 			if e.IsFatal() {
 				select {
