@@ -107,11 +107,15 @@ type Board struct {
 	usage     map[string]UsageTotals
 	usageAt   time.Time
 	usageSeen bool
-	// causeGroups: the groups of drift causes the timeline has named.
-	causeGroups map[string]bool
-	causesErr   error
-	usageErr    error
-	usageErAt   time.Time
+	// causeGroups: the groups of drift causes the timeline has named, and
+	// when each was first seen.
+	causeGroups map[string]time.Time
+	// takes: each consumer-usage instance's assignments in this run, oldest
+	// first, so the why view can say when a writer took a partition.
+	takes     map[string][]take
+	causesErr error
+	usageErr  error
+	usageErAt time.Time
 	// expectErr: the latest cut could not say what the audit expects.
 	expectErr error
 

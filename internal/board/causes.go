@@ -30,6 +30,11 @@ type CauseGroup struct {
 	// BaseTo the readings their deltas were taken from (epoch ms, 0 unknown).
 	FirstOffset, LastOffset int64
 	BaseFrom, BaseTo        int64
+	// Took: when the writer took the partition before writing these
+	// (zero: unknown); TookBack: it had held the partition before, since
+	// its start, so its reading was held across the reassignment.
+	Took     time.Time
+	TookBack bool
 }
 
 func (g CauseGroup) key() string { return fmt.Sprintf("%s/%d/%s", g.Kind, g.Partition, g.Writer) }
@@ -98,12 +103,84 @@ func (g CauseGroup) What() string {
 		default:
 			base = " of " + clockMs(g.BaseFrom) + "–" + clockMs(g.BaseTo)
 		}
-		return msgs + " recorded" + by + " with a delta from a stale reading" + base +
-			", not from the message before (a reading held across a reassignment, or loaded before another owner's last writes)"
+		return msgs + " recorded" + by + g.staleWhy(base)
 	case CauseNeverRecorded:
 		return msgs + " never recorded: the topic yields a delta, no usage record has it"
 	}
 	return msgs + " " + g.Kind + by
+}
+
+// staleWhy says where a stale reading came from, as far as the board saw
+// the writer's assignments; base is " of 13:10:25" or "".
+func (g CauseGroup) staleWhy(base string) string {
+	p := fmt.Sprintf("p%d", g.Partition)
+	switch {
+	case g.Took.IsZero():
+		return " with a delta from a stale reading" + base +
+			", not from the message before (a reading held across a reassignment, or loaded before another owner's last writes)"
+	case g.TookBack:
+		return " after it took " + p + " back at " + g.Took.Local().Format("15:04:05") + " holding its reading" + base +
+			": their deltas were taken from that reading, not from the message before"
+	}
+	return " after it took " + p + " at " + g.Took.Local().Format("15:04:05") + " with the checkpoint it had loaded, a reading" + base +
+		": their deltas were taken from that reading, not from the message before"
+}
+
+// take is one assignment of partitions to a consumer-usage instance.
+type take struct {
+	at    time.Time
+	parts []int32
+}
+
+// maxTakes bounds the assignments kept per instance.
+const maxTakes = 64
+
+func (b *Board) noteTake(name string, at time.Time, parts []int32) {
+	if b.takes == nil {
+		b.takes = map[string][]take{}
+	}
+	ts := append(b.takes[name], take{at: at, parts: slices.Clone(parts)})
+	if len(ts) > maxTakes {
+		ts = ts[len(ts)-maxTakes:]
+	}
+	b.takes[name] = ts
+}
+
+// tookAt finds when writer ("instance@start") last took partition before
+// the moment given, since its start, and whether it had taken it before.
+func (b *Board) tookAt(writer string, partition int32, before time.Time) (at time.Time, back bool) {
+	i := strings.LastIndexByte(writer, '@')
+	if i < 0 {
+		return time.Time{}, false
+	}
+	start, err := time.Parse(time.RFC3339Nano, writer[i+1:])
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, t := range b.takes[writer[:i]] {
+		if t.at.Before(start) || t.at.After(before) || !slices.Contains(t.parts, partition) {
+			continue
+		}
+		back = !at.IsZero()
+		at = t.at
+	}
+	return at, back
+}
+
+// withTakes fills each stale-reading group's Took from the writers'
+// assignments before the group was first seen.
+func (b *Board) withTakes(groups []CauseGroup) []CauseGroup {
+	for i, g := range groups {
+		if g.Kind != CauseStaleReading || g.Writer == "" {
+			continue
+		}
+		before, seen := b.causeGroups[g.key()]
+		if !seen {
+			before = b.now
+		}
+		groups[i].Took, groups[i].TookBack = b.tookAt(g.Writer, g.Partition, before)
+	}
+	return groups
 }
 
 // WhyView explains the drift of one sensor, or of the total.
@@ -154,7 +231,7 @@ func (b *Board) Why(sensor string) WhyView {
 		causes = append(causes, r.Causes)
 		v.Messages += len(r.Causes)
 	}
-	v.Groups = groupCauses(causes)
+	v.Groups = b.withTakes(groupCauses(causes))
 	return v
 }
 
@@ -236,13 +313,13 @@ func (b *Board) noteCauseGroups(at time.Time) {
 	b.causesErr = err
 	for _, g := range groupCauses(all) {
 		k := g.key()
-		if b.causeGroups[k] {
+		if _, seen := b.causeGroups[k]; seen {
 			continue
 		}
 		if b.causeGroups == nil {
-			b.causeGroups = map[string]bool{}
+			b.causeGroups = map[string]time.Time{}
 		}
-		b.causeGroups[k] = true
+		b.causeGroups[k] = at
 		b.event(at, "", LevelWarn, "drift named: "+g.Short()+" · w says why")
 	}
 }

@@ -3,6 +3,9 @@ package board
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
 func causesInput(sec float64, causes ...Cause) UsageSnapshot {
@@ -54,5 +57,45 @@ func TestWhyGroupsCausesAndNamesNewGroups(t *testing.T) {
 	}
 	if ds := b.DriftingSensors(); len(ds) != 1 || ds[0] != "s1" {
 		t.Fatalf("drifting sensors %v", ds)
+	}
+}
+
+// A stale reading's words say when its writer took the partition: back,
+// holding its reading, after it had it before; or at its first take,
+// with the checkpoint it had loaded.
+func TestWhySaysWhenTheWriterTookThePartition(t *testing.T) {
+	w1 := "consumer-usage@" + at(0).Format(time.RFC3339Nano)
+	w2 := "consumer-usage-2@" + at(5).Format(time.RFC3339Nano)
+	stale := func(writer string, offset int64) Cause {
+		return Cause{Kind: CauseStaleReading, Partition: 2, Offset: offset, Records: 1, Writer: writer,
+			BaseTimestamp: at(4).UnixMilli(), RecordedHoursCents: 900, ExpectedHoursCents: 10}
+	}
+	assigned := func(name string, sec float64, gen int32, parts ...int32) ProcStatus {
+		return ev(name, sec, status.Event{Type: status.Assigned, Partitions: parts, Member: name + "-m", Generation: gen})
+	}
+	b := newBoard(
+		ProcStarted{Name: Query, PID: 12, At: at(0)},
+		assigned(Usage, 1, 1, 0, 1, 2),
+		assigned(Usage, 6, 2, 0, 1),
+		ProcAdded{Name: "consumer-usage-2", At: at(5)},
+		ProcStarted{Name: "consumer-usage-2", PID: 13, At: at(5)},
+		assigned("consumer-usage-2", 6, 2, 2),
+	)
+	b.Apply(causesInput(8, stale(w2, 40)))
+	b.Apply(assigned(Usage, 20, 3, 0, 1, 2))
+	b.Apply(causesInput(22, stale(w2, 40), stale(w1, 90)))
+	v := b.Why("")
+	if len(v.Groups) != 2 {
+		t.Fatalf("groups %+v", v.Groups)
+	}
+	clock := func(sec float64) string { return at(sec).Local().Format("15:04:05") }
+	want := map[string]string{
+		w1: "after it took p2 back at " + clock(20) + " holding its reading of " + clock(4),
+		w2: "after it took p2 at " + clock(6) + " with the checkpoint it had loaded, a reading of " + clock(4),
+	}
+	for _, g := range v.Groups {
+		if words := g.Words(); !strings.Contains(words, want[g.Writer]) {
+			t.Errorf("%s: words %q lack %q", g.Writer, words, want[g.Writer])
+		}
 	}
 }

@@ -187,6 +187,7 @@ func (b *Board) scaleRebalance(p *proc, at time.Time, e status.Event) bool {
 		r.Start[pos.Partition] = pos.Offset
 	}
 	p.lastAssign = r
+	b.noteTake(p.name, at, e.Partitions)
 	p.partitions = slices.Sorted(slices.Values(e.Partitions))
 	if p.partitions == nil {
 		p.partitions = []int32{}
