@@ -72,11 +72,12 @@ func (p Panel) View(width, height int) string {
 	var lines []string
 	for i := len(entries) - 1; i >= 0; i-- {
 		el := entries[i]
-		if len(lines)+len(el) > height {
-			if len(lines) == 0 {
-				// The newest alone is too tall: its first lines, cut.
-				el = append(el[:height-1:height-1], ansi.Truncate(el[height-1], width-1, "")+"…")
-				lines = el
+		if room := height - len(lines); len(el) > room {
+			// The entry that does not fit whole shows its first lines,
+			// cut, rather than leaving the rows empty.
+			if room > 0 {
+				el = append(el[:room-1:room-1], ansi.Truncate(el[room-1], width-1, "")+"…")
+				lines = append(el, lines...)
 			}
 			break
 		}

@@ -44,4 +44,12 @@ func TestLongEntriesWrapAndStayWhole(t *testing.T) {
 	if len(got) != 1 || !strings.HasPrefix(got[0], "10:00:01 ! consumer-query  retrying") || !strings.HasSuffix(strings.TrimRight(got[0], " "), "…") {
 		t.Fatalf("1 line: %q", got)
 	}
+	// An older entry that does not fit whole shows its first lines, cut:
+	// no empty row above the newest.
+	p.Events = append(evs, board.Event{At: t0.Add(2 * time.Second), Proc: "producer", Level: board.LevelInfo, Text: "paused"})
+	got = strings.Split(p.View(60, 3), "\n")
+	if len(got) != 3 || !strings.HasPrefix(got[0], "10:00:01 ! consumer-query  retrying") ||
+		!strings.HasSuffix(strings.TrimRight(got[1], " "), "…") || !strings.HasPrefix(got[2], "10:00:02 · producer") {
+		t.Fatalf("3 lines, the older entry cut: %q", got)
+	}
 }
