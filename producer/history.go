@@ -19,6 +19,10 @@ const MaxHistory = 10_000_000
 type HistoryRequest struct {
 	N     int
 	Reply chan HistoryResult
+	// Ctx is the asker's: the burst stops when it ends (the dashboard gave
+	// up, or the scenario that asked was stopped), so no history lands
+	// after the asker moved on. Nil: the burst runs to its end.
+	Ctx context.Context
 }
 
 // HistoryResult is what a history request published.
@@ -63,10 +67,22 @@ func (pub *publisher) publishHistory(ctx context.Context, fleet *Fleet, sensors,
 // its ticks meanwhile (the burst is the fleet's next messages), and every
 // sensor has a message in the topic after it.
 func (l *publishLoop) history(ctx context.Context, req HistoryRequest) {
+	burst := ctx
+	if req.Ctx != nil {
+		var cancel context.CancelFunc
+		burst, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(req.Ctx, cancel)()
+	}
 	start := time.Now()
 	base := l.pub.delivered.Load()
 	rounds := (req.N + l.cfg.Sensors - 1) / l.cfg.Sensors
-	err := l.pub.publishHistory(ctx, l.fleet, l.cfg.Sensors, rounds, l.cfg.Interval)
+	err := l.pub.publishHistory(burst, l.fleet, l.cfg.Sensors, rounds, l.cfg.Interval)
+	if ctx.Err() == nil && burst.Err() != nil {
+		// The asker gave up: what was enqueued lands now, not after it
+		// moved on (a consumer started at the end of the topic next).
+		l.pub.flush(ctx, doneFlushTimeout)
+	}
 	for i := range l.known {
 		l.known[i] = true
 	}
@@ -87,7 +103,7 @@ func historyHandler(ctx context.Context, history chan<- HistoryRequest) http.Han
 			http.Error(w, fmt.Sprintf("n=%q: want a number from 1 to %d", r.URL.Query().Get("n"), MaxHistory), http.StatusBadRequest)
 			return
 		}
-		req := HistoryRequest{N: n, Reply: make(chan HistoryResult, 1)}
+		req := HistoryRequest{N: n, Reply: make(chan HistoryResult, 1), Ctx: r.Context()}
 		select {
 		case history <- req:
 		case <-r.Context().Done():

@@ -448,3 +448,40 @@ func TestHistoryRequest(t *testing.T) {
 		t.Errorf("%d sensors in the topic, want 3", len(count))
 	}
 }
+
+// TestHistoryStopsWithItsAsker: a burst whose asker gave up (its request's
+// context ended: a scenario stopped midway) stops, and everything it
+// enqueued is in the topic before the reply, so a consumer started at the
+// end of the topic next sees no history land after it.
+func TestHistoryStopsWithItsAsker(t *testing.T) {
+	brokers := startBroker(t)
+	history := make(chan HistoryRequest)
+	cfg := Config{Brokers: brokers, Topic: testTopic, Sensors: 3, Interval: time.Hour, Seed: 9, History: history}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, status.NewTo(Role, &events{}), testLog(t)) }()
+	asker, giveUp := context.WithCancel(context.Background())
+	giveUp()
+	req := HistoryRequest{N: 3_000_000, Reply: make(chan HistoryResult, 1), Ctx: asker}
+	select {
+	case history <- req:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the producer took no history request")
+	}
+	res := <-req.Reply
+	if res.Error == "" || res.Delivered >= int64(req.N) {
+		t.Fatalf("history of an asker that gave up: %+v, want it stopped with an error", res)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	_, count := lastPerSensor(t, readAll(t, brokers))
+	var n int64
+	for _, c := range count {
+		n += int64(c)
+	}
+	if n != res.Delivered {
+		t.Errorf("the topic holds %d messages, the reply said %d delivered", n, res.Delivered)
+	}
+}
