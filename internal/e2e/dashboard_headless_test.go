@@ -236,7 +236,13 @@ func checkEachConsumerCrashedOnce(t *testing.T, d *dashboard, r dashReport, mode
 // sensor; reset-lab starts a new baseline in which usage counts from 0, so
 // the report is exact again, checked against the topic and the store.
 func TestResetLabAfterOverCount(t *testing.T) {
+	// The second wait-caught-up has consumer-usage process what the
+	// producer published in the 2 s before it: the replay from earliest
+	// has something to count again (a first wait returns at once on an
+	// empty topic, even before consumer-usage holds its partitions).
 	script := `
+wait-caught-up 60s
+wait 2s
 wait-caught-up 60s
 reset consumer-usage earliest
 wait 4s
