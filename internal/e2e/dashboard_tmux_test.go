@@ -70,6 +70,10 @@ exec sleep 600
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		_ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
+		// A SIGKILLed dashboard's children die by its watchdog: the run's
+		// directories are removed after them (a JVM still writing its data
+		// made the removal fail), and one that lives on fails the test.
+		awaitNoProcesses(t, d.tag, nil, 15*time.Second)
 	})
 	if size := tm.display("#{pane_width}x#{pane_height}"); size != fmt.Sprintf("%dx%d", termWidth, termHeight) {
 		t.Fatalf("tmux pane is %s, want %dx%d", size, termWidth, termHeight)
