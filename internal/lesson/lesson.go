@@ -161,3 +161,8 @@ func parse[T ~string](s, what string, valid []T) (T, error) {
 	}
 	return "", fmt.Errorf("unknown %s %q (want %s)", what, s, strings.Join(names, " or "))
 }
+
+// MidSnapshot is consumer-current's one crash point: its next snapshot
+// write SIGKILLs the process with half of the new file written, before
+// the file takes the old one's place.
+const MidSnapshot CrashPoint = "mid-snapshot"
