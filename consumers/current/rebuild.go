@@ -28,6 +28,7 @@ type span struct{ low, high int64 }
 // unreadable or foreign one, no changelog) falls back to the replay the
 // seed does, with the reason.
 func (c *consumer) rebuild(k *kafka.Consumer) {
+	began := time.Now()
 	ev := status.Event{Type: status.Rebuild, Strategy: string(c.cfg.Rebuild)}
 	spans, err := c.watermarks(k)
 	c.lows = map[int32]int64{}
@@ -35,6 +36,7 @@ func (c *consumer) rebuild(k *kafka.Consumer) {
 		c.lows[p] = s.low
 	}
 	topicID := c.topicID(k)
+	asked := time.Since(began)
 	var r restored
 	why := ""
 	switch {
@@ -61,10 +63,11 @@ func (c *consumer) rebuild(k *kafka.Consumer) {
 	for _, p := range slices.Sorted(maps.Keys(start)) {
 		ev.Positions = append(ev.Positions, status.Position{Partition: p, Offset: start[p], HighWatermark: -1})
 	}
+	took := []any{"asking", asked.Round(time.Millisecond), "took", time.Since(began).Round(time.Millisecond)}
 	if why != "" {
-		c.log.Warn("rebuild falls back to a replay from earliest", "strategy", c.cfg.Rebuild, "reason", why)
+		c.log.Warn("rebuild falls back to a replay from earliest", append([]any{"strategy", c.cfg.Rebuild, "reason", why}, took...)...)
 	} else {
-		c.log.Info("rebuild", "strategy", c.cfg.Rebuild, "sensors", ev.Sensors, "from", offsetsText(start))
+		c.log.Info("rebuild", append([]any{"strategy", c.cfg.Rebuild, "sensors", ev.Sensors, "from", offsetsText(start)}, took...)...)
 	}
 	c.em.Emit(ev)
 	c.prep.rebuilt(topicID)
