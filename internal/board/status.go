@@ -44,6 +44,8 @@ var statusHandlers = map[status.Type]func(*Board, statusEvent){
 	status.Backpressure:      (*Board).onBackpressure,
 	status.BackpressureEnded: (*Board).onBackpressureEnded,
 	status.Stopping:          (*Board).onStopping,
+	status.Rebuild:           (*Board).onRebuild,
+	status.Prepares:          (*Board).onPrepares,
 }
 
 func (b *Board) procStatus(v ProcStatus) {
@@ -183,7 +185,11 @@ func (b *Board) onCaughtUp(s statusEvent) {
 	if s.settled {
 		p.state = Running
 	}
-	b.say(s, LevelGood, fmt.Sprintf("caught up after %s in %.1f s", Plural(e.Processed, "message"), float64(e.Millis)/1000))
+	text := fmt.Sprintf("caught up after %s in %.1f s", Plural(e.Processed, "message"), float64(e.Millis)/1000)
+	if r := b.caughtUpRebuild(p, e.Processed, e.Millis, e.History); r != "" && b.currentRebuild(p).Method() != "replay" {
+		text = "caught up: " + r
+	}
+	b.say(s, LevelGood, text)
 }
 
 // onInvalidMessage counts the message at once (the next Progress carries
