@@ -46,19 +46,32 @@ type preparer struct {
 	pub     *publisher
 	// crashArmed: the next snapshot write kills the process halfway.
 	crashArmed bool
+	// saved: the strategy in force was saved since it was set (Prepared
+	// said so); poke makes the next save come at once.
+	saved bool
+	poke  chan struct{}
 }
 
 func newPreparer(cfg Config, st *state, em *status.Emitter, log *slog.Logger) *preparer {
 	return &preparer{cfg: cfg, st: st, em: em, log: log, strategy: cfg.Rebuild,
-		pub: newPublisher(cfg.Brokers, cfg.Topic, log)}
+		pub: newPublisher(cfg.Brokers, cfg.Topic, log), poke: make(chan struct{}, 1)}
 }
 
 // rebuilt: the state holds what the start rebuilt; from now on it may be
 // saved.
 func (p *preparer) rebuilt(topicID string) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.ready, p.topicID = true, topicID
+	p.mu.Unlock()
+	p.savesNow()
+}
+
+// savesNow makes the next save come at once.
+func (p *preparer) savesNow() {
+	select {
+	case p.poke <- struct{}{}:
+	default:
+	}
 }
 
 // set makes strategy the one kept up from now on.
@@ -67,11 +80,24 @@ func (p *preparer) set(strategy lesson.Rebuild) error {
 		return errors.New("this consumer-current has no --snapshot file to write")
 	}
 	p.mu.Lock()
-	p.strategy = strategy
+	p.strategy, p.saved = strategy, false
 	p.mu.Unlock()
 	p.em.Emit(status.Event{Type: status.Prepares, Strategy: string(strategy)})
 	p.log.Info("prepares the next start's rebuild", "strategy", strategy)
+	p.savesNow()
 	return nil
+}
+
+// said emits Prepared after the first save since the strategy was set.
+func (p *preparer) said(ev status.Event) {
+	p.mu.Lock()
+	first := !p.saved && p.strategy == lesson.Rebuild(ev.Strategy)
+	p.saved = p.saved || first
+	p.mu.Unlock()
+	if first {
+		ev.Type = status.Prepared
+		p.em.Emit(ev)
+	}
 }
 
 func (p *preparer) current() lesson.Rebuild {
@@ -86,20 +112,26 @@ func (p *preparer) run(ctx context.Context) {
 	defer t.Stop()
 	var published time.Time
 	for {
+		now := time.Now()
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
-			switch p.current() {
-			case lesson.Snapshot:
-				if now.Sub(p.lastWrite()) >= p.cfg.SnapshotEvery {
-					p.writeSnapshot()
-				}
-			case lesson.Changelog:
-				if now.Sub(published) >= p.cfg.ChangelogEvery {
-					p.publish()
-					published = now
-				}
+		case now = <-t.C:
+		case <-p.poke:
+			published = time.Time{}
+			p.mu.Lock()
+			p.wrote = time.Time{}
+			p.mu.Unlock()
+		}
+		switch p.current() {
+		case lesson.Snapshot:
+			if now.Sub(p.lastWrite()) >= p.cfg.SnapshotEvery {
+				p.writeSnapshot()
+			}
+		case lesson.Changelog:
+			if now.Sub(published) >= p.cfg.ChangelogEvery {
+				p.publish()
+				published = now
 			}
 		}
 	}
@@ -147,6 +179,7 @@ func (p *preparer) writeSnapshot() {
 	p.wrote = now
 	p.mu.Unlock()
 	p.log.Debug("snapshot written", "path", p.cfg.Snapshot, "sensors", len(c.sensors), "through", offsetsText(c.through))
+	p.said(status.Event{Strategy: string(lesson.Snapshot), SnapshotAt: now, Sensors: len(c.sensors)})
 }
 
 // crash is the mid-snapshot crash point: announced, then a SIGKILL of
@@ -167,9 +200,13 @@ func (p *preparer) publish() {
 	if !ready {
 		return
 	}
-	if _, err := p.pub.publish(p.st.cut(), topicID); err != nil {
+	c := p.st.cut()
+	n, err := p.pub.publish(c, topicID)
+	if err != nil {
 		p.log.Warn("changelog not published; tried again at the next tick", "err", err)
+		return
 	}
+	p.said(status.Event{Strategy: string(lesson.Changelog), Count: int64(n), Sensors: len(c.sensors)})
 }
 
 // routes adds POST /rebuild?strategy=S (what the running process keeps up

@@ -99,6 +99,7 @@ type proc struct {
 	// consumer-current: what it keeps up for its next start (Prepares),
 	// and its incarnation's rebuild: b.rebuilds[rebuildAt-1] (0: none yet).
 	prepares  string
+	prepared  string
 	rebuildAt int
 
 	armed     string
@@ -201,7 +202,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.replayFrom, p.replayShown = time.Time{}, 0
-	p.prepares, p.rebuildAt = "", 0
+	p.prepares, p.prepared, p.rebuildAt = "", "", 0
 	p.frozen, p.health = false, healthState{}
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
 	p.blockedSince, p.buffered, p.blockedErr, p.blockedSaid = time.Time{}, 0, "", nil
@@ -524,9 +525,11 @@ type ProcView struct {
 	// consumer-current: Rebuild is how it rebuilds from its next start,
 	// Prepares what its running incarnation keeps up for it ("" before it
 	// says), LastRebuild how its latest incarnation rebuilt (nil before
-	// one announced it).
+	// one announced it); Prepared the strategy it saved once since it began
+	// to prepare it.
 	Rebuild     string
 	Prepares    string
+	Prepared    string
 	LastRebuild *RebuildRun
 	// ReplayShown: how long consumer-current's rebuild showed as replaying
 	// (the row's "replaying N%", the sensors panel's progress bar), from
@@ -698,6 +701,9 @@ func (b *Board) Process(name string) ProcView {
 		v.Rebuild, v.LastRebuild = b.rebuild, b.currentRebuild(p)
 		if p.alive() {
 			v.Prepares = p.prepares
+			if p.prepared == p.prepares {
+				v.Prepared = p.prepared
+			}
 		}
 	}
 	if p.alive() && !p.startedAt.IsZero() && b.now.After(p.startedAt) {

@@ -162,9 +162,21 @@ var prepareWords = map[string]string{
 func (b *Board) onPrepares(s statusEvent) {
 	p, e := s.p, s.e
 	was := p.prepares
-	p.prepares = e.Strategy
+	p.prepares, p.prepared = e.Strategy, ""
 	if e.Strategy != string(lesson.Replay) || (was != "" && was != e.Strategy) {
 		b.say(s, LevelInfo, prepareWords[e.Strategy])
+	}
+}
+
+func (b *Board) onPrepared(s statusEvent) {
+	p, e := s.p, s.e
+	p.prepared = e.Strategy
+	switch e.Strategy {
+	case string(lesson.Snapshot):
+		b.say(s, LevelInfo, fmt.Sprintf("wrote a snapshot (%s) for its next start", Plural(int64(e.Sensors), "sensor")))
+	case string(lesson.Changelog):
+		b.say(s, LevelInfo, fmt.Sprintf("published its changelog (%s, %s) for its next start",
+			Plural(e.Count, "record"), Plural(int64(e.Sensors), "sensor")))
 	}
 }
 

@@ -46,6 +46,7 @@ var statusHandlers = map[status.Type]func(*Board, statusEvent){
 	status.Stopping:          (*Board).onStopping,
 	status.Rebuild:           (*Board).onRebuild,
 	status.Prepares:          (*Board).onPrepares,
+	status.Prepared:          (*Board).onPrepared,
 }
 
 func (b *Board) procStatus(v ProcStatus) {

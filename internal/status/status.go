@@ -89,6 +89,11 @@ const (
 	// graceful stop; changelog: it publishes each sensor's state; replay:
 	// nothing). Written at its start and when POST /rebuild changes it.
 	Prepares Type = "prepares"
+	// Prepared: consumer-current saved, for the first time since its
+	// Prepares, what its next start needs. Fields: Strategy, SnapshotAt
+	// (the snapshot written), Count (the changelog records published),
+	// Sensors.
+	Prepared Type = "prepared"
 	// InvalidMessage: a message was counted and skipped. Fields: Partition, Offset, Error.
 	InvalidMessage Type = "invalid_message"
 	// CrashPoint: the consumer is about to SIGKILL itself at an armed crash
