@@ -61,9 +61,8 @@ func newPreparer(cfg Config, st *state, em *status.Emitter, log *slog.Logger) *p
 // saved.
 func (p *preparer) rebuilt(topicID string) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.ready, p.topicID = true, topicID
-	p.mu.Unlock()
-	p.savesNow()
 }
 
 // savesNow makes the next save come at once.
