@@ -2,6 +2,7 @@ package board
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -244,4 +245,57 @@ func offsetsWords(e status.Event) string {
 		parts[i] = fmt.Sprintf("%d:%d", p.Partition, p.Offset)
 	}
 	return "offsets " + strings.Join(parts, " ")
+}
+
+// CostView is what consumer-current's rebuilds cost against the history
+// they faced: the rebuild-cost chart and its figures.
+type CostView struct {
+	// Points are every rebuild that caught up, oldest first.
+	Points []RebuildRun
+	// Rows: one per history measured (ascending; rebuilds within 2% of a
+	// row's history count as its), each method's latest rebuild at it.
+	Rows []CostRow
+}
+
+// CostRow is one history's figures.
+type CostRow struct {
+	History  int64
+	ByMethod map[string]RebuildRun
+}
+
+// costRowSpan: histories this close count as one row (the producer
+// publishes between two measurements at one size).
+const costRowSpan = 1.02
+
+// Cost is the rebuilds' cost view.
+func (b *Board) Cost() CostView { return CostOf(b.rebuilds) }
+
+// CostOf is the cost view of runs, oldest first.
+func CostOf(runs []RebuildRun) CostView {
+	var v CostView
+	for _, r := range runs {
+		if r.Done {
+			v.Points = append(v.Points, r)
+		}
+	}
+	order := make([]int, len(v.Points)) // indexes into Points, by history
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return v.Points[order[i]].History < v.Points[order[j]].History })
+	latest := []map[string]int{} // per row, per method: the latest point's index
+	for _, i := range order {
+		r := v.Points[i]
+		n := len(v.Rows)
+		if n == 0 || float64(r.History) > float64(v.Rows[n-1].History)*costRowSpan {
+			v.Rows = append(v.Rows, CostRow{History: r.History, ByMethod: map[string]RebuildRun{}})
+			latest = append(latest, map[string]int{})
+			n++
+		}
+		if j, ok := latest[n-1][r.Method()]; !ok || i > j {
+			latest[n-1][r.Method()] = i
+			v.Rows[n-1].ByMethod[r.Method()] = r
+		}
+	}
+	return v
 }
