@@ -90,8 +90,8 @@ func costMeasure(s lesson.Rebuild, n int64, first bool) Step {
 		Event: "caught up",
 		Do:    fmt.Sprintf("rebuild %s\ncrash %s\nstart %s", s, board.Current, board.Current),
 		Until: rebuiltWith(s), Stable: time.Second,
-		Tell:  costTell,
-		Mark:  costMark(s, n),
+		Tell: costTell,
+		Mark: costMark(s, n),
 	}
 }
 
