@@ -250,7 +250,8 @@ func offsetsWords(e status.Event) string {
 // CostView is what consumer-current's rebuilds cost against the history
 // they faced: the rebuild-cost chart and its figures.
 type CostView struct {
-	// Points are every rebuild that caught up, oldest first.
+	// Points are every rebuild that caught up with a history to read,
+	// oldest first.
 	Points []RebuildRun
 	// Rows: one per history measured (ascending; rebuilds within 2% of a
 	// row's history count as its), each method's latest rebuild at it.
@@ -274,7 +275,7 @@ func (b *Board) Cost() CostView { return CostOf(b.rebuilds) }
 func CostOf(runs []RebuildRun) CostView {
 	var v CostView
 	for _, r := range runs {
-		if r.Done {
+		if r.Done && r.History > 0 {
 			v.Points = append(v.Points, r)
 		}
 	}
