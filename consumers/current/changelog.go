@@ -74,6 +74,9 @@ func readChangelog(brokers, topic string, timeout time.Duration) (changelog, err
 	}
 	defer k.Close()
 	low, high, err := k.QueryWatermarkOffsets(topic, 0, int(timeout/time.Millisecond))
+	if kerr, ok := err.(kafka.Error); ok && (kerr.Code() == kafka.ErrUnknownPartition || kerr.Code() == kafka.ErrUnknownTopicOrPart || kerr.Code() == kafka.ErrUnknownTopic) {
+		return out, nil // no changelog yet: nothing was published
+	}
 	if err != nil {
 		return out, err
 	}
