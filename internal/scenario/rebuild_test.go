@@ -68,7 +68,9 @@ func TestCostChecks(t *testing.T) {
 		}
 	}
 	// A state that differs from the audit fails the first check.
-	m := bad(func(m Marks) { m[costMark(lesson.Changelog, big)] = costObs(board.RebuildRun{Strategy: "changelog", History: big}, false) })
+	m := bad(func(m Marks) {
+		m[costMark(lesson.Changelog, big)] = costObs(board.RebuildRun{Strategy: "changelog", History: big}, false)
+	})
 	if ok, o := costChecks()[0].Eval(m); ok || !strings.Contains(o, "differs from the audit") {
 		t.Errorf("a state unlike the audit's: %v %s", ok, o)
 	}
