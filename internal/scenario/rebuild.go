@@ -81,7 +81,7 @@ func costMeasure(s lesson.Rebuild, n int64, first bool) Step {
 			"to a compacted topic of its own; a start reads it back, then only what follows in the topic.",
 	}[s]
 	if !first {
-		say = fmt.Sprintf("%s at %s messages.", strings.TrimSuffix(strings.SplitN(say, ":", 2)[0], "."), board.Count(n))
+		say = fmt.Sprintf("%s%s at %s messages.", strings.ToUpper(string(s)[:1]), string(s)[1:], board.Count(n))
 	}
 	return Step{
 		Title: fmt.Sprintf("%s at %s", s, board.Count(n)),
