@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 )
 
 const (
@@ -39,6 +40,11 @@ const (
 // of the topic on a new baseline (as after --preload, where it starts after
 // the backlog), so the usage audit stays exact.
 func (l *Lab) History(ctx context.Context, target time.Duration) (err error) {
+	var strategy string
+	l.Observe(func(b *board.Board) { strategy = b.Rebuild() })
+	if strategy != string(lesson.Replay) {
+		return fmt.Errorf("history %s: it times consumer-current's replay, and consumer-current rebuilds by %s: switch to replay first (rebuild replay, or B)", target, strategy)
+	}
 	published := false
 	// However it ends (done, failed, or its scenario stopped), a stopped
 	// consumer-usage runs again, on a new baseline.
