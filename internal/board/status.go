@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
@@ -220,6 +221,10 @@ func (b *Board) onCrashPointArmed(s statusEvent) {
 		return
 	}
 	s.p.armed = s.e.Point
+	if s.e.Point == string(lesson.MidSnapshot) {
+		b.say(s, LevelWarn, "crash point mid-snapshot armed: SIGKILLs itself in its next snapshot write")
+		return
+	}
 	b.say(s, LevelWarn, fmt.Sprintf("crash point %s armed: SIGKILLs itself at the next message that reaches it", s.e.Point))
 }
 
@@ -227,6 +232,10 @@ func (b *Board) onCrashPoint(s statusEvent) {
 	e := s.e
 	s.p.armed = ""
 	s.p.lastCrash = &CrashPointHit{At: s.at, Point: e.Point, Partition: e.Partition, Offset: e.Offset}
+	if e.Point == string(lesson.MidSnapshot) {
+		b.say(s, LevelBad, "crash point mid-snapshot reached: killing itself (SIGKILL) with half of the new snapshot written; the previous one stays whole")
+		return
+	}
 	b.say(s, LevelBad, fmt.Sprintf("crash point %s reached at partition %d offset %d: killing itself (SIGKILL)", e.Point, e.Partition, e.Offset))
 }
 
