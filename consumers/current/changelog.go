@@ -159,9 +159,11 @@ type publisher struct {
 	log                       *slog.Logger
 	p                         *kafka.Producer
 	// published is each sensor's state the changelog holds from this
-	// process; through the offsets of its last mark.
+	// process; through the offsets of its last mark, marked whether it
+	// published one.
 	published map[string]api.SensorState
 	through   map[int32]int64
+	marked    bool
 }
 
 func newPublisher(brokers, topic string, log *slog.Logger) *publisher {
@@ -231,14 +233,16 @@ type record struct {
 }
 
 // plan is the publication c calls for (ok false when nothing changed
-// since the last one).
+// since the last one). The first one is always made, a mark alone if the
+// state is still empty: a start after it finds the changelog of this
+// topic, not an empty one.
 func (pb *publisher) plan(c cut, topicID string) (pub publication, ok bool, err error) {
 	for _, st := range c.sensors {
 		if pb.published[st.SensorID] != st {
 			pub.changed = append(pub.changed, st)
 		}
 	}
-	if len(pub.changed) == 0 && maps.Equal(c.through, pb.through) {
+	if pb.marked && len(pub.changed) == 0 && maps.Equal(c.through, pb.through) {
 		return pub, false, nil
 	}
 	refs := map[string][]telemetry.Reference{}
@@ -265,7 +269,7 @@ func (pb *publisher) done(c cut, pub publication) {
 	for _, st := range pub.changed {
 		pb.published[st.SensorID] = st
 	}
-	pb.through = maps.Clone(c.through)
+	pb.through, pb.marked = maps.Clone(c.through), true
 }
 
 // publish publishes what changed in c, then its mark, and returns how

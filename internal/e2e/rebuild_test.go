@@ -179,22 +179,27 @@ func TestUnusableSnapshotFallsBack(t *testing.T) {
 	args := []string{"consumer", "current", "--rebuild", "snapshot", "--snapshot", snap}
 	prod := in.Role(t, "producer", "--interval", "20ms", "--seed", "32")
 	cur := in.Role(t, args...)
-	cur.Await("a snapshot written", isType(status.Prepared), 60*time.Second)
+	cur.Await("caught up", isType(status.CaughtUp), 60*time.Second)
+	prod.Await("100 messages produced", func(e status.Event) bool {
+		return e.Type == status.Progress && e.Produced >= 100
+	}, 60*time.Second)
+	pauseProducer(t, prod)
+	tp := ReadTopic(t, in.Brokers, in.Topic)
+	truth := LastStates(tp)
+	awaitStateIs(t, cur.URL(30*time.Second), tp, truth)
+	// A graceful stop writes the snapshot of the whole topic.
 	if code, _ := cur.Stop(); code != 0 {
 		t.Fatalf("consumer-current stopped with %d", code)
 	}
-	pauseProducer(t, prod)
 	good, err := os.ReadFile(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := ReadTopic(t, in.Brokers, in.Topic)
-	truth := LastStates(tp)
 
 	// A whole one first: it is used.
 	cur = in.Role(t, args...)
-	if ev := cur.Await("rebuild", isType(status.Rebuild), 60*time.Second); ev.Reason != "" {
-		t.Fatalf("a good snapshot was not used: %s", ev.Reason)
+	if ev := cur.Await("rebuild", isType(status.Rebuild), 60*time.Second); ev.Reason != "" || ev.Sensors != len(truth.Sensors) {
+		t.Fatalf("a good snapshot of %d sensors was not used: %d sensors restored, %q", len(truth.Sensors), ev.Sensors, ev.Reason)
 	}
 	awaitStateIs(t, cur.URL(30*time.Second), tp, truth)
 	cur.Kill()
@@ -207,7 +212,7 @@ func TestUnusableSnapshotFallsBack(t *testing.T) {
 		want        string
 	}{
 		{"cut short", in.Topic, good[:len(good)*2/3], "snapshot unreadable"},
-		{"changed", in.Topic, flipDigit(good), "snapshot unreadable: checksum mismatch"},
+		{"changed", in.Topic, flipDigit(t, good), "snapshot unreadable: checksum mismatch"},
 		{"another topic's", other, good, "the snapshot is of topic " + in.Topic + ", not " + other},
 	} {
 		if err := os.WriteFile(snap, c.bytes, 0o644); err != nil {
@@ -227,19 +232,19 @@ func TestUnusableSnapshotFallsBack(t *testing.T) {
 	}
 }
 
-// flipDigit changes the snapshot's first offset digit after "through".
-func flipDigit(b []byte) []byte {
+// flipDigit changes the first digit of the snapshot's first offset.
+func flipDigit(t *testing.T, b []byte) []byte {
+	t.Helper()
 	out := append([]byte(nil), b...)
 	i := strings.Index(string(out), `"through":{"`)
-	for j := i + len(`"through":{"`); i >= 0 && j < len(out); j++ {
-		if out[j] == ':' {
-			if out[j+1] == '9' {
-				out[j+1] = '8'
-			} else {
-				out[j+1]++
-			}
-			break
-		}
+	if i < 0 {
+		t.Fatalf("the snapshot covers no offset:\n%s", b)
+	}
+	j := i + len(`"through":{"`) + strings.IndexByte(string(out[i+len(`"through":{"`):]), ':') + 1
+	if out[j] == '9' {
+		out[j] = '8'
+	} else {
+		out[j]++
 	}
 	return out
 }
