@@ -57,6 +57,7 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	fs.Int64Var(&f.Seed, "seed", 0, "producer seed for reproducible data (0: time-based)")
 	fs.StringVar(&f.UsageMode, "usage-mode", string(lesson.Naive), "consumer-usage mode: naive (the article) or guarded")
 	fs.StringVar(&f.UsageReset, "usage-reset", "latest", "consumer-usage offset reset: latest (fixed group) or earliest (fresh group)")
+	fs.StringVar(&f.Rebuild, "rebuild", string(lesson.Replay), "how consumer-current rebuilds its state at a start: replay (the whole topic, the seed's), snapshot (a file it keeps, then what follows) or changelog (a compacted topic it keeps, then what follows)")
 	fs.StringVar(&f.UsageGroup, "usage-group", kafkacfg.UsageGroupID, "consumer-usage's fixed group (with reset latest); give each dashboard sharing one broker its own")
 	fs.DurationVar(&f.StoreLatency, "store-latency", 0, "delay every request to the embedded store by `D` (a slow store: consumer-usage backpressure, consumer-query 503)")
 	fs.DurationVar(&f.ConnectTimeout, "connect-timeout", lab.DefaultConnectTimeout, "how long to wait for the broker and the store to answer at the start before saying they are down")
@@ -138,6 +139,11 @@ func checkLabFlags(c lab.Config) error {
 	}
 	if _, err := lesson.ParseReset(c.UsageReset); err != nil {
 		return cli.Usagef("--usage-reset: %v", err)
+	}
+	if c.Rebuild != "" {
+		if _, err := lesson.ParseRebuild(c.Rebuild); err != nil {
+			return cli.Usagef("--rebuild: %v", err)
+		}
 	}
 	return nil
 }

@@ -31,6 +31,10 @@ type consumer struct {
 	log   *slog.Logger
 	st    *state
 	start time.Time
+	prep  *preparer
+	// lows are the partitions' low watermarks at the start: the history a
+	// caught_up counts begins there.
+	lows map[int32]int64
 
 	down      bool
 	lastRetry time.Time
@@ -106,6 +110,7 @@ func (c *consumer) run(ctx context.Context) error {
 		c.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
 		return nil
 	}
+	c.rebuild(k)
 	c.batches = make(chan []received, 4)
 	c.pending = make([]received, 0, batchSize)
 	applied := make(chan struct{})
@@ -288,10 +293,14 @@ func (c *consumer) message(m *kafka.Message, now time.Time) {
 }
 
 func (c *consumer) maybeCaughtUp() {
-	if first, processed := c.st.checkCaughtUp(); first {
+	if first, processed, targets := c.st.checkCaughtUp(); first {
 		ms := time.Since(c.start).Milliseconds()
-		c.log.Info("caught up", "processed", processed, "millis", ms)
-		c.em.Emit(status.Event{Type: status.CaughtUp, Processed: processed, Millis: ms})
+		var history int64
+		for p, t := range targets {
+			history += t - c.lows[p]
+		}
+		c.log.Info("caught up", "processed", processed, "millis", ms, "history", history)
+		c.em.Emit(status.Event{Type: status.CaughtUp, Processed: processed, Millis: ms, History: history})
 	}
 }
 

@@ -52,6 +52,17 @@ type state struct {
 	// an assignment, so a record delivered again is recognised as a replay
 	// and neither counted as invalid nor applied over newer state.
 	valid *telemetry.Validator
+	// floors: after a restore from the changelog, a sensor's records below
+	// its floor in a partition are already in its restored state (it was
+	// published after the mark the reading starts from): they are read,
+	// not judged again (rebuild.go).
+	floors map[floorKey]int64
+}
+
+// floorKey is a sensor in a partition.
+type floorKey struct {
+	sensor    string
+	partition int32
 }
 
 func newState(groupID string) *state {
@@ -75,6 +86,9 @@ func (s *state) apply(p int32, offset int64, key, value []byte) error {
 	if ps := s.parts[p]; ps != nil && offset+1 > ps.next {
 		ps.next = offset + 1
 		ps.hwm = max(ps.hwm, ps.next)
+	}
+	if len(s.floors) > 0 && offset < s.floors[floorKey{string(key), p}] {
+		return nil
 	}
 	m, verdict, err := s.valid.Judge(p, offset, key, value)
 	switch verdict {
@@ -148,20 +162,24 @@ func (s *state) seenHighWatermark(p int32, high int64) {
 
 // checkCaughtUp marks the state caught up, once, when every assigned
 // partition reached its target (an empty partition has reached it from the
-// start). It reports true only the first time.
-func (s *state) checkCaughtUp() (first bool, processed int64) {
+// start). It reports true only the first time, with the targets.
+func (s *state) checkCaughtUp() (first bool, processed int64, targets map[int32]int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.caughtUp || len(s.parts) == 0 {
-		return false, s.processed
+		return false, s.processed, nil
 	}
 	for _, ps := range s.all {
 		if ps.target < 0 || ps.next < ps.target {
-			return false, s.processed
+			return false, s.processed, nil
 		}
 	}
 	s.caughtUp = true
-	return true, s.processed
+	targets = make(map[int32]int64, len(s.parts))
+	for p, ps := range s.parts {
+		targets[p] = ps.target
+	}
+	return true, s.processed, targets
 }
 
 func (s *state) isCaughtUp() bool {
@@ -200,7 +218,7 @@ func (s *state) positionsLocked() []status.Position {
 	return out
 }
 
-func (s *state) handler() http.Handler {
+func (s *state) handler() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /state", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.view())
@@ -228,4 +246,50 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// cut is the whole state as of one moment: what a snapshot or a changelog
+// publication saves.
+type cut struct {
+	sensors []api.SensorState // by sensor id
+	refs    []telemetry.Reference
+	// through is, per partition, the offset after the last record the
+	// state covers.
+	through map[int32]int64
+}
+
+func (s *state) cut() cut {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := cut{sensors: make([]api.SensorState, 0, len(s.sensors)), refs: s.valid.References(), through: maps.Clone(s.done)}
+	for _, st := range s.sensors {
+		c.sensors = append(c.sensors, st)
+	}
+	sort.Slice(c.sensors, func(i, j int) bool { return c.sensors[i].SensorID < c.sensors[j].SensorID })
+	return c
+}
+
+// restored is a state to start from instead of an empty one: a cut, and
+// the floors a changelog's values above its mark need.
+type restored struct {
+	cut
+	floors map[floorKey]int64
+}
+
+// restore makes r the state, before any record is read: the records
+// below r.through are in it, and the validator judges what follows as the
+// one that read them did.
+func (s *state) restore(r restored) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sensors = make(map[string]api.SensorState, len(r.sensors))
+	for _, st := range r.sensors {
+		s.sensors[st.SensorID] = st
+	}
+	s.done = maps.Clone(r.through)
+	if s.done == nil {
+		s.done = map[int32]int64{}
+	}
+	s.valid = telemetry.RestoreValidator(s.done, r.refs)
+	s.floors = r.floors
 }

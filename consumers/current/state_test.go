@@ -51,7 +51,7 @@ func TestLastValidMessageWins(t *testing.T) {
 	if got := v.Sensors[0]; got.Offset != 5 || got.Timestamp != 4 || got.Odometry.HoursTot != 11 {
 		t.Fatalf("sensor a = %+v", got)
 	}
-	if !v.CaughtUp && !func() bool { first, _ := s.checkCaughtUp(); return first }() {
+	if !v.CaughtUp && !func() bool { first, _, _ := s.checkCaughtUp(); return first }() {
 		t.Fatal("not caught up at the target")
 	}
 	if len(v.Positions) != 1 || v.Positions[0].Offset != 6 {
@@ -61,25 +61,25 @@ func TestLastValidMessageWins(t *testing.T) {
 
 func TestCaughtUpNeedsEveryPartition(t *testing.T) {
 	s := newState("g")
-	if first, _ := s.checkCaughtUp(); first {
+	if first, _, _ := s.checkCaughtUp(); first {
 		t.Fatal("caught up with nothing assigned")
 	}
 	// Partition 1 is empty (low == high): caught up from the start.
 	s.assign(map[int32]int64{0: 3, 1: 5, 2: 0}, map[int32]int64{0: 5, 1: 5, 2: -1})
-	if first, _ := s.checkCaughtUp(); first {
+	if first, _, _ := s.checkCaughtUp(); first {
 		t.Fatal("caught up before reading anything")
 	}
 	_ = s.apply(0, 3, []byte("a"), value(t, "a", 1, 1, 1))
 	_ = s.apply(0, 4, []byte("a"), value(t, "a", 2, 2, 2))
-	if first, _ := s.checkCaughtUp(); first {
+	if first, _, _ := s.checkCaughtUp(); first {
 		t.Fatal("caught up while partition 2's target is unknown")
 	}
 	s.setTarget(2, 0, 0)
-	first, processed := s.checkCaughtUp()
+	first, processed, _ := s.checkCaughtUp()
 	if !first || processed != 2 {
 		t.Fatalf("checkCaughtUp = %v, %d", first, processed)
 	}
-	if again, _ := s.checkCaughtUp(); again {
+	if again, _, _ := s.checkCaughtUp(); again {
 		t.Fatal("CaughtUp reported twice")
 	}
 }

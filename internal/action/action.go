@@ -32,6 +32,7 @@ const (
 	CrashAt    Name = "crash-at"
 	ResetLab   Name = "reset-lab"
 	InjectBad  Name = "inject-bad"
+	Rebuild    Name = "rebuild"
 	ScaleUp    Name = "scale-up"
 	ScaleDown  Name = "scale-down"
 	Logs       Name = "logs"
@@ -76,6 +77,8 @@ const (
 	TargetUsage
 	// TargetProducer: the producer, whatever is selected.
 	TargetProducer
+	// TargetCurrent: consumer-current, whatever is selected.
+	TargetCurrent
 )
 
 // Line is a help line: the key as the help shows it and what it does.
@@ -178,6 +181,10 @@ var registry = []Action{
 	{Name: InjectBad, Keys: []string{"b"}, Help: Line{"b", "inject bad records"},
 		Doc:    "inject bad records: one malformed record of every kind",
 		Script: true, Target: TargetProducer},
+	{Name: Rebuild, Keys: []string{"B"}, Help: Line{"B", "rebuild strategy"}, Short: Line{"B", "rebuild"},
+		Doc: "consumer-current's rebuild strategy: replay → snapshot → changelog → replay; it applies at its next start, " +
+			"and a running one prepares it at once (writes a snapshot, publishes its changelog)",
+		Script: true, Target: TargetCurrent, OffScript: true},
 	{Name: ScaleUp, Keys: []string{"+"}, Help: Line{"+", "one more consumer-usage (max 3)"},
 		Doc:    "one consumer-usage instance more (up to 3, in one group)",
 		Target: TargetUsage,
@@ -292,7 +299,7 @@ func Footer() []Item {
 // HelpColumns is the ? view's items, column by column.
 func HelpColumns() [][]Item {
 	return [][]Item{
-		{one(Up), one(Down), one(Next), one(Jump), scale, one(Partitions)},
+		{one(Up), one(Down), one(Next), one(Jump), scale, one(Partitions), one(Rebuild)},
 		{one(Crash), one(Stop), one(Restart), one(Freeze), one(Pause), one(Why)},
 		{one(Mode), one(Reset), one(CrashAt), one(ResetLab), one(InjectBad), one(Scenarios)},
 		{one(Logs), scroll, one(Help), one(Close), one(Quit)},

@@ -56,6 +56,9 @@ type Config struct {
 	// "latest"/"earliest"). Empty means the seed's defaults, naive + latest.
 	UsageMode  string
 	UsageReset string
+	// Rebuild: how consumer-current rebuilds at a start (replay, snapshot,
+	// changelog; empty: replay).
+	Rebuild string
 }
 
 // Board is the whole dashboard state.
@@ -66,6 +69,10 @@ type Board struct {
 	procs map[string]*proc
 
 	mode, reset string // how consumer-usage is (re)started from now on
+	// rebuild: how consumer-current rebuilds from its next start;
+	// rebuilds: its starts, as rebuild.go keeps them.
+	rebuild  string
+	rebuilds []RebuildRun
 	// keyless: read where no key works (headless output, a report): its
 	// events point at files, not at keys.
 	keyless bool
@@ -153,6 +160,7 @@ func New(processes []string, cfg Config) *Board {
 		truth:      map[string]Truth{},
 		mode:       orDefault(cfg.UsageMode, "naive"),
 		reset:      orDefault(cfg.UsageReset, "latest"),
+		rebuild:    orDefault(cfg.Rebuild, "replay"),
 	}
 	rank := func(n string) int {
 		if IsKafkaNode(n) { // a cluster's nodes where the broker is
@@ -257,6 +265,8 @@ func (b *Board) applyControl(in any) bool {
 		b.event(v.At, "", LevelAction, v.Text)
 	case Mode:
 		b.setMode(v)
+	case Rebuild:
+		b.setRebuild(v)
 	case Request:
 		b.request(v)
 	case RequestDone:

@@ -96,6 +96,11 @@ type proc struct {
 	// positions before CaughtUp); replayShown: from then to CaughtUp.
 	replayFrom  time.Time
 	replayShown time.Duration
+	// consumer-current: what it keeps up for its next start (Prepares),
+	// and its incarnation's rebuild: b.rebuilds[rebuildAt-1] (0: none yet).
+	prepares  string
+	prepared  string
+	rebuildAt int
 
 	armed     string
 	lastCrash *CrashPointHit
@@ -197,6 +202,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.paused, p.pauseAsked = false, ""
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.replayFrom, p.replayShown = time.Time{}, 0
+	p.prepares, p.prepared, p.rebuildAt = "", "", 0
 	p.frozen, p.health = false, healthState{}
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
 	p.blockedSince, p.buffered, p.blockedErr, p.blockedSaid = time.Time{}, 0, "", nil
@@ -516,6 +522,15 @@ type ProcView struct {
 	CaughtUp         bool
 	CaughtUpMessages int64
 	CaughtUpMillis   int64
+	// consumer-current: Rebuild is how it rebuilds from its next start,
+	// Prepares what its running incarnation keeps up for it ("" before it
+	// says), LastRebuild how its latest incarnation rebuilt (nil before
+	// one announced it); Prepared the strategy it saved once since it began
+	// to prepare it.
+	Rebuild     string
+	Prepares    string
+	Prepared    string
+	LastRebuild *RebuildRun
 	// ReplayShown: how long consumer-current's rebuild showed as replaying
 	// (the row's "replaying N%", the sensors panel's progress bar), from
 	// its first progress report with positions to CaughtUp, on the
@@ -681,6 +696,15 @@ func (b *Board) Process(name string) ProcView {
 	v.Key = slices.Index(Canonical, name) + 1 // 0 when it has no key
 	if n, ok := UsageInstanceNumber(name); ok {
 		b.usageInstanceView(&v, p, n)
+	}
+	if name == Current {
+		v.Rebuild, v.LastRebuild = b.rebuild, b.currentRebuild(p)
+		if p.alive() {
+			v.Prepares = p.prepares
+			if p.prepared == p.prepares {
+				v.Prepared = p.prepared
+			}
+		}
 	}
 	if p.alive() && !p.startedAt.IsZero() && b.now.After(p.startedAt) {
 		v.Uptime = b.now.Sub(p.startedAt)

@@ -132,6 +132,24 @@ type ReportProcess struct {
 	// acknowledged while it is blocked (absent when it is not), and why.
 	Buffered     *int64 `json:"buffered,omitempty"`
 	BlockedCause string `json:"blocked_cause,omitempty"`
+	// consumer-current: Rebuild is the strategy of its next start
+	// (replay, snapshot, changelog); Rebuilds one entry per start, oldest
+	// first.
+	Rebuild  string          `json:"rebuild,omitempty"`
+	Rebuilds []ReportRebuild `json:"rebuilds,omitzero"`
+}
+
+// ReportRebuild is one start of consumer-current: the strategy it started
+// with, the records it read to catch up (the changelog's and the topic's)
+// and the milliseconds from its start to caught_up (both null until it
+// caught up), why it replayed the topic instead (null when it did not),
+// and the records of the topic below where it caught up (null until then).
+type ReportRebuild struct {
+	Strategy    string  `json:"strategy"`
+	RecordsRead *int64  `json:"records_read"`
+	Millis      *int64  `json:"millis"`
+	FellBack    *string `json:"fell_back"`
+	History     *int64  `json:"history"`
 }
 
 // ReportSensor is one sensor: what each side says about it.
@@ -206,7 +224,11 @@ func (b *Board) Report() Report {
 		r.Keys = &ReportKeys{Sensors: k.Keys, Records: k.Records, Disordered: k.Disordered, Scattered: append([]string{}, k.Scattered...), Through: maps.Clone(k.Through)}
 	}
 	for _, pv := range b.Processes() {
-		r.Processes = append(r.Processes, reportProcess(pv))
+		rp := reportProcess(pv)
+		if pv.Name == Current {
+			rp.Rebuild, rp.Rebuilds = b.rebuild, reportRebuilds(b.rebuilds)
+		}
+		r.Processes = append(r.Processes, rp)
 	}
 	sensors := b.reportSensors()
 	byKind := map[string]*Drift{}
@@ -297,6 +319,21 @@ func reportUsageInstance(rp *ReportProcess, pv ProcView) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func reportRebuilds(runs []RebuildRun) []ReportRebuild {
+	out := []ReportRebuild{}
+	for _, r := range runs {
+		rr := ReportRebuild{Strategy: r.Strategy}
+		if r.Done {
+			rr.RecordsRead, rr.Millis, rr.History = ptr(r.RecordsRead()), ptr(r.Millis), ptr(r.History)
+		}
+		if r.FellBack != "" {
+			rr.FellBack = ptr(r.FellBack)
+		}
+		out = append(out, rr)
+	}
+	return out
+}
 
 // reportSensors is every sensor's lines: consumer-current's state, the
 // usage consumer-query answers, the drift and the audit's truth.

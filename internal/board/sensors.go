@@ -98,6 +98,11 @@ type SensorsView struct {
 	Done, Total int64
 	Progress    float64
 	Rows        []SensorRow
+	// Rebuild is how the running consumer-current rebuilt (or is
+	// rebuilding) its state, in words (RebuildRun.Text), RebuildShort the
+	// same in fewer cells; "" while it is not live or rebuilding, or
+	// before it said.
+	Rebuild, RebuildShort string
 }
 
 // brokerDown: the supervised broker ran and is not up now; in a cluster,
@@ -125,6 +130,11 @@ func (b *Board) Sensors() SensorsView {
 	v.Status, v.Reason = b.currentFreshness(p, thisRun)
 	stale := !(v.Status == Live || (v.Status == Rebuilding && thisRun))
 	v.StaleRows = stale && len(b.sensors) > 0
+	if p != nil && p.alive() && (v.Status == Live || v.Status == Rebuilding) {
+		if r := b.currentRebuild(p); r != nil {
+			v.Rebuild, v.RebuildShort = r.Text(b.loc()), r.Short(b.loc())
+		}
+	}
 	for _, s := range b.sensors {
 		r := SensorRow{SensorState: s, Stale: stale}
 		if s.Timestamp > 0 && !b.now.IsZero() {

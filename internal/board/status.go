@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
@@ -44,6 +45,9 @@ var statusHandlers = map[status.Type]func(*Board, statusEvent){
 	status.Backpressure:      (*Board).onBackpressure,
 	status.BackpressureEnded: (*Board).onBackpressureEnded,
 	status.Stopping:          (*Board).onStopping,
+	status.Rebuild:           (*Board).onRebuild,
+	status.Prepares:          (*Board).onPrepares,
+	status.Prepared:          (*Board).onPrepared,
 }
 
 func (b *Board) procStatus(v ProcStatus) {
@@ -183,7 +187,11 @@ func (b *Board) onCaughtUp(s statusEvent) {
 	if s.settled {
 		p.state = Running
 	}
-	b.say(s, LevelGood, fmt.Sprintf("caught up after %s in %.1f s", Plural(e.Processed, "message"), float64(e.Millis)/1000))
+	text := fmt.Sprintf("caught up after %s in %.1f s", Plural(e.Processed, "message"), float64(e.Millis)/1000)
+	if r := b.caughtUpRebuild(p, e.Processed, e.Millis, e.History); r != "" && b.currentRebuild(p).Method() != "replay" {
+		text = "caught up: " + r
+	}
+	b.say(s, LevelGood, text)
 }
 
 // onInvalidMessage counts the message at once (the next Progress carries
@@ -213,6 +221,10 @@ func (b *Board) onCrashPointArmed(s statusEvent) {
 		return
 	}
 	s.p.armed = s.e.Point
+	if s.e.Point == string(lesson.MidSnapshot) {
+		b.say(s, LevelWarn, "crash point mid-snapshot armed: SIGKILLs itself in its next snapshot write")
+		return
+	}
 	b.say(s, LevelWarn, fmt.Sprintf("crash point %s armed: SIGKILLs itself at the next message that reaches it", s.e.Point))
 }
 
@@ -220,6 +232,10 @@ func (b *Board) onCrashPoint(s statusEvent) {
 	e := s.e
 	s.p.armed = ""
 	s.p.lastCrash = &CrashPointHit{At: s.at, Point: e.Point, Partition: e.Partition, Offset: e.Offset}
+	if e.Point == string(lesson.MidSnapshot) {
+		b.say(s, LevelBad, "crash point mid-snapshot reached: killing itself (SIGKILL) with half of the new snapshot written; the previous one stays whole")
+		return
+	}
 	b.say(s, LevelBad, fmt.Sprintf("crash point %s reached at partition %d offset %d: killing itself (SIGKILL)", e.Point, e.Partition, e.Offset))
 }
 

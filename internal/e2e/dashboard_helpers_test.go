@@ -65,6 +65,7 @@ func newDashboard(t *testing.T) *dashboard {
 		t.Cleanup(func() {
 			deleteTopic(t, d.external, d.topic)
 			deleteTopic(t, d.external, kafkacfg.DeadLetterTopic(d.topic))
+			deleteTopic(t, d.external, kafkacfg.ChangelogTopic(d.topic))
 		})
 		t.Logf("dashboard on KAFKA_BROKER=%s, topic %s", d.external, d.topic)
 	} else {

@@ -409,6 +409,7 @@ func TestServeWorkshop(t *testing.T) {
 		for _, id := range ids {
 			deleteTopic(t, external, "sensor-data-"+id)
 			deleteTopic(t, external, kafkacfg.DeadLetterTopic("sensor-data-"+id))
+			deleteTopic(t, external, kafkacfg.ChangelogTopic("sensor-data-"+id))
 		}
 	}
 }

@@ -102,6 +102,7 @@ func Stack(t testing.TB) *Infra {
 		t.Cleanup(func() {
 			deleteTopic(t, in.Brokers, in.Topic)
 			deleteTopic(t, in.Brokers, kafkacfg.DeadLetterTopic(in.Topic))
+			deleteTopic(t, in.Brokers, kafkacfg.ChangelogTopic(in.Topic))
 		})
 	}
 	checkStore(t, in.Mongo, mongoEnv != "")

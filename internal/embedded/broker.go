@@ -8,9 +8,12 @@ import (
 	"net"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kgocfg"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
@@ -105,6 +108,7 @@ func RunBroker(ctx context.Context, cfg BrokerConfig, em *status.Emitter, log *s
 		kfake.DefaultNumPartitions(int(cfg.Partitions)),
 		kfake.GroupMinSessionTimeout(groupMinSession),
 		kfake.GroupMaxSessionTimeout(groupMaxSession),
+		kfake.BrokerConfigs(brokerConfigs),
 		kfake.WithLogger(kfakeLogger{log}),
 	)
 	if err != nil {
@@ -116,16 +120,27 @@ func RunBroker(ctx context.Context, cfg BrokerConfig, em *status.Emitter, log *s
 		log.Info("broker stopped", "took", time.Since(t).Round(time.Millisecond))
 	}()
 
-	if err := ensureTopic(c, cfg.Topic, cfg.Partitions, log); err != nil {
+	if err := ensureTopic(c, cfg.Topic, cfg.Partitions, nil, log); err != nil {
 		return fmt.Errorf("broker: %w", err)
 	}
 	// Beside the topic, its dead-letter topic (consumer-usage forwards
 	// poison records there).
-	if err := ensureTopic(c, kafkacfg.DeadLetterTopic(cfg.Topic), kafkacfg.DeadLetterPartitions, log); err != nil {
+	if err := ensureTopic(c, kafkacfg.DeadLetterTopic(cfg.Topic), kafkacfg.DeadLetterPartitions, nil, log); err != nil {
+		return fmt.Errorf("broker: %w", err)
+	}
+	// And consumer-current's changelog, compacted.
+	changelog := kafkacfg.ChangelogTopic(cfg.Topic)
+	reloaded := c.TopicInfo(changelog) != nil
+	if err := ensureTopic(c, changelog, kafkacfg.ChangelogPartitions, kafkacfg.ChangelogTopicConfig(), log); err != nil {
 		return fmt.Errorf("broker: %w", err)
 	}
 
 	bound := ln.Addr().String()
+	if reloaded {
+		if err := startCleaner(ctx, bound, changelog); err != nil {
+			log.Warn("compaction does not run until a topic is created or its configuration altered", "err", err)
+		}
+	}
 	log.Info("broker listening", "addr", bound, "data_dir", dir, "topic", cfg.Topic,
 		"startup", time.Since(start).Round(time.Millisecond))
 	em.Emit(status.Event{Type: status.Listening, Endpoint: "kafka", Addr: bound})
@@ -139,10 +154,48 @@ func newCluster(opts ...kfake.Opt) (c *kfake.Cluster, err error) {
 	return kfake.NewCluster(opts...)
 }
 
-// ensureTopic creates topic if the (possibly reloaded) cluster lacks it.
-func ensureTopic(c *kfake.Cluster, topic string, partitions int32, log *slog.Logger) error {
+// brokerConfigs: compaction that really runs, and a topic that keeps its
+// history. kfake cleans compacted topics (consumer-current's changelog) on
+// a ticker of log.cleaner.backoff.ms (its default is an hour); once that
+// ticker runs it also applies retention.ms to every topic (7 days by
+// default), and the lab's topic keeps all of its messages: consumer-usage's
+// replays and the audit read them.
+var brokerConfigs = map[string]string{
+	"log.cleaner.backoff.ms": "1000",
+	"log.retention.ms":       "-1",
+}
+
+// startCleaner makes kfake start its cleaner after a reload from the data
+// dir: it starts the ticker only when a topic is created or deleted or
+// its configuration altered, so the changelog's cleanup.policy is set
+// again, through the protocol, to what it is.
+func startCleaner(ctx context.Context, addr, topic string) error {
+	cl, err := kgo.NewClient(kgocfg.Client(addr, "krl-broker-cleaner", nil)...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	policy := kafkacfg.ChangelogTopicConfig()["cleanup.policy"]
+	res, err := kadm.NewClient(cl).AlterTopicConfigs(actx,
+		[]kadm.AlterConfig{{Op: kadm.SetConfig, Name: "cleanup.policy", Value: &policy}}, topic)
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			return r.Err
+		}
+	}
+	return nil
+}
+
+// ensureTopic creates topic (with configs) if the (possibly reloaded)
+// cluster lacks it.
+func ensureTopic(c *kfake.Cluster, topic string, partitions int32, configs map[string]string, log *slog.Logger) error {
 	if c.TopicInfo(topic) == nil {
-		if err := c.CreateTopic(topic, partitions, nil); err != nil {
+		if err := c.CreateTopic(topic, partitions, configs); err != nil {
 			return fmt.Errorf("create topic %s: %w", topic, err)
 		}
 		log.Info("topic created", "topic", topic, "partitions", partitions)

@@ -20,6 +20,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
@@ -328,8 +329,9 @@ func TestBrokerNoAutoTopicCreation(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	if dlq := testTopic + ".dlq"; len(names) != 2 || names[0] != testTopic || names[1] != dlq {
-		t.Fatalf("topics %v, want only %s and its dead-letter topic %s", names, testTopic, dlq)
+	changelog, dlq := kafkacfg.ChangelogTopic(testTopic), kafkacfg.DeadLetterTopic(testTopic)
+	if len(names) != 3 || names[0] != testTopic || names[1] != changelog || names[2] != dlq {
+		t.Fatalf("topics %v, want only %s, consumer-current's changelog %s and the dead-letter topic %s", names, testTopic, changelog, dlq)
 	}
 }
 
@@ -566,12 +568,12 @@ func TestBrokerTopicOnReload(t *testing.T) {
 	b := startRole(t, "broker", "kafka", role("t1", 3))
 	b.stop()
 	b = startRole(t, "broker", "kafka", role("t1", 5))
-	if got := topicPartitions(t, b.addr); fmt.Sprint(got) != "map[t1:3 t1.dlq:1]" {
+	if got := topicPartitions(t, b.addr); fmt.Sprint(got) != "map[t1:3 t1.current-state:1 t1.dlq:1]" {
 		t.Fatalf("after asking for 5 partitions: %v, want t1 kept at 3", got)
 	}
 	b.stop()
 	b = startRole(t, "broker", "kafka", role("t2", 2))
-	if got := topicPartitions(t, b.addr); fmt.Sprint(got) != "map[t1:3 t1.dlq:1 t2:2 t2.dlq:1]" {
-		t.Fatalf("after asking for t2: %v, want t1:3 and t2:2 and their dead-letter topics", got)
+	if got := topicPartitions(t, b.addr); fmt.Sprint(got) != "map[t1:3 t1.current-state:1 t1.dlq:1 t2:2 t2.current-state:1 t2.dlq:1]" {
+		t.Fatalf("after asking for t2: %v, want t1:3 and t2:2 and their changelog and dead-letter topics", got)
 	}
 }

@@ -225,3 +225,57 @@ func LogsToChannel(c *kafka.ConfigMap) *kafka.ConfigMap {
 	(*c)["go.logs.channel.enable"] = true
 	return c
 }
+
+// ChangelogSuffix names consumer-current's changelog topic:
+// sensor-data.current-state.
+const ChangelogSuffix = ".current-state"
+
+// ChangelogTopic is consumer-current's changelog topic for topic: each
+// sensor's latest state, keyed by sensor, compacted.
+func ChangelogTopic(topic string) string { return topic + ChangelogSuffix }
+
+// ChangelogPartitions: one, so a reader finds every value before the
+// mark that says they are complete (consumers/current/changelog.go).
+const ChangelogPartitions = 1
+
+// ChangelogTopicConfig is the changelog's topic configuration: compacted,
+// and set so that compaction really runs within seconds on Apache Kafka,
+// which cleans only closed segments whose dirty share passes the ratio:
+// a segment is rolled after a second (segment.ms) or 1 MiB (segment.bytes,
+// Kafka 4's least), and any dirty share is worth cleaning
+// (min.cleanable.dirty.ratio), without delay (min.compaction.lag.ms). The
+// embedded broker takes them as they are and cleans on its own period
+// (internal/embedded). The source topic itself is never compacted:
+// consumer-usage's replays and the audit need every message.
+func ChangelogTopicConfig() map[string]string {
+	return map[string]string{
+		"cleanup.policy":            "compact",
+		"segment.ms":                "1000",
+		"segment.bytes":             "1048576",
+		"min.cleanable.dirty.ratio": "0.01",
+		"min.compaction.lag.ms":     "0",
+	}
+}
+
+// ChangelogProducer is consumer-current's producer to its changelog:
+// idempotent and acks=all, so the values of one publication land in order
+// before its mark.
+func ChangelogProducer(brokers string) *kafka.ConfigMap {
+	c := Producer(brokers)
+	(*c)["client.id"] = "krl-consumer-current-changelog"
+	(*c)["linger.ms"] = 5
+	(*c)["message.timeout.ms"] = 30_000
+	return c
+}
+
+// ChangelogReader reads the changelog once at a start, by assignment (no
+// group join, no commits; librdkafka only wants a group id).
+func ChangelogReader(brokers, groupID string) *kafka.ConfigMap {
+	c := Base(brokers, "krl-consumer-current-changelog-reader")
+	c["group.id"] = groupID
+	c["auto.offset.reset"] = "earliest"
+	c["enable.auto.commit"] = false
+	c["enable.auto.offset.store"] = false
+	c["fetch.queue.backoff.ms"] = 10
+	return &c
+}

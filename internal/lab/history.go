@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 )
 
 const (
@@ -39,6 +40,11 @@ const (
 // of the topic on a new baseline (as after --preload, where it starts after
 // the backlog), so the usage audit stays exact.
 func (l *Lab) History(ctx context.Context, target time.Duration) (err error) {
+	var strategy string
+	l.Observe(func(b *board.Board) { strategy = b.Rebuild() })
+	if strategy != string(lesson.Replay) {
+		return fmt.Errorf("history %s: it times consumer-current's replay, and consumer-current rebuilds by %s: switch to replay first (rebuild replay, or B)", target, strategy)
+	}
 	published := false
 	// However it ends (done, failed, or its scenario stopped), a stopped
 	// consumer-usage runs again, on a new baseline.
@@ -183,5 +189,53 @@ func (l *Lab) publishHistory(ctx context.Context, n int64, why string) error {
 		l.Note(fmt.Sprintf("history: the producer published %s messages in %.1f s",
 			board.Count(res.Delivered), float64(res.Millis)/1000))
 		return nil
+	})
+}
+
+// GrowHistory makes the topic hold at least n messages: the producer
+// publishes the difference as one burst of history (POST /history).
+// consumer-usage does not count the burst, as with History: it stops
+// before it and starts again from the end of the topic on a new baseline.
+func (l *Lab) GrowHistory(ctx context.Context, n int64) (err error) {
+	if n < 1 || n > historyMax {
+		return fmt.Errorf("history: %s messages: want 1 to %s", board.Count(n), board.Count(historyMax))
+	}
+	if l.offsets == nil {
+		return fmt.Errorf("history: the lab has not reached the broker yet")
+	}
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	hwm, err := l.offsets.HighWatermarks(hctx, l.cfg.Topic)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("history: the topic's size: %w", err)
+	}
+	var size int64
+	for _, h := range hwm {
+		size += h
+	}
+	if size >= n {
+		l.Note(fmt.Sprintf("history: the topic already holds %s messages (%s asked)", board.Count(size), board.Count(n)))
+		return nil
+	}
+	if err := l.stopUsage(); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	defer func() {
+		if rerr := l.ResetLab(); err == nil {
+			err = rerr
+		}
+	}()
+	why := fmt.Sprintf("the topic holds %s, %s asked", board.Count(size), board.Count(n))
+	if err := l.publishHistory(ctx, n-size, why); err != nil {
+		return err
+	}
+	// The steps after it read the topic's size from the board.
+	return l.waitUntil(ctx, func(b *board.Board) bool {
+		hwm, _ := b.HighWatermarks()
+		var s int64
+		for _, h := range hwm {
+			s += h
+		}
+		return s >= n
 	})
 }

@@ -50,6 +50,8 @@ type Config struct {
 	// consumer-usage's starting strategy.
 	UsageMode  string
 	UsageReset string
+	// Rebuild is how consumer-current rebuilds at a start ("" = replay).
+	Rebuild string
 	// UsageGroup is consumer-usage's fixed group with reset latest ("" =
 	// kafkacfg.UsageGroupID). Two dashboards sharing a broker need their
 	// own: consumer-usage is a static member of its group, and a second
@@ -105,8 +107,9 @@ type Lab struct {
 	// baselineMu makes a reset-lab one step. A scale holds baselineMu, then
 	// switchMu.
 	pauseMu, armMu, switchMu, baselineMu sync.Mutex
-	// freezeMu makes z a toggle even when pressed twice quickly.
-	freezeMu sync.Mutex
+	// freezeMu makes z a toggle even when pressed twice quickly;
+	// rebuildMu the rebuild key a cycle.
+	freezeMu, rebuildMu sync.Mutex
 
 	mu        sync.Mutex
 	mirror    *board.Board
@@ -207,6 +210,7 @@ func (l *Lab) NewBoard() *board.Board {
 		Topic:      l.cfg.Topic,
 		UsageMode:  l.cfg.UsageMode,
 		UsageReset: l.cfg.UsageReset,
+		Rebuild:    l.cfg.Rebuild,
 	})
 }
 
@@ -437,6 +441,18 @@ func (l *Lab) ensureTopics(ctx context.Context, brokers string) error {
 	if created {
 		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created dead-letter topic %s", dlq)})
 	}
+	changelog := kafkacfg.ChangelogTopic(l.cfg.Topic)
+	changelogConfig := kafkacfg.ChangelogTopicConfig()
+	maps.Copy(changelogConfig, topicConfig)
+	tctx, tcancel = context.WithTimeout(ctx, l.connectTimeout())
+	created, err = l.offsets.EnsureTopicReplicated(tctx, changelog, kafkacfg.ChangelogPartitions, rf, changelogConfig)
+	tcancel()
+	if err != nil {
+		return &launchError{"Kafka error", fmt.Errorf("changelog topic %s on %s: %w", changelog, brokers, err)}
+	}
+	if created {
+		l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("created consumer-current's changelog topic %s (compacted)", changelog)})
+	}
 	return nil
 }
 
@@ -565,6 +581,8 @@ var roleFlags = map[string]func(l *Lab, name string) (value string, ok bool){
 	},
 	"--group":       func(l *Lab, name string) (string, bool) { g := l.usageGroupArgLocked(name); return g, g != "" },
 	"--instance-id": func(_ *Lab, name string) (string, bool) { return name, name != board.Usage },
+	"--rebuild":     func(l *Lab, _ string) (string, bool) { return l.mirror.Rebuild(), true },
+	"--snapshot":    func(l *Lab, _ string) (string, bool) { return l.snapshotPath(), true },
 	"--effect-delay": func(l *Lab, name string) (string, bool) {
 		d := l.mirror.EffectDelay(name)
 		return d.String(), d > 0

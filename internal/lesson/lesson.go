@@ -1,6 +1,7 @@
 // Package lesson holds the lab's domain words, typed, in one place: how
 // consumer-usage runs (mode), where a new group of it starts reading
-// (reset), and where it can be made to crash (crash points). Flags, the
+// (reset), where it can be made to crash (crash points), and how
+// consumer-current rebuilds its state at a start (rebuild strategy). Flags, the
 // script language, the keys, the board and the consumers all parse and
 // name them through here.
 package lesson
@@ -104,6 +105,41 @@ func NextCrashPoint(cur CrashPoint) CrashPoint {
 	return AfterDelta
 }
 
+// Rebuild is how consumer-current rebuilds its state at a start.
+type Rebuild string
+
+const (
+	// Replay is the seed's strategy: a fresh group, earliest, the whole
+	// topic read again.
+	Replay Rebuild = "replay"
+	// Snapshot loads the state and the offsets it covers from a file the
+	// process writes, then reads only what follows those offsets.
+	Snapshot Rebuild = "snapshot"
+	// Changelog reads each sensor's latest state back from a compacted topic
+	// the process publishes, then the tail of the topic.
+	Changelog Rebuild = "changelog"
+)
+
+// Rebuilds lists the strategies in the order the rebuild key cycles them.
+var Rebuilds = []Rebuild{Replay, Snapshot, Changelog}
+
+// ParseRebuild validates a rebuild strategy name.
+func ParseRebuild(s string) (Rebuild, error) {
+	return parse(s, "rebuild strategy", Rebuilds)
+}
+
+// Next is the strategy the rebuild key switches to: replay → snapshot →
+// changelog → replay. An unknown one counts as replay.
+func (r Rebuild) Next() Rebuild {
+	switch r {
+	case Snapshot:
+		return Changelog
+	case Changelog:
+		return Replay
+	}
+	return Snapshot
+}
+
 // Words are values as plain strings (usage texts, grammars).
 func Words[T ~string](values []T) []string {
 	out := make([]string, len(values))
@@ -125,3 +161,8 @@ func parse[T ~string](s, what string, valid []T) (T, error) {
 	}
 	return "", fmt.Errorf("unknown %s %q (want %s)", what, s, strings.Join(names, " or "))
 }
+
+// MidSnapshot is consumer-current's one crash point: its next snapshot
+// write SIGKILLs the process with half of the new file written, before
+// the file takes the old one's place.
+const MidSnapshot CrashPoint = "mid-snapshot"

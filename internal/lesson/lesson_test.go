@@ -51,3 +51,23 @@ func TestCycles(t *testing.T) {
 		t.Error("Other")
 	}
 }
+
+func TestRebuildCycle(t *testing.T) {
+	r := Replay
+	for _, want := range []Rebuild{Snapshot, Changelog, Replay} {
+		if r = r.Next(); r != want {
+			t.Fatalf("next %s, want %s", r, want)
+		}
+	}
+	if Rebuild("").Next() != Snapshot {
+		t.Error("an unknown strategy counts as replay")
+	}
+	if _, err := ParseRebuild("compact"); err == nil {
+		t.Error("compact parsed")
+	}
+	for _, r := range Rebuilds {
+		if got, err := ParseRebuild(string(r)); err != nil || got != r {
+			t.Errorf("parse %s: %v %v", r, got, err)
+		}
+	}
+}

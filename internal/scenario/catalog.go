@@ -24,6 +24,7 @@ var catalog = []Scenario{
 		Name:    "replay",
 		Title:   "Strategy 1: full replay from earliest",
 		Summary: "crash consumer-current, watch it rebuild from earliest, state identical after",
+		Rebuild: "replay",
 		Article: "consumer-current keeps the last message of each sensor in an in-memory dictionary: when it " +
 			"crashes it loses everything. It recovers by re-reading the whole topic: a new random group.id " +
 			"at every restart and auto.offset.reset=earliest. Rebuilding is a pure overwrite by key, so the " +
@@ -87,6 +88,7 @@ var catalog = []Scenario{
 		},
 		Cleanup: "resume producer",
 	},
+	rebuildCost,
 	{
 		Name:       "checkpoint-and-skip",
 		Title:      "Strategy 2: checkpoint and skip",

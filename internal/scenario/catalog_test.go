@@ -13,7 +13,7 @@ import (
 
 // The names are a contract (--scenario NAME, workshop notes, README).
 func TestCatalogNames(t *testing.T) {
-	want := []string{"replay", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "leader-election", "min-insync", "key-ordering"}
+	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "leader-election", "min-insync", "key-ordering"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %q, want %q", got, want)
 	}
@@ -25,7 +25,7 @@ func TestCatalogNames(t *testing.T) {
 	if _, ok := Lookup("nope"); ok {
 		t.Fatal("Lookup found an unknown name")
 	}
-	if err := ErrUnknown("nope"); !strings.Contains(err.Error(), "replay, checkpoint-and-skip") {
+	if err := ErrUnknown("nope"); !strings.Contains(err.Error(), "replay, rebuild-cost, checkpoint-and-skip") {
 		t.Fatalf("ErrUnknown does not list the names: %v", err)
 	}
 }
@@ -76,6 +76,9 @@ func checkScenarioHead(t *testing.T, sc Scenario) {
 	}
 	if sc.UsageReset != "" && !slices.Contains(lesson.Words(lesson.Resets), sc.UsageReset) {
 		t.Errorf("usage reset %q", sc.UsageReset)
+	}
+	if sc.Rebuild != "" && !slices.Contains(lesson.Words(lesson.Rebuilds), sc.Rebuild) {
+		t.Errorf("rebuild %q", sc.Rebuild)
 	}
 	if _, err := script.ParseString(sc.Cleanup); err != nil {
 		t.Errorf("cleanup: %v", err)

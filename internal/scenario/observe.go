@@ -28,8 +28,10 @@ type Observation struct {
 	// CaughtUp and UsageCaughtUp as the board decides them.
 	CaughtUp      bool
 	UsageCaughtUp bool
-	// How consumer-usage is (re)started from now on.
+	// How consumer-usage is (re)started from now on, and how
+	// consumer-current rebuilds at its next start.
 	UsageMode, UsageReset string
+	Rebuild               string
 	// Keys: per sensor, what the audit read of its key in the topic.
 	Keys map[string]board.Truth
 	// Parts: the topic's partitions as the latest metadata says.
@@ -53,6 +55,7 @@ func Capture(b *board.Board) Observation {
 	o.HWMAt = b.HighWatermarksAt()
 	o.Committed, o.CommitGroup, o.CommitsCurrent = b.Committed()
 	o.UsageMode, o.UsageReset = b.UsageConfig()
+	o.Rebuild = b.Rebuild()
 	o.Keys = b.AuditKeys()
 	o.Parts = b.Partitions()
 	return o

@@ -65,7 +65,7 @@ func (r Runner) Run(ctx context.Context, sc Scenario) Result {
 	for i, c := range sc.Checks {
 		x.results[i] = CheckResult{What: c.What, Pending: true, Observed: "not measured yet"}
 	}
-	x.prog = Progress{Name: sc.Name, Title: sc.Title, Article: sc.Article, Steps: len(sc.Steps)}
+	x.prog = Progress{Name: sc.Name, Title: sc.Title, Article: sc.Article, Panel: sc.Panel, Steps: len(sc.Steps)}
 	r.Host.Note(fmt.Sprintf("scenario %s started: %s", sc.Name, sc.Title))
 
 	x.err = x.prepare(ctx)
@@ -147,6 +147,27 @@ func (x *run) prepare(ctx context.Context) error {
 		}
 		names = append(names, b)
 	}
+	acts := x.preparing(o, names)
+	x.prog.Waiting = stackReady.What
+	if x.sc.Baseline {
+		x.prog.Waiting = "a new baseline (reset-lab): usage records cleared, drift starts at exactly 0"
+	}
+	x.report()
+	if len(acts) > 0 {
+		if err := x.do(ctx, strings.Join(acts, "\n")); err != nil {
+			return fmt.Errorf("preparing the stack: %w", err)
+		}
+	}
+	if err := x.waitFor(ctx, stackReady, time.Second, DefaultTimeout); err != nil {
+		return fmt.Errorf("preparing the stack: %w", err)
+	}
+	return x.fitsReplay()
+}
+
+// preparing is the script actions that bring the stack to the scenario's
+// start: the processes that ended started, the producer publishing, and
+// consumer-usage and consumer-current in the scenario's configuration.
+func (x *run) preparing(o Observation, names []string) []string {
 	var acts []string
 	for _, n := range names {
 		// Only what ended (crashed or stopped): a process the board has
@@ -166,25 +187,15 @@ func (x *run) prepare(ctx context.Context) error {
 	if x.sc.UsageMode != "" && x.sc.UsageMode != o.UsageMode {
 		acts = append(acts, "mode "+board.Usage+" "+x.sc.UsageMode)
 	}
+	if x.sc.Rebuild != "" && x.sc.Rebuild != o.Rebuild {
+		acts = append(acts, "rebuild "+x.sc.Rebuild)
+	}
 	if x.sc.Baseline {
 		x.r.Host.Note(fmt.Sprintf("scenario %s starts from a new baseline (reset-lab): usage records and checkpoints "+
 			"cleared, consumer-usage reads on from the end of the topic, so every drift it shows comes from this lesson", x.sc.Name))
 		acts = append(acts, string(action.ResetLab))
 	}
-	x.prog.Waiting = stackReady.What
-	if x.sc.Baseline {
-		x.prog.Waiting = "a new baseline (reset-lab): usage records cleared, drift starts at exactly 0"
-	}
-	x.report()
-	if len(acts) > 0 {
-		if err := x.do(ctx, strings.Join(acts, "\n")); err != nil {
-			return fmt.Errorf("preparing the stack: %w", err)
-		}
-	}
-	if err := x.waitFor(ctx, stackReady, time.Second, DefaultTimeout); err != nil {
-		return fmt.Errorf("preparing the stack: %w", err)
-	}
-	return x.fitsReplay()
+	return acts
 }
 
 // fitsReplay refuses a scenario whose replay the topic is too long for.

@@ -187,6 +187,12 @@ func (h *fakeHost) InjectBad(n int) (int, error) {
 func (h *fakeHost) History(ctx context.Context, d time.Duration) error {
 	return h.call("history "+d.String(), nil)
 }
+func (h *fakeHost) GrowHistory(ctx context.Context, n int64) error {
+	return h.call(fmt.Sprintf("history %d", n), nil)
+}
+func (h *fakeHost) SetRebuild(strategy string) error {
+	return h.call("rebuild "+strategy, nil)
+}
 
 func (h *fakeHost) Note(text string) {
 	h.mu.Lock()

@@ -44,6 +44,12 @@ type Scenario struct {
 	// baseline (reset-lab: usage records and checkpoints cleared,
 	// consumer-usage reading on from the end of the topic), and says so.
 	Baseline bool
+	// Rebuild: how consumer-current must rebuild when the scenario starts
+	// ("" = as it is); the runner switches it first.
+	Rebuild string
+	// Panel names a view the dashboard shows in the sensors' and usage's
+	// place while the scenario's narration is on ("" = none): PanelCost.
+	Panel string
 	// MaxReplay: the scenario replays consumer-usage from earliest through
 	// the store, one write a message, so it refuses to start on a topic of
 	// more messages than that (0: no bound) rather than time out minutes in.
@@ -164,10 +170,15 @@ type Result struct {
 	Seconds float64 `json:"seconds"`
 }
 
+// PanelCost is the rebuild-cost chart (Scenario.Panel).
+const PanelCost = "cost"
+
 // Progress is what the narration panel shows; the runner reports one at
 // every change.
 type Progress struct {
 	Name, Title, Article string
+	// Panel is the scenario's Panel.
+	Panel string
 	// Step is 1-based; 0 while preparing the stack.
 	Step, Steps int
 	StepTitle   string

@@ -18,6 +18,8 @@
 //	reset-lab                             a new baseline: usage records and checkpoints cleared
 //	inject-bad 9                          the producer publishes 9 malformed records, every kind in turn
 //	history 3s                            grow the topic until consumer-current's replay takes 3s (a new baseline)
+//	history 1000000                       grow the topic to 1,000,000 messages (a new baseline)
+//	rebuild snapshot                      replay|snapshot|changelog: how consumer-current rebuilds from its next start
 //	mode consumer-usage guarded           naive|guarded, from the next start
 //	reset consumer-usage earliest         latest|earliest, from the next start
 //	scale consumer-usage 3                run 1–3 instances of consumer-usage in its group
@@ -59,6 +61,7 @@ var (
 	instances   = board.UsageInstanceNames()
 	crashPoints = lesson.Words(append(slices.Clone(lesson.CrashPoints), lesson.NoCrashPoint))
 	modes       = lesson.Words(lesson.Modes)
+	rebuilds    = lesson.Words(lesson.Rebuilds)
 	resets      = lesson.Words(lesson.Resets)
 )
 
@@ -74,11 +77,13 @@ type Action struct {
 	Kind Kind
 	// Name is the process (every kind but wait, wait-caught-up and quit).
 	Name string
-	// Value is the crash point, mode or reset (crash-at, mode, reset).
+	// Value is the crash point, mode, reset or rebuild strategy (crash-at,
+	// mode, reset, rebuild).
 	Value string
 	// Duration of wait and wait-caught-up; the delay of effect-delay.
 	Duration time.Duration
-	// Count of inject-bad; the number of instances of scale.
+	// Count of inject-bad; the number of instances of scale; the messages
+	// history grows the topic to (0: it grows it by Duration).
 	Count int
 	// Line is the 1-based line in the source; 0 for actions built in code.
 	Line int
@@ -88,7 +93,14 @@ type Action struct {
 // (Line aside).
 func (a Action) String() string {
 	switch a.Kind {
-	case action.Wait, action.WaitCaughtUp, action.WaitBalanced, action.History:
+	case action.History:
+		if a.Count > 0 {
+			return fmt.Sprintf("%s %d", a.Kind, a.Count)
+		}
+		return string(a.Kind) + " " + a.Duration.String()
+	case action.Rebuild:
+		return string(a.Kind) + " " + a.Value
+	case action.Wait, action.WaitCaughtUp, action.WaitBalanced:
 		return string(a.Kind) + " " + a.Duration.String()
 	case action.Quit, action.ResetLab:
 		return string(a.Kind)
@@ -155,8 +167,9 @@ var language = []verb{
 	{action.Reset, grammar{parse: parseProcess, names: []string{board.Usage}, values: resets, what: "reset"}, valued(Target.SetReset)},
 	{action.ResetLab, grammar{parse: parseNothing}, plain(Target.ResetLab)},
 	{action.InjectBad, grammar{parse: parseCount, syntax: "N"}, runInjectBad},
-	{action.History, grammar{parse: parseDuration, syntax: "DURATION"},
-		func(ctx context.Context, t Target, a Action, _ clock) error { return t.History(ctx, a.Duration) }},
+	{action.History, grammar{parse: parseHistory, syntax: "DURATION|MESSAGES"}, runHistory},
+	{action.Rebuild, grammar{parse: parseValue, values: rebuilds, what: "rebuild strategy"},
+		func(_ context.Context, t Target, a Action, _ clock) error { return t.SetRebuild(a.Value) }},
 	{action.Quit, grammar{parse: parseNothing}, func(_ context.Context, t Target, _ Action, _ clock) error { t.Quit(); return nil }},
 	{action.Freeze, grammar{parse: parseProcess, names: processes}, named(Target.Freeze)},
 	{action.Thaw, grammar{parse: parseProcess, names: processes}, named(Target.Thaw)},
@@ -293,6 +306,43 @@ func parseDuration(a Action, g grammar, args []string) (Action, string) {
 	return a, extra(a.Kind, g, args, 1)
 }
 
+// parseValue parses "rebuild snapshot": one of g.values.
+func parseValue(a Action, g grammar, args []string) (Action, string) {
+	if len(args) == 0 {
+		return a, fmt.Sprintf("%s: missing %s (want %s)", a.Kind, g.what, join(g.values))
+	}
+	if !slices.Contains(g.values, args[0]) {
+		return a, fmt.Sprintf("%s: unknown %s %q (want %s)", a.Kind, g.what, args[0], join(g.values))
+	}
+	a.Value = args[0]
+	return a, extra(a.Kind, g, args, 1)
+}
+
+// MaxHistory bounds the topic history grows (the lab's own limit).
+const MaxHistory = 10_000_000
+
+// parseHistory parses "history 3s" (until a replay takes that long) and
+// "history 1000000" (until the topic holds that many messages).
+func parseHistory(a Action, g grammar, args []string) (Action, string) {
+	if len(args) > 0 {
+		if n, err := strconv.Atoi(args[0]); err == nil {
+			if n < 1 || n > MaxHistory {
+				return a, fmt.Sprintf("%s: bad message count %q (want a number from 1 to %d)", a.Kind, args[0], MaxHistory)
+			}
+			a.Count = n
+			return a, extra(a.Kind, g, args, 1)
+		}
+	}
+	return parseDuration(a, g, args)
+}
+
+func runHistory(ctx context.Context, t Target, a Action, _ clock) error {
+	if a.Count > 0 {
+		return t.GrowHistory(ctx, int64(a.Count))
+	}
+	return t.History(ctx, a.Duration)
+}
+
 // parseCount parses "inject-bad 9".
 func parseCount(a Action, g grammar, args []string) (Action, string) {
 	if len(args) == 0 {
@@ -419,6 +469,8 @@ func usage(k Kind, g grammar) string {
 	switch {
 	case g.syntax != "":
 		return string(k) + " " + g.syntax
+	case g.values != nil && g.names == nil:
+		return string(k) + " " + strings.Join(g.values, "|")
 	case g.values != nil:
 		return string(k) + " " + strings.Join(g.names, "|") + " " + strings.Join(g.values, "|")
 	case len(g.names) == 1:
@@ -463,6 +515,12 @@ type Target interface {
 	// replay from earliest shows its progress for at least d (a new
 	// baseline for consumer-usage, which does not count the history).
 	History(ctx context.Context, d time.Duration) error
+	// GrowHistory grows the topic with history until it holds n messages
+	// (a new baseline for consumer-usage, as History).
+	GrowHistory(ctx context.Context, n int64) error
+	// SetRebuild makes consumer-current rebuild with strategy from its
+	// next start (a running one prepares it at once).
+	SetRebuild(strategy string) error
 	// Quit ends the dashboard; the script stops after it.
 	Quit()
 	// Freeze SIGSTOPs the process group of name; Thaw SIGCONTs it.

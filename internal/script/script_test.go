@@ -43,6 +43,8 @@ effect-delay consumer-usage 0s
 wait-held consumer-usage-2 30s
 history 3s
 quit
+history 1000000
+rebuild snapshot
 `
 	got, err := ParseString(src)
 	if err != nil {
@@ -76,6 +78,8 @@ quit
 		{Kind: action.WaitHeld, Name: "consumer-usage-2", Duration: 30 * time.Second, Line: 27},
 		{Kind: action.History, Duration: 3 * time.Second, Line: 28},
 		{Kind: action.Quit, Line: 29},
+		{Kind: action.History, Count: 1000000, Line: 30},
+		{Kind: action.Rebuild, Value: "snapshot", Line: 31},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
@@ -112,7 +116,7 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, history, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down, wait-isr, wait-blocked, wait-leads, wait-balanced)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, history, rebuild, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down, wait-isr, wait-blocked, wait-leads, wait-balanced)`},
 		{"Crash producer", `unknown action "Crash"`},
 		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
 		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
@@ -136,6 +140,12 @@ func TestParseErrors(t *testing.T) {
 		{"start nope", `start: unknown process "nope"`},
 		{"restart", `restart: missing process name`},
 		{"crash producer now", `crash: unexpected "now" (usage: crash NAME)`},
+		{"rebuild", `rebuild: missing rebuild strategy (want replay, snapshot, changelog)`},
+		{"rebuild compact", `rebuild: unknown rebuild strategy "compact" (want replay, snapshot, changelog)`},
+		{"rebuild snapshot now", `rebuild: unexpected "now" (usage: rebuild replay|snapshot|changelog)`},
+		{"history 0", `history: bad message count "0" (want a number from 1 to 10000000)`},
+		{"history 20000000", `history: bad message count "20000000"`},
+		{"history soon", `history: bad duration "soon"`},
 		{"pause", `pause: missing process name (want producer)`},
 		{"pause consumer-usage", `pause: not possible for consumer-usage (only producer)`},
 		{"resume store", `resume: not possible for store (only producer)`},
@@ -265,6 +275,12 @@ func (f *fakeTarget) InjectBad(n int) (int, error) {
 }
 func (f *fakeTarget) History(ctx context.Context, d time.Duration) error {
 	return f.record("history " + d.String())
+}
+func (f *fakeTarget) GrowHistory(ctx context.Context, n int64) error {
+	return f.record(fmt.Sprintf("history %d", n))
+}
+func (f *fakeTarget) SetRebuild(strategy string) error {
+	return f.record("rebuild " + strategy)
 }
 func (f *fakeTarget) WaitCaughtUp(ctx context.Context) error {
 	if err := f.record("wait-caught-up"); err != nil {

@@ -71,8 +71,29 @@ const (
 	// usage writes completed after their partition was revoked).
 	Progress Type = "progress"
 	// CaughtUp: the consumer reached the high watermarks it saw when it was
-	// assigned. Fields: Processed (messages read to get there), Millis.
+	// assigned. Fields: Processed (messages read to get there), Millis;
+	// consumer-current's also History (the records of the topic below
+	// those watermarks: what a replay reads).
 	CaughtUp Type = "caught_up"
+	// Rebuild: consumer-current says how this start rebuilds its state,
+	// once, before it reads the topic. Fields: Strategy (the one it was
+	// started with: replay, snapshot or changelog), Reason (why it reads
+	// the whole topic instead: no snapshot, an unreadable or foreign one, an
+	// empty changelog; empty when it did not fall back), SnapshotAt (when
+	// the snapshot it loaded was written), Count (changelog records read),
+	// Sensors (sensor states restored), Positions (where each partition's
+	// reading starts; the high watermark -1).
+	Rebuild Type = "rebuild"
+	// Prepares: what consumer-current keeps up for its next start. Fields:
+	// Strategy (snapshot: it writes one at least every few seconds and at a
+	// graceful stop; changelog: it publishes each sensor's state; replay:
+	// nothing). Written at its start and when POST /rebuild changes it.
+	Prepares Type = "prepares"
+	// Prepared: consumer-current saved, for the first time since its
+	// Prepares, what its next start needs. Fields: Strategy, SnapshotAt
+	// (the snapshot written), Count (the changelog records published),
+	// Sensors.
+	Prepared Type = "prepared"
 	// InvalidMessage: a message was counted and skipped. Fields: Partition, Offset, Error.
 	InvalidMessage Type = "invalid_message"
 	// CrashPoint: the consumer is about to SIGKILL itself at an armed crash
@@ -168,6 +189,9 @@ type Event struct {
 	Late        int64      `json:"late,omitempty"`
 	Reason      string     `json:"reason,omitempty"`
 	Error       string     `json:"error,omitempty"`
+	Strategy    string     `json:"strategy,omitempty"`
+	SnapshotAt  time.Time  `json:"snapshot_at,omitzero"`
+	History     int64      `json:"history,omitempty"`
 }
 
 // Emitter writes events for one role. Safe for concurrent use.

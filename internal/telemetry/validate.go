@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -519,4 +520,49 @@ func (r *canonicalReader) number() (num []byte, isInt bool) {
 		isInt = false
 	}
 	return r.b[start:r.i], isInt
+}
+
+// Reference is a Validator's last valid message of a sensor in a
+// partition: what the next record of that sensor there is judged against.
+type Reference struct {
+	Partition int32   `json:"partition"`
+	Message   Message `json:"message"`
+}
+
+// References lists the validator's references, by sensor then partition:
+// with Judged, what a state saved to be judged on from where it stopped
+// needs (RestoreValidator).
+func (v *Validator) References() []Reference {
+	out := make([]Reference, 0, len(v.last))
+	for s, m := range v.last {
+		out = append(out, Reference{Partition: s.partition, Message: m})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return a.Message.SensorID < b.Message.SensorID || (a.Message.SensorID == b.Message.SensorID && a.Partition < b.Partition)
+	})
+	return out
+}
+
+// Judged is, per partition, the offset after the last record judged.
+func (v *Validator) Judged() map[int32]int64 {
+	out := make(map[int32]int64, len(v.next))
+	for p, n := range v.next {
+		out[p] = n
+	}
+	return out
+}
+
+// RestoreValidator is a validator that has judged each partition p up to
+// judged[p] (exclusive) and holds refs as its references: it judges the
+// records that follow exactly as the validator they were taken from would.
+func RestoreValidator(judged map[int32]int64, refs []Reference) *Validator {
+	v := NewValidator()
+	for p, n := range judged {
+		v.next[p] = n
+	}
+	for _, r := range refs {
+		v.last[series{r.Message.SensorID, r.Partition}] = r.Message
+	}
+	return v
 }

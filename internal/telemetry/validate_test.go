@@ -150,3 +150,41 @@ func TestValidatorReference(t *testing.T) {
 		t.Fatalf("after Forget, a restarted log's first record is %v", got)
 	}
 }
+
+// A restored validator judges what follows as the one it was taken from.
+func TestRestoreValidator(t *testing.T) {
+	enc := func(id string, ts int64, hours, km float64) []byte {
+		b, err := Encode(Message{SensorID: id, Timestamp: ts, Odometry: Odometry{HoursTot: hours, KmTot: km}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	orig := NewValidator()
+	orig.Judge(0, 0, []byte("s1"), enc("s1", 1, 10, 100))
+	orig.Judge(0, 1, []byte("s2"), enc("s2", 1, 5, 50))
+	orig.Judge(1, 0, []byte("s1"), enc("s1", 2, 20, 200))
+	restored := RestoreValidator(orig.Judged(), orig.References())
+	if got := len(restored.References()); got != 3 {
+		t.Fatalf("%d references, want 3", got)
+	}
+	for _, next := range []struct {
+		p     int32
+		off   int64
+		key   string
+		value []byte
+	}{
+		{0, 1, "s2", enc("s2", 1, 5, 50)},     // judged already: a replay
+		{0, 2, "s1", enc("s1", 3, 9, 100)},    // backwards against s1's reference in partition 0
+		{0, 3, "s1", enc("s1", 4, 11, 110)},   // valid
+		{1, 1, "s1", enc("s1", 5, 19, 300)},   // backwards in partition 1
+		{2, 0, "s1", enc("s1", 6, 1, 1)},      // a partition never read: no reference
+		{0, 4, "s2", []byte(`{"sensor_id":`)}, // not JSON
+	} {
+		_, want, wantErr := orig.Judge(next.p, next.off, []byte(next.key), next.value)
+		_, got, gotErr := restored.Judge(next.p, next.off, []byte(next.key), next.value)
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("%d/%d: restored says %s (%v), the original %s (%v)", next.p, next.off, got, gotErr, want, wantErr)
+		}
+	}
+}

@@ -30,6 +30,7 @@ var keyHandlers = map[action.Name]keyHandler{
 	action.CrashAt:    plain(Model.armCrash),
 	action.ResetLab:   plain(Model.resetLab),
 	action.InjectBad:  plain(Model.injectBad),
+	action.Rebuild:    plain(Model.cycleRebuild),
 	action.ScaleUp:    func(m Model, _ tea.KeyMsg) (tea.Model, tea.Cmd) { return m.scale(+1) },
 	action.ScaleDown:  func(m Model, _ tea.KeyMsg) (tea.Model, tea.Cmd) { return m.scale(-1) },
 	action.Logs:       plain(Model.toggleLogs),

@@ -46,6 +46,10 @@ type Controller interface {
 	// every kind in turn (its POST /inject-bad; 0 = one of each kind), and
 	// returns how many were delivered.
 	InjectBad(n int) (delivered int, err error)
+	// CycleRebuild moves consumer-current's rebuild strategy one step along
+	// replay → snapshot → changelog → replay, from its next start (a
+	// running one prepares it at once), and returns it.
+	CycleRebuild() (string, error)
 	// Scale runs n (1–3) instances of consumer-usage in its group; the
 	// ones scaled away are stopped and their rows removed.
 	Scale(n int) error
@@ -66,6 +70,7 @@ const (
 	OpInjectBad = "inject-bad" // InjectBad: how many were delivered
 	OpScale     = "scale"      // Scale: the number of instances asked for
 	OpScenario  = "scenario"   // ScenarioHost.Start: the name; Stop: ""
+	OpRebuild   = "rebuild"    // CycleRebuild: the strategy
 )
 
 // ScenarioHost runs guided scenarios for the dashboard (the g key). Start

@@ -282,10 +282,11 @@ type fakeController struct {
 	tail   []string
 	inputs []any
 
-	paused bool
-	armed  lesson.CrashPoint
-	mode   lesson.Mode
-	reset  lesson.Reset
+	paused  bool
+	armed   lesson.CrashPoint
+	mode    lesson.Mode
+	reset   lesson.Reset
+	rebuild string
 }
 
 func (f *fakeController) record(call string) error {
@@ -341,6 +342,15 @@ func (f *fakeController) TogglePause() (bool, error) {
 	}
 	return false, f.record("resume")
 }
+func (f *fakeController) CycleRebuild() (string, error) {
+	f.rebuild = string(lesson.Rebuild(f.rebuild).Next())
+	err := f.record("rebuild " + f.rebuild)
+	if err == nil {
+		f.emit(board.Rebuild{At: at(70), Strategy: f.rebuild})
+	}
+	return f.rebuild, err
+}
+
 func (f *fakeController) CycleCrashPoint(name string) (lesson.CrashPoint, error) {
 	f.armed = lesson.NextCrashPoint(f.armed)
 	err := f.record("arm " + name + " " + string(f.armed))

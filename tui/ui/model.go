@@ -470,6 +470,35 @@ func (m Model) armCrash() (tea.Model, tea.Cmd) {
 	}
 }
 
+// cycleRebuild handles B: consumer-current's rebuild strategy moves one
+// step along replay → snapshot → changelog → replay, from its next start.
+func (m Model) cycleRebuild() (tea.Model, tea.Cmd) {
+	if !m.board.Has(board.Current) {
+		m.setStatus(board.LevelWarn, "B: no consumer-current in this run")
+		return m, nil
+	}
+	m.setStatus(board.LevelAction, "B: switching consumer-current's rebuild strategy…")
+	ctl := m.ctl
+	return m, func() tea.Msg {
+		s, err := ctl.CycleRebuild()
+		return ActionResultMsg{Op: OpRebuild, Name: board.Current, Value: s, Err: err}
+	}
+}
+
+// rebuildResult is what the status line says of a switch of strategy.
+func rebuildResult(strategy string, running bool) string {
+	if !running {
+		return "consumer-current will rebuild by " + strategy + " at its next start (r starts it)"
+	}
+	switch strategy {
+	case "snapshot":
+		return "consumer-current wrote a snapshot and keeps one; its next start loads it (x then r, or r)"
+	case "changelog":
+		return "consumer-current published its changelog and keeps it up; its next start reads it (x then r, or r)"
+	}
+	return "consumer-current's next start replays the topic from earliest"
+}
+
 // injectBad handles b: the producer publishes one malformed record of
 // every kind (InjectBad(0)).
 func (m Model) injectBad() (tea.Model, tea.Cmd) {
@@ -527,6 +556,8 @@ func (m Model) result(r ActionResultMsg) Model {
 		m.setStatus(board.LevelGood, "consumer-usage runs "+r.Value+" instance(s) in one group: the events show the rebalance")
 	case OpInjectBad:
 		m.setStatus(board.LevelGood, "producer published "+r.Value+" malformed records: the consumers skip them, consumer-usage forwards them to the DLQ")
+	case OpRebuild:
+		m.setStatus(board.LevelGood, rebuildResult(r.Value, m.board.Process(board.Current).Alive))
 	case OpArm:
 		if r.Value == string(lesson.NoCrashPoint) {
 			m.setStatus(board.LevelGood, "crash point disarmed on consumer-usage (c arms after-delta)")

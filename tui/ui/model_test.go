@@ -61,6 +61,8 @@ func TestGolden(t *testing.T) {
 		{name: "launch_failed", scene: sceneLaunchFailed},
 		{name: "scaled", scene: sceneScaled, msgs: []tea.Msg{keyMsg("3"), keyMsg("down"), ActionResultMsg{Op: OpScale, Name: board.Usage, Value: "3"}}},
 		{name: "cluster_broker_crashed", scene: sceneClusterBrokerCrashed, msgs: []tea.Msg{keyMsg("down"), keyMsg("down"), keyMsg("down"), keyMsg("down"), keyMsg("down"), keyMsg("down"), ActionResultMsg{Op: board.OpCrash, Name: "broker-2"}}},
+		{name: "current_snapshot_rebuilt", scene: sceneSnapshotRebuilt, msgs: []tea.Msg{keyMsg("2")}},
+		{name: "rebuild_cost_chart", scene: sceneCost, msgs: costMsgs},
 		{name: "largest_values_states_a", scene: sceneStatesA, msgs: []tea.Msg{keyMsg("3")}},
 		{name: "largest_values_states_b", scene: sceneStatesB, msgs: []tea.Msg{keyMsg("2")}},
 		{name: "logs", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), keyMsg("l"), LogTailMsg{Name: board.Usage, Lines: []string{

@@ -132,6 +132,7 @@ func TestScenarioPickerStartsAndStops(t *testing.T) {
 	}
 	// Keys in the picker choose; they do not act on processes.
 	m = press(t, m, "down")
+	m = press(t, m, "down")
 	m = press(t, m, "x")
 	m = pressEnter(m)
 	if got := host.Calls(); !slices.Equal(got, []string{"start checkpoint-and-skip"}) {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
+	"github.com/kafka-recovery-lab/krl/tui/ui/components/cost"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/events"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/help"
 	"github.com/kafka-recovery-lab/krl/tui/ui/components/lag"
@@ -208,6 +210,9 @@ func (m Model) middleOrPartitions(sc screen, w int, full bool) string {
 	if m.showWhy {
 		return m.whyView(w, sc.middleH, full)
 	}
+	if m.narration != nil && m.narration.Panel == scenario.PanelCost && !m.showPartitions {
+		return m.costView(w, sc.middleH, full)
+	}
 	if !m.showPartitions {
 		return m.middle(sc.sensors, sc.usage, w, sc.middleH, full)
 	}
@@ -219,6 +224,17 @@ func (m Model) middleOrPartitions(sc screen, w int, full bool) string {
 		return common.Box(st, title, p.Detail(w-2, h-2), w, h)
 	}
 	return common.Section(st.Title.Render(title), p.Detail(w, h-1), w, h)
+}
+
+// costView is the rebuild-cost chart in the sensors' and usage's place,
+// while its scenario's narration is on.
+func (m Model) costView(w, h int, full bool) string {
+	st := m.styles
+	p := cost.Panel{Styles: st, View: m.board.Cost()}
+	if full {
+		return common.Box(st, cost.Title(), p.Lines(w-2, h-2), w, h)
+	}
+	return common.Section(st.Title.Render(cost.Title()), p.Lines(w, h-1), w, h)
 }
 
 // whyView is the w view in the sensors' and usage's place.

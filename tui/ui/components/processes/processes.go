@@ -62,12 +62,31 @@ func strategy(pv board.ProcView, scaled bool) string {
 	if pv.Instance > 0 && (scaled || pv.Prevented > 0 || pv.Late > 0) {
 		return InstanceCell(pv)
 	}
+	if pv.Rebuild != "" {
+		return RebuildCell(pv)
+	}
 	r, n, ok := role.Of(pv.Name)
 	if !ok {
 		return pv.Strategy
 	}
 	return r.Short.Say(pv.Reset, n)
 }
+
+// RebuildCell is consumer-current's rebuild strategy in force: "full
+// replay", "snapshot", "changelog"; "replay→snap" while the running
+// incarnation started with replay and the next start will load a
+// snapshot.
+func RebuildCell(pv board.ProcView) string {
+	if pv.Alive && pv.LastRebuild != nil && pv.LastRebuild.Strategy != pv.Rebuild {
+		return rebuildShort[pv.LastRebuild.Strategy] + "→" + rebuildShort[pv.Rebuild]
+	}
+	if pv.Rebuild == "replay" {
+		return "full replay"
+	}
+	return pv.Rebuild
+}
+
+var rebuildShort = map[string]string{"replay": "replay", "snapshot": "snap", "changelog": "chlog"}
 
 // InstanceCell is a consumer-usage instance: "p[0 2] prev 3 late 1"
 // (partitions owned, second effects prevented, late writes; the table cuts

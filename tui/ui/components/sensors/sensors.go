@@ -70,6 +70,11 @@ func (p Panel) View(width, height int) string {
 	lines := p.statusLines(width)
 
 	cols := Columns(width)
+	// How the state was rebuilt, under the status, while that leaves
+	// every row and the invalid count their lines.
+	if line := p.rebuildLine(width); line != "" && len(lines)+1+1+len(v.Rows)+p.invalidLines() <= height {
+		lines = append(lines, line)
+	}
 	if len(v.Rows) == 0 {
 		return strings.Join(common.FitLines(append(lines, "", st.Muted.Render("  no sensor state yet")), width, height), "\n")
 	}
@@ -107,6 +112,26 @@ func (p Panel) View(width, height int) string {
 		lines = append(lines, common.Fit(st.Warn.Render(fmt.Sprintf("%d invalid skipped", p.Invalid))+st.Muted.Render(" (b injects)"), width))
 	}
 	return strings.Join(common.FitLines(lines, width, height), "\n")
+}
+
+// rebuildLine is how the state was rebuilt, in width ("" when not known).
+func (p Panel) rebuildLine(width int) string {
+	v := p.State
+	text := v.Rebuild
+	if common.Width(text) > width {
+		text = v.RebuildShort
+	}
+	if text == "" {
+		return ""
+	}
+	return common.Fit(p.Styles.Muted.Render(text), width)
+}
+
+func (p Panel) invalidLines() int {
+	if p.Invalid > 0 {
+		return 1
+	}
+	return 0
 }
 
 func (p Panel) statusLine(width int) string {
