@@ -85,6 +85,7 @@ func (b *Board) procFrozen(v ProcFrozen) {
 	}
 	p.frozen = v.Frozen
 	if v.Frozen {
+		p.frozenAt = v.At
 		b.event(v.At, v.Name, LevelWarn, fmt.Sprintf("frozen (SIGSTOP to pid %d's group): it holds its sockets and does nothing; z thaws it", v.PID))
 		return
 	}

@@ -113,9 +113,11 @@ type proc struct {
 	// reads from the beginning of the topic.
 	newGroup bool
 
-	// frozen: the current incarnation is SIGSTOPped (health.go).
-	frozen bool
-	health healthState
+	// frozen: the current incarnation is SIGSTOPped (health.go), since
+	// frozenAt.
+	frozen   bool
+	frozenAt time.Time
+	health   healthState
 	// backpressureSince: consumer-usage stopped taking messages (store
 	// down or slow) at this time; zero when it is not in backpressure.
 	backpressureSince  time.Time
@@ -530,9 +532,11 @@ type ProcView struct {
 	// start; -1 until it is known.
 	Redelivered int64
 
-	// Frozen: SIGSTOPped (State is Frozen unless a request is pending).
-	Frozen bool
-	Health HealthView
+	// Frozen: SIGSTOPped (State is Frozen unless a request is pending),
+	// since FrozenAt.
+	Frozen   bool
+	FrozenAt time.Time
+	Health   HealthView
 	// Backpressure is how long consumer-usage has not been taking new
 	// messages because the store is down or slow (0: it takes them), and
 	// BackpressureReason why.
@@ -675,6 +679,9 @@ func (b *Board) Process(name string) ProcView {
 	if p.frozen && p.pending == "" {
 		v.State = Frozen
 	}
+	if p.frozen {
+		v.FrozenAt = p.frozenAt
+	}
 	if p.alive() {
 		v.StartedAt = p.startedAt
 	}
@@ -764,6 +771,9 @@ func causeName(cause string) string {
 // the ISR shrank below min.insync.replicas, which is now why).
 func (b *Board) blockedCause(p *proc) string {
 	meta := b.NotEnoughReplicas()
+	if b.acksLeader() {
+		meta = "" // acks=1 is not refused below min.insync.replicas
+	}
 	switch {
 	case p.blockedErr == "":
 		return meta

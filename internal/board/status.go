@@ -44,6 +44,7 @@ var statusHandlers = map[status.Type]func(*Board, statusEvent){
 	status.Backpressure:      (*Board).onBackpressure,
 	status.BackpressureEnded: (*Board).onBackpressureEnded,
 	status.Stopping:          (*Board).onStopping,
+	status.AcksSet:           (*Board).onAcksSet,
 }
 
 func (b *Board) procStatus(v ProcStatus) {
@@ -71,6 +72,9 @@ func (b *Board) say(s statusEvent, level Level, text string) { b.event(s.at, s.p
 
 func (b *Board) onStarted(s statusEvent) {
 	p, e := s.p, s.e
+	if e.Acks != "" {
+		b.acks.running = e.Acks
+	}
 	p.mode, p.reset, p.groupID = e.Mode, e.Reset, e.GroupID
 	p.newGroup = e.Reset == "earliest" && e.GroupID != "" && !b.groupsSeen[e.GroupID]
 	if e.GroupID != "" {
@@ -161,6 +165,7 @@ func (b *Board) onProgress(s statusEvent) {
 	p.processed, p.invalid = e.Processed, e.Invalid
 	if role.Lookup(p.name).Lag == role.LagSent {
 		p.produced = e.Produced
+		b.producerWaiting(s)
 	}
 	if IsUsage(p.name) {
 		p.prevented, p.late = e.Prevented, e.Late

@@ -34,6 +34,8 @@ type Observation struct {
 	Keys map[string]board.Truth
 	// Parts: the topic's partitions as the latest metadata says.
 	Parts board.PartitionsView
+	// Acks: the producer's acks and what became of its acknowledged writes.
+	Acks board.AcksView
 }
 
 // Capture reads an Observation from a board.
@@ -55,6 +57,7 @@ func Capture(b *board.Board) Observation {
 	o.UsageMode, o.UsageReset = b.UsageConfig()
 	o.Keys = b.AuditKeys()
 	o.Parts = b.Partitions()
+	o.Acks = b.Acks()
 	return o
 }
 

@@ -386,6 +386,12 @@ var presses = map[action.Name]pressRule{
 			return now.Proc(board.Producer).Paused != base.Proc(board.Producer).Paused
 		},
 	},
+	action.Acks: {
+		do: func(h Host, p Press, _ Observation) error { return h.SetAcks(p.Value) },
+		done: func(p Press, _, now Observation) bool {
+			return now.Acks.Running == p.Value && now.Acks.Setting == p.Value
+		},
+	},
 	action.ScaleUp: {
 		do: func(h Host, _ Press, base Observation) error { return h.Scale(base.usageInstances() + 1) },
 		done: func(_ Press, base, now Observation) bool {

@@ -286,6 +286,7 @@ type fakeController struct {
 	armed  lesson.CrashPoint
 	mode   lesson.Mode
 	reset  lesson.Reset
+	acks   lesson.Acks
 }
 
 func (f *fakeController) record(call string) error {
@@ -360,6 +361,11 @@ func (f *fakeController) ToggleUsageReset() (string, bool, error) {
 	return string(f.reset), true, f.record("reset " + string(f.reset))
 }
 func (f *fakeController) ResetLab() error { return f.record("reset-lab") }
+func (f *fakeController) ToggleAcks() (string, error) {
+	f.acks = lesson.Acks(orDefault(string(f.acks), string(lesson.AcksAll))).Other()
+	f.emit(board.AcksSetting{At: at(70), Acks: string(f.acks)})
+	return string(f.acks), f.record("acks " + string(f.acks))
+}
 func (f *fakeController) Scale(n int) error {
 	err := f.record(fmt.Sprintf("scale %d", n))
 	if err == nil {
