@@ -68,6 +68,12 @@ type AckSummary struct {
 	Latest map[int32]Acked
 }
 
+// compareAcked orders records by partition, offset, key and timestamp.
+func compareAcked(a, b Acked) int {
+	return cmp.Or(cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset),
+		cmp.Compare(a.Key, b.Key), cmp.Compare(a.Timestamp, b.Timestamp))
+}
+
 // Check settles every record it can against t and returns where they
 // stand.
 func (c *AckCheck) Check(t Truth) AckSummary {
@@ -99,12 +105,7 @@ func (c *AckCheck) Check(t Truth) AckSummary {
 			c.pending[p] = keep
 		}
 	}
-	slices.SortFunc(missing, func(a, b Acked) int {
-		if a.Partition != b.Partition {
-			return int(a.Partition - b.Partition)
-		}
-		return cmp.Compare(a.Offset, b.Offset)
-	})
+	slices.SortFunc(missing, compareAcked)
 	c.missing = missing
 	latest := make(map[int32]Acked, len(c.latest))
 	for p, r := range c.latest {

@@ -65,8 +65,8 @@ type acksState struct {
 	setting, running string
 	check            AckedCheck
 	seen             bool
-	// lostSaid: how many lost writes the timeline has named.
-	lostSaid int
+	// lostSaid: the lost writes the timeline has named.
+	lostSaid map[AckedRecord]bool
 	// waiting: the producer's latest progress report on the records
 	// waiting for their acknowledgement.
 	waiting waitingReport
@@ -113,33 +113,33 @@ func switchTook(d time.Duration) string {
 }
 
 func (b *Board) ackedCheck(v AckedCheck) {
-	if v.Err != nil && !b.acks.seen {
+	if v.Err != nil {
+		// The last good read stays; the view says the log is unreadable.
 		b.acks.check.Err = v.Err
 		return
 	}
 	v.Missing = slices.Clone(v.Missing)
 	v.Latest = maps.Clone(v.Latest)
 	b.acks.check, b.acks.seen = v, true
-	if n := len(v.Missing); n > b.acks.lostSaid {
-		fresh := v.Missing
-		if b.acks.lostSaid < n {
-			fresh = lostSince(v.Missing, b.acks.lostSaid)
+	// A loss is found when the audit reads past its offset, in any
+	// partition: name the ones not named yet.
+	var fresh []LostWrite
+	for _, w := range v.Missing {
+		if !b.acks.lostSaid[w] {
+			fresh = append(fresh, w)
 		}
-		b.event(v.At, "", LevelBad, fmt.Sprintf("%s lost: %s, not in the topic (it holds other records at those offsets)",
-			Plural(int64(len(fresh)), "acknowledged write"), LostRanges(fresh)))
-		b.acks.lostSaid = n
-	} else if n < b.acks.lostSaid {
-		b.acks.lostSaid = n
 	}
-}
-
-// lostSince is the lost writes beyond the first said, in the check's
-// order (by partition then offset: a new loss lands anywhere).
-func lostSince(all []LostWrite, said int) []LostWrite {
-	if said <= 0 {
-		return all
+	if len(fresh) == 0 {
+		return
 	}
-	return all[min(said, len(all)):]
+	if b.acks.lostSaid == nil {
+		b.acks.lostSaid = map[AckedRecord]bool{}
+	}
+	for _, w := range fresh {
+		b.acks.lostSaid[w] = true
+	}
+	b.event(v.At, "", LevelBad, fmt.Sprintf("%s lost: %s, not in the topic (it holds other records at those offsets)",
+		Plural(int64(len(fresh)), "acknowledged write"), LostRanges(fresh)))
 }
 
 // LostRanges says where lost writes were acknowledged, by partition with
@@ -218,14 +218,16 @@ func (b *Board) Acks() AcksView {
 	return v
 }
 
-// acksLeader: the producer writes with acks=1 (the running one as it
-// said, else the setting it starts with).
-func (b *Board) acksLeader() bool {
-	a := b.AcksSetting()
+// acksLeader: the producer writes with acks=1.
+func (b *Board) acksLeader() bool { return b.producerAcks() == string(lesson.AcksLeader) }
+
+// producerAcks is the running producer's acks as it said, else the
+// setting it starts with.
+func (b *Board) producerAcks() string {
 	if p := b.procs[Producer]; p != nil && p.alive() && b.acks.running != "" {
-		a = b.acks.running
+		return b.acks.running
 	}
-	return a == string(lesson.AcksLeader)
+	return b.AcksSetting()
 }
 
 // AcksSetting is the producer's acks setting from now on ("all" unless
@@ -242,4 +244,37 @@ func (b *Board) AcksSetting() string {
 func (v AcksView) AckedSince(partition int32, t time.Time) bool {
 	r, ok := v.Latest[partition]
 	return ok && r.Timestamp > t.UnixMilli()
+}
+
+// ReportAcks is the report's acks: the setting the producer writes with
+// (as it said, else the one it starts with), how many writes its log says
+// were acknowledged, and every one of them the topic does not hold (by key
+// and payload timestamp) as far as the audit has read; with the producer
+// paused and the audit caught up, that is all of them.
+type ReportAcks struct {
+	Setting      string             `json:"setting"`
+	Acknowledged int64              `json:"acknowledged"`
+	Missing      []ReportAckMissing `json:"missing"`
+}
+
+// ReportAckMissing is one acknowledged write the topic does not hold:
+// where the broker said it stored it, its sensor and its timestamp (epoch
+// ms, the message's own).
+type ReportAckMissing struct {
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Sensor    string `json:"sensor"`
+	Timestamp int64  `json:"timestamp"`
+}
+
+func (b *Board) reportAcks() ReportAcks {
+	v := b.Acks()
+	r := ReportAcks{Setting: v.Setting, Acknowledged: v.Acknowledged, Missing: []ReportAckMissing{}}
+	if v.Running != "" {
+		r.Setting = v.Running
+	}
+	for _, w := range v.Missing {
+		r.Missing = append(r.Missing, ReportAckMissing{Partition: w.Partition, Offset: w.Offset, Sensor: w.Sensor, Timestamp: w.Timestamp})
+	}
+	return r
 }

@@ -91,6 +91,7 @@ func (b *Board) procFrozen(v ProcFrozen) {
 	}
 	// Probes while it was frozen went unanswered: judge it afresh.
 	p.health = healthState{}
+	p.thawedAt = v.At
 	b.event(v.At, v.Name, LevelGood, fmt.Sprintf("thawed (SIGCONT to pid %d's group)", v.PID))
 }
 

@@ -230,6 +230,9 @@ type PartitionsView struct {
 	Rows         []PartitionRow
 	// Keys: the audit's read of the topic, key by key, against Rows.
 	Keys KeysCheck
+	// Acked: the producer's acks and its acknowledged writes against the
+	// topic (acks.go).
+	Acked AcksView
 }
 
 // KeysCheck is the audit's read of the topic set against the partitioner:
@@ -356,6 +359,7 @@ func (b *Board) Partitions() PartitionsView {
 	slices.Sort(v.Nodes)
 	v.SingleNode = len(v.Nodes) == 1 && !replicated
 	v.Keys = b.keysCheck(placed)
+	v.Acked = b.Acks()
 	return v
 }
 

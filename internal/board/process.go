@@ -113,11 +113,11 @@ type proc struct {
 	// reads from the beginning of the topic.
 	newGroup bool
 
-	// frozen: the current incarnation is SIGSTOPped (health.go), since
-	// frozenAt.
-	frozen   bool
-	frozenAt time.Time
-	health   healthState
+	// frozen: the current incarnation is SIGSTOPped (health.go); frozenAt
+	// and thawedAt: its latest freeze and thaw.
+	frozen             bool
+	frozenAt, thawedAt time.Time
+	health             healthState
 	// backpressureSince: consumer-usage stopped taking messages (store
 	// down or slow) at this time; zero when it is not in backpressure.
 	backpressureSince  time.Time
@@ -200,6 +200,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.caughtUp, p.caughtUpMsgs, p.caughtUpMs = false, 0, 0
 	p.replayFrom, p.replayShown = time.Time{}, 0
 	p.frozen, p.health = false, healthState{}
+	p.frozenAt, p.thawedAt = time.Time{}, time.Time{}
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
 	p.blockedSince, p.buffered, p.blockedErr, p.blockedSaid = time.Time{}, 0, "", nil
 	p.partitions, p.member, p.generation = nil, "", 0
@@ -499,6 +500,9 @@ type ProcView struct {
 	// producer
 	Produced int64
 	Paused   bool
+	// Acks: the producer's acks setting (the running one's, else the one
+	// it starts with).
+	Acks string
 	// PauseAsked is OpPause or OpResume while the producer has not yet
 	// confirmed it.
 	PauseAsked string
@@ -532,11 +536,12 @@ type ProcView struct {
 	// start; -1 until it is known.
 	Redelivered int64
 
-	// Frozen: SIGSTOPped (State is Frozen unless a request is pending),
-	// since FrozenAt.
-	Frozen   bool
-	FrozenAt time.Time
-	Health   HealthView
+	// Frozen: SIGSTOPped (State is Frozen unless a request is pending).
+	// FrozenAt and ThawedAt: the incarnation's latest freeze and thaw
+	// (zero: none).
+	Frozen             bool
+	FrozenAt, ThawedAt time.Time
+	Health             HealthView
 	// Backpressure is how long consumer-usage has not been taking new
 	// messages because the store is down or slow (0: it takes them), and
 	// BackpressureReason why.
@@ -679,13 +684,16 @@ func (b *Board) Process(name string) ProcView {
 	if p.frozen && p.pending == "" {
 		v.State = Frozen
 	}
-	if p.frozen {
-		v.FrozenAt = p.frozenAt
+	if p.alive() {
+		v.FrozenAt, v.ThawedAt = p.frozenAt, p.thawedAt
 	}
 	if p.alive() {
 		v.StartedAt = p.startedAt
 	}
 	v.Key = slices.Index(Canonical, name) + 1 // 0 when it has no key
+	if name == Producer {
+		v.Acks = b.producerAcks()
+	}
 	if n, ok := UsageInstanceNumber(name); ok {
 		b.usageInstanceView(&v, p, n)
 	}
