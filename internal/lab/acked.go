@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -118,56 +119,56 @@ func (t *ackedTail) parse(line []byte) (audit.Acked, bool) {
 
 // parseAckedLine reads {"partition":P,"offset":O,"key":"K","timestamp":T,"acks":"A"}
 // with a plain key; ok false for anything else.
-func parseAckedLine(b []byte) (r audit.Acked, ok bool) {
-	lit := func(s string) bool {
-		if !bytes.HasPrefix(b, []byte(s)) {
-			return false
-		}
-		b = b[len(s):]
-		return true
-	}
-	num := func() (int64, bool) {
-		i := 0
-		for i < len(b) && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) {
-			i++
-		}
-		v, err := strconv.ParseInt(string(b[:i]), 10, 64)
-		b = b[i:]
-		return v, err == nil
-	}
-	str := func() (string, bool) {
-		i := bytes.IndexByte(b, '"')
-		if i < 0 || bytes.IndexByte(b[:i], '\\') >= 0 {
-			return "", false
-		}
-		s := string(b[:i])
-		b = b[i+1:]
-		return s, true
-	}
-	var p, o, ts int64
-	var key, acks string
-	ok = lit(`{"partition":`)
-	if ok {
-		p, ok = num()
-	}
-	ok = ok && lit(`,"offset":`)
-	if ok {
-		o, ok = num()
-	}
-	ok = ok && lit(`,"key":"`)
-	if ok {
-		key, ok = str()
-	}
-	ok = ok && lit(`,"timestamp":`)
-	if ok {
-		ts, ok = num()
-	}
-	ok = ok && lit(`,"acks":"`)
-	if ok {
-		acks, ok = str()
-	}
-	ok = ok && lit("}") && len(bytes.TrimSpace(b)) == 0 && key != "" && p >= 0 && p <= 1<<31-1
+func parseAckedLine(b []byte) (audit.Acked, bool) {
+	r := lineReader{b: b, ok: true}
+	r.lit(`{"partition":`)
+	p := r.num()
+	r.lit(`,"offset":`)
+	o := r.num()
+	r.lit(`,"key":"`)
+	key := r.str()
+	r.lit(`,"timestamp":`)
+	ts := r.num()
+	r.lit(`,"acks":"`)
+	acks := r.str()
+	r.lit("}")
+	ok := r.ok && len(bytes.TrimSpace(r.b)) == 0 && key != "" && p >= 0 && p <= math.MaxInt32
 	return audit.Acked{Partition: int32(p), Offset: o, Key: key, Timestamp: ts, Acks: acks}, ok
+}
+
+// lineReader reads a line in a fixed form; ok turns false at the first
+// thing that differs, and everything after reads as zero.
+type lineReader struct {
+	b  []byte
+	ok bool
+}
+
+func (r *lineReader) lit(s string) {
+	if r.ok = r.ok && bytes.HasPrefix(r.b, []byte(s)); r.ok {
+		r.b = r.b[len(s):]
+	}
+}
+
+func (r *lineReader) num() int64 {
+	i := 0
+	for i < len(r.b) && (r.b[i] == '-' || (r.b[i] >= '0' && r.b[i] <= '9')) {
+		i++
+	}
+	v, err := strconv.ParseInt(string(r.b[:i]), 10, 64)
+	r.ok = r.ok && err == nil
+	r.b = r.b[i:]
+	return v
+}
+
+// str reads up to the closing quote of a string without escapes.
+func (r *lineReader) str() string {
+	i := bytes.IndexByte(r.b, '"')
+	if r.ok = r.ok && i >= 0 && bytes.IndexByte(r.b[:i], '\\') < 0; !r.ok {
+		return ""
+	}
+	s := string(r.b[:i])
+	r.b = r.b[i+1:]
+	return s
 }
 
 // ackedPoll is the lab's comparison of the acknowledged records with the
