@@ -56,7 +56,8 @@ type lostWrite struct {
 // the producer's acked.ndjson had at the end of the run up by content (key
 // and payload timestamp). The writes acknowledged with acks=1 that are not
 // there must be at least one, those acknowledged with acks=all none, and
-// all of them exactly the report's acks.missing.
+// all of them exactly the report's acks.missing (the lines the producer
+// wrote after the report, as the dashboard quit, are in the topic).
 func acksAgainstTheTopic(t *testing.T, bin string, rep scenarioReport) {
 	t.Helper()
 	acked := readAcked(t, filepath.Join(rep.runDir, "acked.ndjson"))
@@ -96,7 +97,9 @@ func acksAgainstTheTopic(t *testing.T, bin string, rep scenarioReport) {
 	if !maps.Equal(lost, reported) {
 		t.Errorf("the report's acks.missing differs from the topic read back:\nreported %v\nread back %v", sortedLost(reported), sortedLost(lost))
 	}
-	if rep.Acks.Acknowledged != int64(len(acked)) {
+	// The report is taken before the processes stop: the producer, publishing
+	// again after the lesson, logs a few more.
+	if rep.Acks.Acknowledged <= 0 || rep.Acks.Acknowledged > int64(len(acked)) {
 		t.Errorf("the report counted %d acknowledged writes, acked.ndjson has %d", rep.Acks.Acknowledged, len(acked))
 	}
 }
