@@ -471,7 +471,9 @@ var acksLoss = Scenario{
 		{
 			Title: "Count what acks=1 lost",
 			Say: "Every write the producer was told succeeded, set against the topic read back by content " +
-				"(sensor and timestamp): the offsets alone would lie, the new leader reused them.",
+				"(sensor and timestamp): the offsets alone would lie, the new leader reused them. No consumer " +
+				"ever saw the lost writes (they were above the high watermark): the usage stays exact, and " +
+				"nobody downstream can tell.",
 			Watch: "t: the Acked line, the lost writes by partition and offset.",
 			Until: ackedSettled, Stable: ackedStable, Timeout: 30 * time.Second,
 			Tell: tellLost,
@@ -491,7 +493,7 @@ var acksLoss = Scenario{
 			Title: "The same freeze with acks=all",
 			Say: "The same steps: freeze the followers, kill the leader, thaw them. This time the leader cannot " +
 				"confirm: the writes wait for the followers, and the producer keeps them.",
-			Watch: "The producer row: blocked, N buf; then the leader crashed and the followers thawed.",
+			Watch: "Two broker rows frozen again, then the leader crashed: the producer row says retrying kafka while its writes wait (\"blocked: N buffered\" on the timeline).",
 			Event: "thawed",
 			From:  freezeFollowers,
 			Until: writesHeld, Timeout: acksFreezeTimeout,
