@@ -144,9 +144,10 @@ func injectOnce(ctx context.Context, cfg Config, em *status.Emitter, log *slog.L
 
 // serveHTTP serves POST /inject-bad?n=N (default one of each kind): the
 // request is handed to the publishing loop, and the answer lists where
-// each record landed; and POST /history?n=N (historyHandler). It returns a
+// each record landed; POST /history?n=N (historyHandler) and POST
+// /acks?to=all|1 (acksHandler). It returns a
 // function that stops the server.
-func serveHTTP(ctx context.Context, addr string, inject chan<- InjectRequest, history chan<- HistoryRequest, em *status.Emitter, log *slog.Logger) (func(), error) {
+func serveHTTP(ctx context.Context, addr string, inject chan<- InjectRequest, history chan<- HistoryRequest, acks chan<- AcksRequest, em *status.Emitter, log *slog.Logger) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("http: %w", err)
@@ -186,6 +187,7 @@ func serveHTTP(ctx context.Context, addr string, inject chan<- InjectRequest, hi
 		_ = json.NewEncoder(w).Encode(res)
 	})
 	mux.HandleFunc("POST /history", historyHandler(ctx, history))
+	mux.HandleFunc("POST /acks", acksHandler(ctx, acks))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

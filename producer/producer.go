@@ -22,6 +22,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
@@ -68,6 +69,13 @@ type Config struct {
 	Inject chan InjectRequest
 	// History delivers history requests the same way (POST /history).
 	History chan HistoryRequest
+	// Acks is the acks setting to start with ("" = all); AcksSwitch
+	// delivers switches (POST /acks) the same way as History.
+	Acks       lesson.Acks
+	AcksSwitch chan AcksRequest
+	// AckedLog is the file every acknowledged record is appended to
+	// (AckedRecord, one JSON line each); "" keeps none.
+	AckedLog string
 }
 
 const (
@@ -144,11 +152,16 @@ func parseFlags(args []string) (cfg Config, preload int, err error) {
 	fs.BoolVar(&cfg.LogAcks, "log-acks", os.Getenv("KRL_LOG_ACKS") == "1", "log every acknowledged message on stderr (env KRL_LOG_ACKS=1)")
 	fs.IntVar(&cfg.InjectBad, "inject-bad", 0, fmt.Sprintf("publish N malformed records of every kind in turn (%d = one of each) and exit", BadCycle))
 	fs.StringVar(&cfg.HTTP, "http", "127.0.0.1:0", "listen address of POST /inject-bad?n=N and POST /history?n=N (empty: no HTTP server)")
+	acks := fs.String("acks", string(lesson.AcksAll), "acks setting: all (idempotent) or 1 (the leader alone; idempotence off); POST /acks?to=all|1 switches it")
+	fs.StringVar(&cfg.AckedLog, "acked-log", "", "append every acknowledged record to this file, one JSON line each (partition, offset, key, timestamp, acks)")
 	fs.IntVar(&preload, "preload", 0, "publish `N` messages of back-dated history as fast as the broker takes them, and exit (benchmarks: scripts/bench.sh)")
 	if err := cli.Parse(fs, args); err != nil {
 		return Config{}, 0, err
 	}
 	cfg.Brokers, cfg.Topic = conn.Brokers, conn.Topic
+	if cfg.Acks, err = lesson.ParseAcks(*acks); err != nil {
+		return Config{}, 0, cli.Usagef("--acks: %v", err)
+	}
 	switch {
 	case cfg.Sensors < 1 || cfg.Sensors > 9999:
 		return Config{}, 0, cli.Usagef("--sensors must be between 1 and 9999, got %d", cfg.Sensors)
@@ -190,9 +203,12 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano()
 	}
-	em.Emit(status.Event{Type: status.Started, PID: os.Getpid()})
+	if cfg.Acks == "" {
+		cfg.Acks = lesson.AcksAll
+	}
+	em.Emit(status.Event{Type: status.Started, PID: os.Getpid(), Acks: string(cfg.Acks)})
 	log.Info("producer starting", "brokers", cfg.Brokers, "topic", cfg.Topic, "sensors", cfg.Sensors,
-		"interval", cfg.Interval, "seed", cfg.Seed, "count", cfg.Count)
+		"interval", cfg.Interval, "seed", cfg.Seed, "count", cfg.Count, "acks", cfg.Acks)
 
 	last, ok := resume(ctx, cfg, em, log)
 	if !ok {
@@ -219,7 +235,10 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		if cfg.History == nil {
 			cfg.History = make(chan HistoryRequest)
 		}
-		stopHTTP, err := serveHTTP(ctx, cfg.HTTP, cfg.Inject, cfg.History, em, log)
+		if cfg.AcksSwitch == nil {
+			cfg.AcksSwitch = make(chan AcksRequest)
+		}
+		stopHTTP, err := serveHTTP(ctx, cfg.HTTP, cfg.Inject, cfg.History, cfg.AcksSwitch, em, log)
 		if err != nil {
 			return err
 		}
@@ -259,6 +278,8 @@ func (l *publishLoop) run(ctx context.Context) error {
 	defer tick.Stop()
 	report := time.NewTicker(progressEvery)
 	defer report.Stop()
+	flushAcked := time.NewTicker(AckedFlushEvery)
+	defer flushAcked.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -274,6 +295,12 @@ func (l *publishLoop) run(ctx context.Context) error {
 			l.inject(ctx, req)
 		case req := <-l.cfg.History:
 			l.history(ctx, req)
+		case req := <-l.cfg.AcksSwitch:
+			if err := l.switchAcks(ctx, req); err != nil {
+				return err
+			}
+		case <-flushAcked.C:
+			l.pub.flushAcked()
 		case <-report.C:
 			l.pub.checkBack()
 			l.stall.check(time.Now(), l.paused)
@@ -286,8 +313,17 @@ func (l *publishLoop) run(ctx context.Context) error {
 	}
 }
 
+// progress reports the acknowledged count and, while records wait for
+// their acknowledgement, how many and for how long none came: the
+// scenarios see writes held (acks=all waiting for a frozen follower)
+// within a second, before the Blocked report.
 func (l *publishLoop) progress() {
-	l.em.Emit(status.Event{Type: status.Progress, Produced: l.pub.delivered.Load(), Sensors: l.cfg.Sensors})
+	ev := status.Event{Type: status.Progress, Produced: l.pub.delivered.Load(), Sensors: l.cfg.Sensors}
+	if n := l.pub.enqueued.Load() - l.pub.reported.Load(); n > 0 {
+		ev.Count = n
+		ev.Millis = time.Since(time.Unix(0, l.pub.lastAck.Load())).Milliseconds()
+	}
+	l.em.Emit(ev)
 }
 
 // stop flushes what it can after ctx ended.
@@ -309,6 +345,7 @@ func (l *publishLoop) control(ctx context.Context, c Control) {
 	case c == Pause && !l.paused:
 		l.paused = true
 		left := l.pub.flush(ctx, stopFlushTimeout)
+		l.pub.flushAcked()
 		l.log.Info("paused", "delivered", l.pub.delivered.Load(), "unflushed", left)
 		l.progress()
 		l.em.Emit(status.Event{Type: status.Paused, Produced: l.pub.delivered.Load()})
@@ -417,21 +454,43 @@ type publisher struct {
 	// read from its logs when errLogs.
 	errLogs bool
 	lastErr atomic.Pointer[produceErr]
+
+	// acks: the setting of the producer in p (changed only by the
+	// publishing loop, between two producers); acked: the log of what was
+	// acknowledged (nil: none), ackedErr said once.
+	acks     lesson.Acks
+	acked    *ackedLog
+	ackedErr atomic.Bool
+	// lastAck: unix nanos of the latest acknowledgement (of the start
+	// before the first).
+	lastAck atomic.Int64
 }
 
 // newPublisher starts a publisher; errLogs: read the produce errors
 // librdkafka retries (kafkacfg.ProduceErrorLogs) for the Blocked event,
 // which a bulk preload does without.
 func newPublisher(cfg Config, em *status.Emitter, log *slog.Logger, errLogs bool) (*publisher, error) {
-	pub := &publisher{cfg: cfg, em: em, log: log, fatal: make(chan error, 1), errLogs: errLogs}
+	pub := &publisher{cfg: cfg, em: em, log: log, fatal: make(chan error, 1), errLogs: errLogs, acks: cfg.Acks}
+	if pub.acks == "" {
+		pub.acks = lesson.AcksAll
+	}
+	pub.lastAck.Store(time.Now().UnixNano())
+	if cfg.AckedLog != "" {
+		a, err := openAckedLog(cfg.AckedLog)
+		if err != nil {
+			return nil, fmt.Errorf("producer: %w", err)
+		}
+		pub.acked = a
+	}
 	if err := pub.start(); err != nil {
+		_ = pub.acked.close()
 		return nil, err
 	}
 	return pub, nil
 }
 
 func (pub *publisher) start() error {
-	cfg := kafkacfg.Producer(pub.cfg.Brokers)
+	cfg := kafkacfg.ProducerAcks(pub.cfg.Brokers, pub.acks)
 	if pub.errLogs {
 		cfg = kafkacfg.ProduceErrorLogs(cfg)
 	}
@@ -443,7 +502,7 @@ func (pub *publisher) start() error {
 	pub.p = p
 	pub.mu.Unlock()
 	pub.wg.Add(1)
-	go pub.reports(p)
+	go pub.reports(p, pub.acks)
 	if pub.errLogs {
 		go pub.logs(p.Logs())
 	}
@@ -495,13 +554,22 @@ func (pub *publisher) recoverFrom(err error) error {
 }
 
 func (pub *publisher) restart() error {
-	pub.close()
+	pub.stopProducer()
 	// Messages the old producer never reported on are gone.
 	pub.enqueued.Store(pub.reported.Load())
 	return pub.start()
 }
 
 func (pub *publisher) close() {
+	pub.stopProducer()
+	if err := pub.acked.close(); err != nil {
+		pub.log.Warn("acknowledged-records log not written", "path", pub.cfg.AckedLog, "err", err)
+	}
+}
+
+// stopProducer closes the librdkafka producer and waits for its last
+// delivery reports.
+func (pub *publisher) stopProducer() {
 	pub.mu.Lock()
 	p := pub.p
 	pub.p = nil
@@ -510,6 +578,14 @@ func (pub *publisher) close() {
 		p.Close() // closes Events(), ending reports
 	}
 	pub.wg.Wait()
+}
+
+// flushAcked writes the acknowledged-records log out, saying once when it
+// cannot.
+func (pub *publisher) flushAcked() {
+	if err := pub.acked.flush(); err != nil && pub.ackedErr.CompareAndSwap(false, true) {
+		pub.log.Error("acknowledged-records log not written; it stops here", "path", pub.cfg.AckedLog, "err", err)
+	}
 }
 
 func (pub *publisher) produce(m telemetry.Message) {
@@ -576,7 +652,7 @@ func (pub *publisher) settled() {
 	pub.em.Emit(status.Event{Type: status.Progress, Produced: pub.delivered.Load(), Sensors: pub.cfg.Sensors})
 }
 
-func (pub *publisher) reports(p *kafka.Producer) {
+func (pub *publisher) reports(p *kafka.Producer, acks lesson.Acks) {
 	defer pub.wg.Done()
 	for ev := range p.Events() {
 		switch e := ev.(type) {
@@ -592,6 +668,10 @@ func (pub *publisher) reports(p *kafka.Producer) {
 			// reported: flush returns on that count, and a report still
 			// being handled after it would clear a later recoverFrom's down.
 			pub.delivered.Add(1)
+			pub.lastAck.Store(time.Now().UnixNano())
+			if ts, ok := e.Opaque.(int64); ok {
+				pub.acked.add(e.TopicPartition.Partition, int64(e.TopicPartition.Offset), e.Key, ts, acks)
+			}
 			if pub.cfg.LogAcks {
 				pub.log.Info("acked", "sensor", string(e.Key), "ts", e.Opaque,
 					"partition", e.TopicPartition.Partition, "offset", int64(e.TopicPartition.Offset))

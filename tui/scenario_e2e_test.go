@@ -37,6 +37,9 @@ type scenarioReport struct {
 		Name  string `json:"name"`
 		State string `json:"state"`
 	} `json:"processes"`
+	Acks reportAcks `json:"acks"`
+	// runDir is the run's --data-dir (not in the report).
+	runDir string
 }
 
 // TestScenariosHeadless runs every guided scenario end to end against the
@@ -94,6 +97,9 @@ func TestScenariosHeadless(t *testing.T) {
 			}
 			t.Logf("scenario %s on broker %s: %.1f s of scenario, %.1f s with start and shutdown",
 				sc.Name, rep.Brokers, s.Seconds, time.Since(start).Seconds())
+			if sc.Name == "acks-loss" {
+				acksAgainstTheTopic(t, bin, rep)
+			}
 		})
 	}
 }
@@ -151,7 +157,7 @@ func scenarioRun(t *testing.T, bin, name string, brokers int) (scenarioReport, s
 	if ctx.Err() != nil {
 		t.Fatalf("dashboard still running after %s\nstderr:\n%s", limit, e2e.Tail(stderr.String(), 60))
 	}
-	var rep scenarioReport
+	rep := scenarioReport{runDir: filepath.Join(dir, "run")}
 	b, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatalf("report: %v (exit code %d)\nstderr:\n%s", err, code, e2e.Tail(stderr.String(), 60))
@@ -179,7 +185,7 @@ func TestScenarioFlags(t *testing.T) {
 		}
 		names = append(names, f[0])
 	}
-	want := []string{"replay", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "leader-election", "min-insync", "key-ordering"}
+	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "leader-election", "min-insync", "key-ordering", "acks-loss"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("--list-scenarios names %q, want %q", names, want)
 	}

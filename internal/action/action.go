@@ -27,6 +27,7 @@ const (
 	Restart    Name = "restart"
 	Freeze     Name = "freeze"
 	Pause      Name = "pause"
+	Acks       Name = "acks"
 	Mode       Name = "mode"
 	Reset      Name = "reset"
 	CrashAt    Name = "crash-at"
@@ -166,6 +167,9 @@ var registry = []Action{
 		Undo: Line{"p", "resume producer"}, UndoShort: Line{"p", "resume"},
 		Doc:    "pause or resume the producer",
 		Script: true, Target: TargetProducer, OffScript: true, Hint: "to pause or resume the producer"},
+	{Name: Acks, Keys: []string{"a"}, Help: Line{"a", "acks all/1"}, Short: Line{"a", "acks"},
+		Doc:    "the producer's acks: all (idempotent) / 1 (the leader alone, idempotence off); it flushes and switches at once",
+		Script: true, Target: TargetProducer, OffScript: true, Hint: "to switch the producer to acks={value}"},
 	{Name: Mode, Keys: []string{"m"}, Help: Line{"m", "usage naive/guarded"}, Short: Line{"m", "mode"},
 		Doc:    "consumer-usage naive / guarded (a running one restarts)",
 		Script: true, Target: TargetUsage, OffScript: true, Hint: "to switch {process} to {value} (it restarts)"},
@@ -300,7 +304,7 @@ func Footer() []Item {
 func HelpColumns() [][]Item {
 	return [][]Item{
 		{one(Up), one(Down), one(Next), one(Jump), scale, one(Partitions), one(Rebuild)},
-		{one(Crash), one(Stop), one(Restart), one(Freeze), one(Pause), one(Why)},
+		{one(Crash), one(Stop), one(Restart), one(Freeze), one(Pause), one(Acks), one(Why)},
 		{one(Mode), one(Reset), one(CrashAt), one(ResetLab), one(InjectBad), one(Scenarios)},
 		{one(Logs), scroll, one(Help), one(Close), one(Quit)},
 	}

@@ -56,6 +56,9 @@ type series struct {
 	disordered int64
 	lastError  string
 	errorAt    int64 // offset of the last invalid record
+	// contents: every record of the series with a timestamp, valid or
+	// not, for finding an acknowledged record by content (contents.go).
+	contents contentLog
 }
 
 // partProgress is how far the ledger has read one partition.
@@ -142,6 +145,10 @@ func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 		s.invalid++
 		if telemetry.KindOf(err) == telemetry.Backwards {
 			s.backwards++
+			// A reading all the same (out of order): it is in the topic.
+			if m, derr := telemetry.Decode(key, value); derr == nil {
+				s.contents.add(content{offset: offset, timestamp: m.Timestamp})
+			}
 		}
 		s.lastError, s.errorAt = err.Error(), offset
 		return
@@ -161,6 +168,7 @@ func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 	}
 	prev.offset = offset
 	s.entries.add(prev)
+	s.contents.add(content{offset: offset, timestamp: msg.Timestamp})
 	s.last = Located{Message: msg, Partition: partition, Offset: offset}
 }
 
@@ -206,7 +214,8 @@ type Truth struct {
 	At  time.Time
 	Err string
 
-	series map[seriesKey]entryView
+	series   map[seriesKey]entryView
+	contents map[seriesKey]contentView
 }
 
 // SensorTruth is what the topic says about one sensor.
@@ -324,10 +333,12 @@ func (t Truth) hasRead(partition int32, offset int64) bool {
 // Snapshot returns the ledger's current truth. It copies O(sensors), not
 // O(messages): the per-series entries are shared append-only prefixes.
 func (l *Ledger) Snapshot() Truth {
-	t := Truth{Resets: l.resets, series: make(map[seriesKey]entryView, len(l.series))}
+	t := Truth{Resets: l.resets, series: make(map[seriesKey]entryView, len(l.series)),
+		contents: make(map[seriesKey]contentView, len(l.series))}
 	bySensor := map[string]*SensorTruth{}
 	for k, s := range l.series {
 		t.series[k] = s.entries.view()
+		t.contents[k] = s.contents.view()
 		st := bySensor[k.sensor]
 		if st == nil {
 			st = &SensorTruth{SensorID: k.sensor}

@@ -134,6 +134,7 @@ type Board struct {
 	auditThrough map[int32]int64
 
 	parts partsState
+	acks  acksState
 
 	events  []Event
 	nextSeq uint64
@@ -252,6 +253,8 @@ func (b *Board) applyPoll(in any) bool {
 		b.truthSnapshot(v)
 	case HealthProbe:
 		b.healthProbe(v)
+	case AckedCheck:
+		b.ackedCheck(v)
 	default:
 		return false
 	}
@@ -273,6 +276,8 @@ func (b *Board) applyControl(in any) bool {
 		b.requestDone(v)
 	case EffectDelaySet:
 		b.effectDelaySet(v)
+	case AcksSetting:
+		b.acksSetting(v)
 	default:
 		return false
 	}

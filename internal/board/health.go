@@ -85,11 +85,13 @@ func (b *Board) procFrozen(v ProcFrozen) {
 	}
 	p.frozen = v.Frozen
 	if v.Frozen {
+		p.frozenAt = v.At
 		b.event(v.At, v.Name, LevelWarn, fmt.Sprintf("frozen (SIGSTOP to pid %d's group): it holds its sockets and does nothing; z thaws it", v.PID))
 		return
 	}
 	// Probes while it was frozen went unanswered: judge it afresh.
 	p.health = healthState{}
+	p.thawedAt = v.At
 	b.event(v.At, v.Name, LevelGood, fmt.Sprintf("thawed (SIGCONT to pid %d's group)", v.PID))
 }
 

@@ -54,7 +54,7 @@ func (b *Board) partitions(v Partitions) {
 	// ISR changes first, one event per change shared by several partitions
 	// (a broker leaving every ISR is one line, not three); leader changes
 	// after them, so on a short events panel the election stays in view.
-	isr := isrChanges{minISR: v.MinISR, partitions: map[isrChange][]int32{}, level: map[isrChange]Level{}}
+	isr := isrChanges{minISR: v.MinISR, partitions: map[isrChange][]int32{}, level: map[isrChange]Level{}, acksLeader: b.acksLeader()}
 	var moved [][2]PartitionMeta
 	for i, r := range v.Rows {
 		r.Replicas, r.ISR, r.Sensors = slices.Clone(r.Replicas), slices.Clone(r.ISR), slices.Clone(r.Sensors)
@@ -108,7 +108,9 @@ type isrChange struct{ from, to string }
 // isrChanges gathers one read's ISR changes, in order, each with the
 // partitions it happened to and how bad it is.
 type isrChanges struct {
-	minISR     int
+	minISR int
+	// acksLeader: the producer writes with acks=1, which no ISR refuses.
+	acksLeader bool
 	changes    []isrChange
 	partitions map[isrChange][]int32
 	level      map[isrChange]Level
@@ -143,7 +145,10 @@ func (c *isrChanges) text(ch isrChange) string {
 		}
 		text = fmt.Sprintf("partitions %s ISR %s → %s", strings.Join(names, " "), ch.from, ch.to)
 	}
-	if c.level[ch] == LevelBad {
+	switch {
+	case c.level[ch] == LevelBad && c.acksLeader:
+		text += fmt.Sprintf(" < min.insync.replicas %d: the producer's acks=1 writes are still taken (only acks=all is refused)", c.minISR)
+	case c.level[ch] == LevelBad:
 		text += fmt.Sprintf(" < min.insync.replicas %d: writes refused (NOT_ENOUGH_REPLICAS)", c.minISR)
 	}
 	return text
@@ -225,6 +230,9 @@ type PartitionsView struct {
 	Rows         []PartitionRow
 	// Keys: the audit's read of the topic, key by key, against Rows.
 	Keys KeysCheck
+	// Acked: the producer's acks and its acknowledged writes against the
+	// topic (acks.go).
+	Acked AcksView
 }
 
 // KeysCheck is the audit's read of the topic set against the partitioner:
@@ -351,6 +359,7 @@ func (b *Board) Partitions() PartitionsView {
 	slices.Sort(v.Nodes)
 	v.SingleNode = len(v.Nodes) == 1 && !replicated
 	v.Keys = b.keysCheck(placed)
+	v.Acked = b.Acks()
 	return v
 }
 

@@ -118,9 +118,11 @@ type proc struct {
 	// reads from the beginning of the topic.
 	newGroup bool
 
-	// frozen: the current incarnation is SIGSTOPped (health.go).
-	frozen bool
-	health healthState
+	// frozen: the current incarnation is SIGSTOPped (health.go); frozenAt
+	// and thawedAt: its latest freeze and thaw.
+	frozen             bool
+	frozenAt, thawedAt time.Time
+	health             healthState
 	// backpressureSince: consumer-usage stopped taking messages (store
 	// down or slow) at this time; zero when it is not in backpressure.
 	backpressureSince  time.Time
@@ -204,6 +206,7 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.replayFrom, p.replayShown = time.Time{}, 0
 	p.prepares, p.prepared, p.rebuildAt = "", "", 0
 	p.frozen, p.health = false, healthState{}
+	p.frozenAt, p.thawedAt = time.Time{}, time.Time{}
 	p.backpressureSince, p.backpressureReason = time.Time{}, ""
 	p.blockedSince, p.buffered, p.blockedErr, p.blockedSaid = time.Time{}, 0, "", nil
 	p.partitions, p.member, p.generation = nil, "", 0
@@ -503,6 +506,9 @@ type ProcView struct {
 	// producer
 	Produced int64
 	Paused   bool
+	// Acks: the producer's acks setting (the running one's, else the one
+	// it starts with).
+	Acks string
 	// PauseAsked is OpPause or OpResume while the producer has not yet
 	// confirmed it.
 	PauseAsked string
@@ -546,8 +552,11 @@ type ProcView struct {
 	Redelivered int64
 
 	// Frozen: SIGSTOPped (State is Frozen unless a request is pending).
-	Frozen bool
-	Health HealthView
+	// FrozenAt and ThawedAt: the incarnation's latest freeze and thaw
+	// (zero: none).
+	Frozen             bool
+	FrozenAt, ThawedAt time.Time
+	Health             HealthView
 	// Backpressure is how long consumer-usage has not been taking new
 	// messages because the store is down or slow (0: it takes them), and
 	// BackpressureReason why.
@@ -691,9 +700,15 @@ func (b *Board) Process(name string) ProcView {
 		v.State = Frozen
 	}
 	if p.alive() {
+		v.FrozenAt, v.ThawedAt = p.frozenAt, p.thawedAt
+	}
+	if p.alive() {
 		v.StartedAt = p.startedAt
 	}
 	v.Key = slices.Index(Canonical, name) + 1 // 0 when it has no key
+	if name == Producer {
+		v.Acks = b.producerAcks()
+	}
 	if n, ok := UsageInstanceNumber(name); ok {
 		b.usageInstanceView(&v, p, n)
 	}
@@ -788,6 +803,9 @@ func causeName(cause string) string {
 // the ISR shrank below min.insync.replicas, which is now why).
 func (b *Board) blockedCause(p *proc) string {
 	meta := b.NotEnoughReplicas()
+	if b.acksLeader() {
+		meta = "" // acks=1 is not refused below min.insync.replicas
+	}
 	switch {
 	case p.blockedErr == "":
 		return meta

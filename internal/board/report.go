@@ -24,6 +24,9 @@ type Report struct {
 	// DriftCausesByKind sums every sensor's drift_causes per kind (an
 	// empty object without causes).
 	DriftCausesByKind map[string]ReportCauseKind `json:"drift_causes_by_kind"`
+	// Acks: the producer's acks setting and what became of the writes it
+	// was told were acknowledged (acks.go).
+	Acks ReportAcks `json:"acks"`
 }
 
 // ReportCause is one message whose recorded usage differs from what the
@@ -230,6 +233,7 @@ func (b *Board) Report() Report {
 		}
 		r.Processes = append(r.Processes, rp)
 	}
+	r.Acks = b.reportAcks()
 	sensors := b.reportSensors()
 	byKind := map[string]*Drift{}
 	r.DriftCausesByKind = map[string]ReportCauseKind{}

@@ -48,6 +48,7 @@ var statusHandlers = map[status.Type]func(*Board, statusEvent){
 	status.Rebuild:           (*Board).onRebuild,
 	status.Prepares:          (*Board).onPrepares,
 	status.Prepared:          (*Board).onPrepared,
+	status.AcksSet:           (*Board).onAcksSet,
 }
 
 func (b *Board) procStatus(v ProcStatus) {
@@ -75,6 +76,9 @@ func (b *Board) say(s statusEvent, level Level, text string) { b.event(s.at, s.p
 
 func (b *Board) onStarted(s statusEvent) {
 	p, e := s.p, s.e
+	if e.Acks != "" {
+		b.acks.running = e.Acks
+	}
 	p.mode, p.reset, p.groupID = e.Mode, e.Reset, e.GroupID
 	p.newGroup = e.Reset == "earliest" && e.GroupID != "" && !b.groupsSeen[e.GroupID]
 	if e.GroupID != "" {
@@ -165,6 +169,7 @@ func (b *Board) onProgress(s statusEvent) {
 	p.processed, p.invalid = e.Processed, e.Invalid
 	if role.Lookup(p.name).Lag == role.LagSent {
 		p.produced = e.Produced
+		b.producerWaiting(s)
 	}
 	if IsUsage(p.name) {
 		p.prevented, p.late = e.Prevented, e.Late

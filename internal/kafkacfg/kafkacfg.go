@@ -47,10 +47,17 @@ func Base(brokers, clientID string) kafka.ConfigMap {
 const ProducerMessageTimeout = 2 * time.Minute
 
 // Producer: idempotent, acks=all, as the product specifies.
-func Producer(brokers string) *kafka.ConfigMap {
+func Producer(brokers string) *kafka.ConfigMap { return ProducerAcks(brokers, lesson.AcksAll) }
+
+// ProducerAcks is the producer with the given acks setting. acks=1 turns
+// idempotence off: librdkafka refuses enable.idempotence without acks=all
+// ("Configuration property `acks` must be set to `all` when
+// `enable.idempotence` is true"), so a record retried after a lost
+// acknowledgement can be written twice, and retries may reorder a key.
+func ProducerAcks(brokers string, acks lesson.Acks) *kafka.ConfigMap {
 	c := Base(brokers, "krl-producer")
-	c["enable.idempotence"] = true
-	c["acks"] = "all"
+	c["enable.idempotence"] = acks.Idempotent()
+	c["acks"] = string(acks)
 	c["linger.ms"] = 5
 	c["message.timeout.ms"] = int(ProducerMessageTimeout / time.Millisecond)
 	// Pinned, not left to the default (the same today), because the

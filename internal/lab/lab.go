@@ -510,6 +510,9 @@ func (l *Lab) startPollers() {
 	// A usage cut carries its own expectation.
 	l.poll(runCtx, time.Second, l.pollUsage)
 	l.poll(runCtx, time.Second, l.pollHealth)
+	// What the producer was told it wrote, against what the audit reads.
+	acked := &ackedPoll{tail: ackedTail{path: AckedLogPath(l.cfg.RunDir)}, check: audit.NewAckCheck()}
+	l.poll(runCtx, ackedEvery, func(ctx context.Context) { l.pollAcked(ctx, acked) })
 }
 
 // startInfra starts an embedded broker or store on a free port, waits for
@@ -583,6 +586,8 @@ var roleFlags = map[string]func(l *Lab, name string) (value string, ok bool){
 	"--instance-id": func(_ *Lab, name string) (string, bool) { return name, name != board.Usage },
 	"--rebuild":     func(l *Lab, _ string) (string, bool) { return l.mirror.Rebuild(), true },
 	"--snapshot":    func(l *Lab, _ string) (string, bool) { return l.snapshotPath(), true },
+	"--acks":        func(l *Lab, _ string) (string, bool) { return l.mirror.AcksSetting(), true },
+	"--acked-log":   func(l *Lab, _ string) (string, bool) { return AckedLogPath(l.cfg.RunDir), true },
 	"--effect-delay": func(l *Lab, name string) (string, bool) {
 		d := l.mirror.EffectDelay(name)
 		return d.String(), d > 0

@@ -71,3 +71,21 @@ func TestRebuildCycle(t *testing.T) {
 		}
 	}
 }
+
+func TestAcks(t *testing.T) {
+	for _, s := range []string{"all", "1"} {
+		a, err := ParseAcks(s)
+		if err != nil || string(a) != s {
+			t.Fatalf("ParseAcks(%q) = %q, %v", s, a, err)
+		}
+		if a.Other().Other() != a || a.Other() == a {
+			t.Fatalf("%q.Other() cycle broken: %q", a, a.Other())
+		}
+	}
+	if _, err := ParseAcks("0"); err == nil {
+		t.Fatal("acks 0 accepted")
+	}
+	if AcksLeader.Idempotent() || !AcksAll.Idempotent() {
+		t.Fatal("only acks=all is idempotent")
+	}
+}

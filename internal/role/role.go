@@ -112,7 +112,7 @@ type Role struct {
 var All = []Role{
 	{Name: Producer, Key: 1, Start: 4,
 		Strategy: Label{Text: "publishes telemetry"}, Short: Label{Text: "publishes"},
-		Lag: LagSent, Command: []string{"producer"}, Flags: []string{"--sensors", "--interval", "--seed"}},
+		Lag: LagSent, Command: []string{"producer"}, Flags: []string{"--sensors", "--interval", "--seed", "--acks", "--acked-log"}},
 	{Name: Current, Key: 2, Start: 1,
 		Strategy: Label{Text: "replay from earliest"}, Short: Label{Text: "full replay"},
 		Lag: LagPositions, Health: true, Command: []string{"consumer", "current"},

@@ -356,4 +356,5 @@ var catalog = []Scenario{
 	leaderElection,
 	minInsync,
 	keyOrdering,
+	acksLoss,
 }

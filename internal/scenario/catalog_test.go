@@ -13,7 +13,7 @@ import (
 
 // The names are a contract (--scenario NAME, workshop notes, README).
 func TestCatalogNames(t *testing.T) {
-	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "leader-election", "min-insync", "key-ordering"}
+	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "leader-election", "min-insync", "key-ordering", "acks-loss"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %q, want %q", got, want)
 	}
@@ -101,7 +101,8 @@ func checkStep(t *testing.T, sc Scenario, i int, st Step) {
 		if action.Of(p.Action).Hint == "" || !(slices.Contains(board.Canonical, p.Process) || broker && sc.Brokers > 0) {
 			t.Errorf("step %d: press %+v", i+1, *p)
 		}
-		if (p.Action == action.Mode && !slices.Contains(lesson.Words(lesson.Modes), p.Value)) || (p.Action == action.Reset && !slices.Contains(lesson.Words(lesson.Resets), p.Value)) {
+		if (p.Action == action.Mode && !slices.Contains(lesson.Words(lesson.Modes), p.Value)) || (p.Action == action.Reset && !slices.Contains(lesson.Words(lesson.Resets), p.Value)) ||
+			(p.Action == action.Acks && !slices.Contains(lesson.Words(lesson.AcksSettings), p.Value)) {
 			t.Errorf("step %d: press %s needs a value, has %q", i+1, p.Action, p.Value)
 		}
 	}

@@ -36,6 +36,8 @@ type Observation struct {
 	Keys map[string]board.Truth
 	// Parts: the topic's partitions as the latest metadata says.
 	Parts board.PartitionsView
+	// Acks: the producer's acks and what became of its acknowledged writes.
+	Acks board.AcksView
 }
 
 // Capture reads an Observation from a board.
@@ -58,6 +60,7 @@ func Capture(b *board.Board) Observation {
 	o.Rebuild = b.Rebuild()
 	o.Keys = b.AuditKeys()
 	o.Parts = b.Partitions()
+	o.Acks = b.Acks()
 	return o
 }
 

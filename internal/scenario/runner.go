@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,9 +81,9 @@ func (r Runner) Run(ctx context.Context, sc Scenario) Result {
 	if errors.Is(x.err, context.Canceled) {
 		x.err = fmt.Errorf("getting the stack ready: %w", errStopped)
 	}
-	if sc.Cleanup != "" && x.err != nil {
+	if cleanup := x.cleanup(); cleanup != "" && x.err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		if err := x.do(cctx, sc.Cleanup); err != nil {
+		if err := x.do(cctx, cleanup); err != nil {
 			r.Host.Note(fmt.Sprintf("scenario %s: cleanup failed: %v", sc.Name, err))
 		}
 		cancel()
@@ -116,6 +117,18 @@ func (r Runner) Run(ctx context.Context, sc Scenario) Result {
 	x.prog.Press, x.prog.Waiting = nil, ""
 	x.report()
 	return res
+}
+
+// cleanup is the script the run ends with when it stops early.
+func (x *run) cleanup() string {
+	if x.sc.CleanupFrom == nil {
+		return x.sc.Cleanup
+	}
+	o, err := x.observe()
+	if err != nil {
+		return x.sc.Cleanup
+	}
+	return x.sc.CleanupFrom(o)
 }
 
 func (x *run) report() {
@@ -228,12 +241,9 @@ func (x *run) step(ctx context.Context, i int) error {
 	x.prog.Press, x.prog.Waiting = nil, ""
 	x.report()
 	x.r.Host.Note(fmt.Sprintf("scenario %s · step %d/%d: %s", x.sc.Name, i+1, len(x.sc.Steps), s.Title))
-	if s.Do != "" {
-		x.prog.Waiting = "acting: " + strings.ReplaceAll(s.Do, "\n", ", ")
-		x.report()
-		if err := x.do(ctx, s.Do); err != nil {
-			return err
-		}
+	then, err := x.act(ctx, s)
+	if err != nil {
+		return err
 	}
 	if s.Press != nil {
 		if err := x.press(ctx, *s.Press); err != nil {
@@ -262,10 +272,14 @@ func (x *run) step(ctx context.Context, i int) error {
 			return err
 		}
 	}
-	if s.Then != "" {
-		x.prog.Waiting = "measuring: " + strings.ReplaceAll(s.Then, "\n", ", ")
+	if then != "" {
+		label := "acting: "
+		if strings.HasPrefix(then, "pause producer") {
+			label = "measuring: " // measure: a quiet moment to measure in
+		}
+		x.prog.Waiting = label + strings.ReplaceAll(then, "\n", ", ")
 		x.report()
-		if err := x.do(ctx, s.Then); err != nil {
+		if err := x.do(ctx, then); err != nil {
 			return err
 		}
 	}
@@ -287,6 +301,31 @@ func (x *run) step(ctx context.Context, i int) error {
 	}
 	x.report()
 	return nil
+}
+
+// act performs the step's Do, or what its From writes, and returns the
+// Then to perform once its Until holds.
+func (x *run) act(ctx context.Context, s Step) (then string, err error) {
+	do, then := s.Do, s.Then
+	if s.From != nil {
+		o, err := x.observe()
+		if err != nil {
+			return "", err
+		}
+		d, t, err := s.From(o)
+		if err != nil {
+			return "", err
+		}
+		do, then = cmp.Or(d, do), cmp.Or(t, then)
+	}
+	if do != "" {
+		x.prog.Waiting = "acting: " + strings.ReplaceAll(do, "\n", ", ")
+		x.report()
+		if err := x.do(ctx, do); err != nil {
+			return "", err
+		}
+	}
+	return then, nil
 }
 
 // do plays script actions against the host, noting each on the timeline.
@@ -395,6 +434,12 @@ var presses = map[action.Name]pressRule{
 		},
 		done: func(_ Press, base, now Observation) bool {
 			return now.Proc(board.Producer).Paused != base.Proc(board.Producer).Paused
+		},
+	},
+	action.Acks: {
+		do: func(h Host, p Press, _ Observation) error { return h.SetAcks(p.Value) },
+		done: func(p Press, _, now Observation) bool {
+			return now.Acks.Running == p.Value && now.Acks.Setting == p.Value
 		},
 	},
 	action.ScaleUp: {

@@ -57,8 +57,10 @@ type Scenario struct {
 	Steps     []Step
 	Checks    []Check
 	// Cleanup: script actions performed when the run stops before its last
-	// step (resume a producer a step paused).
-	Cleanup string
+	// step (resume a producer a step paused); CleanupFrom, when set, writes
+	// them from the board at that moment instead (thaw what is frozen).
+	Cleanup     string
+	CleanupFrom func(Observation) string
 }
 
 // Step is one thing that happens, in order: Do (the dashboard acts),
@@ -90,6 +92,11 @@ type Step struct {
 	// Then: script actions performed once Until holds (a quiet moment to
 	// measure in: see measure).
 	Then string
+	// From, when set, writes Do and Then from the board as the step
+	// begins, in place of theirs where it returns them (a cluster scenario
+	// acts on the broker that leads the busiest partition, whichever it
+	// is); an error stops the run.
+	From func(Observation) (do, then string, err error)
 	// Tell, when set, names what happened in the step, with its offsets,
 	// read from the board when it ends: a line on the timeline.
 	Tell func(Observation) string

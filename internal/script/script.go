@@ -22,6 +22,7 @@
 //	rebuild snapshot                      replay|snapshot|changelog: how consumer-current rebuilds from its next start
 //	mode consumer-usage guarded           naive|guarded, from the next start
 //	reset consumer-usage earliest         latest|earliest, from the next start
+//	acks 1                                the producer's acks: 1|all (a running producer flushes and switches)
 //	scale consumer-usage 3                run 1–3 instances of consumer-usage in its group
 //	effect-delay consumer-usage-2 8s      hold each of that instance's usage writes 8s (0..1m; 0 = none)
 //	wait-held consumer-usage 30s          wait until that instance holds a usage write; fail after 30s
@@ -63,6 +64,7 @@ var (
 	modes       = lesson.Words(lesson.Modes)
 	rebuilds    = lesson.Words(lesson.Rebuilds)
 	resets      = lesson.Words(lesson.Resets)
+	acksValues  = lesson.Words(lesson.AcksSettings)
 )
 
 // Kind is the action a line names: it starts with the action's name, its
@@ -84,6 +86,7 @@ type Action struct {
 	Duration time.Duration
 	// Count of inject-bad; the number of instances of scale; the messages
 	// history grows the topic to (0: it grows it by Duration).
+	// Value is also the setting of acks.
 	Count int
 	// Line is the 1-based line in the source; 0 for actions built in code.
 	Line int
@@ -114,6 +117,8 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s %d %s", a.Kind, a.Count, a.Duration)
 	case action.CrashAt, action.Mode, action.Reset:
 		return string(a.Kind) + " " + a.Name + " " + a.Value
+	case action.Acks:
+		return string(a.Kind) + " " + a.Value
 	default:
 		return string(a.Kind) + " " + a.Name
 	}
@@ -187,6 +192,8 @@ var language = []verb{
 	// wait-balanced: after a restart the controller hands leadership back
 	// within its rebalance interval.
 	{action.WaitBalanced, grammar{parse: parseDuration, syntax: "DURATION"}, runWaitBalanced},
+	{action.Acks, grammar{parse: parseValue, values: acksValues, what: "acks setting", syntax: strings.Join(acksValues, "|")},
+		func(_ context.Context, t Target, a Action, _ clock) error { return t.SetAcks(a.Value) }},
 }
 
 // verbs is the language by verb.
@@ -306,7 +313,7 @@ func parseDuration(a Action, g grammar, args []string) (Action, string) {
 	return a, extra(a.Kind, g, args, 1)
 }
 
-// parseValue parses "rebuild snapshot": one of g.values.
+// parseValue parses "VERB VALUE" where VALUE is one of g.values ("rebuild snapshot", "acks 1").
 func parseValue(a Action, g grammar, args []string) (Action, string) {
 	if len(args) == 0 {
 		return a, fmt.Sprintf("%s: missing %s (want %s)", a.Kind, g.what, join(g.values))
@@ -549,6 +556,9 @@ type Target interface {
 	// WaitBalanced returns once every partition of the topic is led by
 	// its preferred (first) replica, or ctx's error.
 	WaitBalanced(ctx context.Context) error
+	// SetAcks sets the producer's acks ("all" or "1"): a running producer
+	// flushes and switches at once, a stopped one starts with it.
+	SetAcks(acks string) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.

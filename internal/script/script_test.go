@@ -116,7 +116,7 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, history, rebuild, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down, wait-isr, wait-blocked, wait-leads, wait-balanced)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, history, rebuild, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down, wait-isr, wait-blocked, wait-leads, wait-balanced, acks)`},
 		{"Crash producer", `unknown action "Crash"`},
 		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
 		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
@@ -472,6 +472,34 @@ func (f *fakeTarget) WaitISR(ctx context.Context, n int) error           { retur
 func (f *fakeTarget) WaitBlocked(ctx context.Context, name string) error { return nil }
 func (f *fakeTarget) WaitLeads(ctx context.Context, name string) error   { return nil }
 func (f *fakeTarget) WaitBalanced(ctx context.Context) error             { return nil }
+func (f *fakeTarget) SetAcks(acks string) error                          { return f.record("acks " + acks) }
+
+// TestAcks: acks takes all or 1, prints back, and reaches the target.
+func TestAcks(t *testing.T) {
+	for _, line := range []string{"acks 1", "acks all"} {
+		as, err := ParseString(line)
+		if err != nil || len(as) != 1 || as[0].String() != line {
+			t.Fatalf("%q: %v %v", line, as, err)
+		}
+		target := &fakeTarget{}
+		if err := Run(context.Background(), as, target); err != nil {
+			t.Fatal(err)
+		}
+		if calls := target.log(); !reflect.DeepEqual(calls, []string{line}) {
+			t.Fatalf("calls %v", calls)
+		}
+	}
+	for line, want := range map[string]string{
+		"acks":            "missing acks setting",
+		"acks 0":          `unknown acks setting "0"`,
+		"acks producer 1": `unknown acks setting "producer"`,
+		"acks 1 all":      "unexpected",
+	} {
+		if _, err := ParseString(line); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", line, err, want)
+		}
+	}
+}
 
 // TestClusterWaits: the cluster's waits parse and print back, and name only
 // what they can wait for.

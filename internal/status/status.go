@@ -19,7 +19,8 @@ import (
 type Type string
 
 const (
-	// Started: the process is up and has parsed its flags. Fields: PID, Mode, Reset, GroupID.
+	// Started: the process is up and has parsed its flags. Fields: PID, Mode, Reset, GroupID;
+	// the producer's Acks.
 	Started Type = "started"
 	// Listening: a network endpoint is ready. Fields: Addr (host:port), Endpoint
 	// ("kafka", "mongo" or "http").
@@ -66,7 +67,9 @@ const (
 	CommitRejected Type = "commit_rejected"
 	// Progress: periodic position report. Fields: Positions (per partition
 	// next offset to read and the high watermark as last known), Processed,
-	// Invalid, Produced (producer), Sensors; consumer-usage's also
+	// Invalid, Produced (producer), Sensors; the producer's also Count
+	// (records enqueued and not acknowledged yet) and, with Count, Millis
+	// (since its latest acknowledgement); consumer-usage's also
 	// Prevented and Late (counters since start: second effects refused,
 	// usage writes completed after their partition was revoked).
 	Progress Type = "progress"
@@ -138,6 +141,12 @@ const (
 	// Count (records buffered when the first acknowledgement came), Millis
 	// (how long it was blocked).
 	Unblocked Type = "unblocked"
+	// AcksSet: the producer switched its acks setting (POST /acks): it
+	// flushed what was in flight and runs a new producer from now on.
+	// Fields: Acks ("all" or "1"), Count (records acknowledged while it
+	// flushed), Millis (how long the switch took). The producer's Started
+	// carries Acks too.
+	AcksSet Type = "acks_set"
 	// Stopping: a graceful shutdown began (SIGTERM/SIGINT). Fields: Reason.
 	Stopping Type = "stopping"
 	// Recovering: a client error fatal to a client handle that the role
@@ -192,6 +201,7 @@ type Event struct {
 	Strategy    string     `json:"strategy,omitempty"`
 	SnapshotAt  time.Time  `json:"snapshot_at,omitzero"`
 	History     int64      `json:"history,omitempty"`
+	Acks        string     `json:"acks,omitempty"`
 }
 
 // Emitter writes events for one role. Safe for concurrent use.

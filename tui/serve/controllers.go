@@ -41,6 +41,7 @@ func (readOnlyControl) ToggleUsageReset() (string, bool, error) { return "", fal
 func (readOnlyControl) ResetLab() error                         { return errReadOnly }
 func (readOnlyControl) InjectBad(int) (int, error)              { return 0, errReadOnly }
 func (readOnlyControl) Scale(int) error                         { return errReadOnly }
+func (readOnlyControl) ToggleAcks() (string, error)             { return "", errReadOnly }
 func (readOnlyControl) Tail(string, int) []string               { return nil }
 func (readOnlyControl) CycleCrashPoint(string) (lesson.CrashPoint, error) {
 	return "", errReadOnly

@@ -42,6 +42,7 @@ var keyHandlers = map[action.Name]keyHandler{
 	action.Help:       plain(Model.toggleHelp),
 	action.Close:      plain(Model.closeOverlays),
 	action.Quit:       func(m Model, _ tea.KeyMsg) (tea.Model, tea.Cmd) { return m, tea.Quit },
+	action.Acks:       plain(Model.toggleAcks),
 }
 
 // plain is a handler that does not read the key.

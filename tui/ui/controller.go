@@ -53,6 +53,10 @@ type Controller interface {
 	// Scale runs n (1–3) instances of consumer-usage in its group; the
 	// ones scaled away are stopped and their rows removed.
 	Scale(n int) error
+	// ToggleAcks switches the producer between acks=all and acks=1 (a
+	// running producer flushes and switches at once) and returns the
+	// setting asked for.
+	ToggleAcks() (string, error)
 	// Tail returns up to n of the latest stderr lines of the named process.
 	Tail(name string, n int) []string
 }
@@ -71,6 +75,7 @@ const (
 	OpScale     = "scale"      // Scale: the number of instances asked for
 	OpScenario  = "scenario"   // ScenarioHost.Start: the name; Stop: ""
 	OpRebuild   = "rebuild"    // CycleRebuild: the strategy
+	OpAcks      = "acks"       // ToggleAcks: the setting asked for
 )
 
 // ScenarioHost runs guided scenarios for the dashboard (the g key). Start

@@ -287,6 +287,7 @@ type fakeController struct {
 	mode    lesson.Mode
 	reset   lesson.Reset
 	rebuild string
+	acks    lesson.Acks
 }
 
 func (f *fakeController) record(call string) error {
@@ -370,6 +371,11 @@ func (f *fakeController) ToggleUsageReset() (string, bool, error) {
 	return string(f.reset), true, f.record("reset " + string(f.reset))
 }
 func (f *fakeController) ResetLab() error { return f.record("reset-lab") }
+func (f *fakeController) ToggleAcks() (string, error) {
+	f.acks = lesson.Acks(orDefault(string(f.acks), string(lesson.AcksAll))).Other()
+	f.emit(board.AcksSetting{At: at(70), Acks: string(f.acks)})
+	return string(f.acks), f.record("acks " + string(f.acks))
+}
 func (f *fakeController) Scale(n int) error {
 	err := f.record(fmt.Sprintf("scale %d", n))
 	if err == nil {

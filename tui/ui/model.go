@@ -438,6 +438,22 @@ func (m Model) pause() (tea.Model, tea.Cmd) {
 	}
 }
 
+// toggleAcks handles a: the producer's acks, all ↔ 1. A running producer
+// flushes what is in flight and runs a new producer with the other setting.
+func (m Model) toggleAcks() (tea.Model, tea.Cmd) {
+	if !m.board.Has(board.Producer) {
+		m.setStatus(board.LevelWarn, "a: no producer in this run")
+		return m, nil
+	}
+	next := lesson.Acks(m.board.AcksSetting()).Other()
+	m.setStatus(board.LevelAction, "producer: switching to acks="+string(next)+"…")
+	ctl := m.ctl
+	return m, func() tea.Msg {
+		v, err := ctl.ToggleAcks()
+		return ActionResultMsg{Op: OpAcks, Name: board.Producer, Value: v, Err: err}
+	}
+}
+
 // usageSwitch handles m and e: how consumer-usage runs from its next start.
 // The lab restarts a running consumer-usage at once and leaves a stopped
 // or crashed one stopped.
@@ -558,6 +574,8 @@ func (m Model) result(r ActionResultMsg) Model {
 		m.setStatus(board.LevelGood, "producer published "+r.Value+" malformed records: the consumers skip them, consumer-usage forwards them to the DLQ")
 	case OpRebuild:
 		m.setStatus(board.LevelGood, rebuildResult(r.Value, m.board.Process(board.Current).Alive))
+	case OpAcks:
+		m.setStatus(board.LevelGood, "producer: "+lesson.Acks(r.Value).Meaning())
 	case OpArm:
 		if r.Value == string(lesson.NoCrashPoint) {
 			m.setStatus(board.LevelGood, "crash point disarmed on consumer-usage (c arms after-delta)")

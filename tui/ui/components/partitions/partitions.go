@@ -244,6 +244,11 @@ func (p Panel) Detail(width, height int) []string {
 	}
 	plain := func(s ...string) string { return strings.Join(s, " ") }
 	add("")
+	// Lost writes are the news: first, so a short screen keeps them.
+	lost := len(v.Acked.Missing) > 0
+	if lost {
+		section("Acked", p.acked())
+	}
 	var leaders []styledLine
 	if v.SingleNode {
 		leaders = append(leaders, styledLine{"one node leads every partition: nothing to elect, nothing replicated", muted})
@@ -262,6 +267,9 @@ func (p Panel) Detail(width, height int) []string {
 		section("Writes", p.writes())
 	}
 	section("Keys", p.keys())
+	if !lost {
+		section("Acked", p.acked())
+	}
 	add("")
 	group := v.Group
 	if group == "" {
@@ -272,6 +280,7 @@ func (p Panel) Detail(width, height int) []string {
 		"hw: the high watermark, the offset the next record gets · committed: " + group + "'s committed offset",
 		"isr: the replicas in sync with the leader; yellow when fewer than the replicas, red below min.insync.replicas",
 		"keys: the audit reads the whole topic and finds each sensor's records and their order",
+		"acked: each write the producer was told succeeded, looked for in the topic by sensor and timestamp (a new leader reuses lost offsets)",
 	} {
 		for _, l := range common.Wrap(s, width-1) {
 			add(muted(l))
@@ -328,6 +337,38 @@ func (p Panel) keys() []styledLine {
 	return out
 }
 
+// acked says what became of the writes the producer was told succeeded:
+// lost ones by partition and offset, else how many are all in the topic.
+func (p Panel) acked() []styledLine {
+	st, a := p.Styles, p.View.Acked
+	setting := "acks=" + a.Setting
+	if a.Running != "" {
+		setting = "acks=" + a.Running
+	}
+	var out []styledLine
+	if a.Err != nil {
+		out = append(out, styledLine{fmt.Sprintf("cannot read the producer's log: %v", a.Err), st.Warn.Render})
+	}
+	pending := ""
+	if a.Pending > 0 {
+		pending = fmt.Sprintf(", %s at offsets not read yet", common.Count(a.Pending))
+	}
+	switch {
+	case !a.Seen:
+		out = append(out, styledLine{setting + ": the producer's log of acknowledged writes not read yet", st.Muted.Render})
+	case len(a.Missing) > 0:
+		out = append(out, styledLine{fmt.Sprintf("%s lost of %s acknowledged: %s; the topic holds other records there%s",
+			board.Plural(int64(len(a.Missing)), "write"), common.Count(a.Acknowledged), board.LostRanges(a.Missing), pending), st.Bad.Render})
+		out = append(out, styledLine{"the producer writes with " + setting + " now", st.Muted.Render})
+	case a.Acknowledged == 0:
+		out = append(out, styledLine{setting + ": no write acknowledged yet", st.Muted.Render})
+	default:
+		out = append(out, styledLine{fmt.Sprintf("%s: %s acknowledged writes, every one read is in the topic%s",
+			setting, common.Count(a.Acknowledged), pending), st.Good.Render})
+	}
+	return out
+}
+
 // writes says whether acks=all writes are taken, partition by partition:
 // refused below min.insync.replicas, waiting while a leader is down or
 // missing, else taken.
@@ -345,9 +386,15 @@ func (p Panel) writes() []styledLine {
 		}
 	}
 	var out []styledLine
+	writes := "acks=all writes"
+	if a := v.Acked; a.Running == "1" || (a.Running == "" && a.Setting == "1") {
+		out = append(out, styledLine{"the producer writes with acks=1: each leader confirms alone, whatever its ISR; a write confirmed before a follower copied it dies with the leader",
+			st.Warn.Render})
+		writes, refused = "acks=1 writes", nil
+	}
 	if len(waiting) > 0 {
-		out = append(out, styledLine{fmt.Sprintf("acks=all writes to %s wait for the controller to elect a leader from the ISR; the producer holds them meanwhile",
-			strings.Join(waiting, ", ")), st.Warn.Render})
+		out = append(out, styledLine{fmt.Sprintf("%s to %s wait for the controller to elect a leader from the ISR; the producer holds them meanwhile",
+			writes, strings.Join(waiting, ", ")), st.Warn.Render})
 	}
 	if len(refused) > 0 {
 		out = append(out, styledLine{fmt.Sprintf("acks=all refused on %s: ISR below min.insync.replicas %d (NOT_ENOUGH_REPLICAS); the producer holds its records until the ISR grows back",

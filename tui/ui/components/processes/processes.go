@@ -69,6 +69,9 @@ func strategy(pv board.ProcView, scaled bool) string {
 	if !ok {
 		return pv.Strategy
 	}
+	if pv.Acks == "1" {
+		return "publ. acks=1" // the lesson's exception: said where the producer is
+	}
 	return r.Short.Say(pv.Reset, n)
 }
 

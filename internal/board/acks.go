@@ -1,0 +1,280 @@
+package board
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
+)
+
+// AcksSetting: the producer's acks setting from now on (the a key, a
+// script's acks): a running producer switches at once (its AcksSet status
+// confirms it), a stopped one starts with it.
+type AcksSetting struct {
+	At   time.Time
+	Acks string // "all" or "1"
+	// Err: the running producer did not switch (Acks is then the setting
+	// it keeps).
+	Err error
+}
+
+// AckedCheck: one comparison of what the producer acknowledged (its log
+// of acknowledged records, acked.ndjson) with what the topic holds, by
+// content: a record counts as held when the topic has a record of its key
+// with its payload timestamp. A new leader elected without an
+// acknowledged record gives its offset to another record, so the offset
+// alone proves nothing.
+type AckedCheck struct {
+	At time.Time
+	// Acknowledged: the records the log lists so far; Pending: of them,
+	// those at offsets the audit has not read yet (neither held nor
+	// missing yet).
+	Acknowledged, Pending int64
+	// Missing: acknowledged records the topic does not hold, as far as
+	// the audit has read, by partition then offset.
+	Missing []LostWrite
+	// Latest: per partition, the latest record acknowledged (the last
+	// line of the log for it).
+	Latest map[int32]AckedRecord
+	// Err: the log could not be read (its lines are then not counted).
+	Err error
+}
+
+// AckedRecord is one record the producer acknowledged: where the broker
+// said it stored it, its key, the message's own timestamp (epoch ms) and
+// the acks setting it was produced with.
+type AckedRecord struct {
+	Partition int32
+	Offset    int64
+	Sensor    string
+	Timestamp int64
+	Acks      string
+}
+
+// LostWrite is an acknowledged record the topic does not hold.
+type LostWrite = AckedRecord
+
+// acksState is what the board keeps of the producer's acks.
+type acksState struct {
+	// setting: how the producer is (re)started from now on; running: what
+	// the running producer said it uses ("" before it said).
+	setting, running string
+	check            AckedCheck
+	seen             bool
+	// lostSaid: the lost writes the timeline has named.
+	lostSaid map[AckedRecord]bool
+	// waiting: the producer's latest progress report on the records
+	// waiting for their acknowledgement.
+	waiting waitingReport
+}
+
+// waitingReport is a producer progress report's records waiting for an
+// acknowledgement (count 0: none), and for how long none came.
+type waitingReport struct {
+	at    time.Time
+	pid   int
+	count int64
+	since time.Duration
+}
+
+func (b *Board) producerWaiting(s statusEvent) {
+	b.acks.waiting = waitingReport{at: s.at, pid: s.p.pid, count: s.e.Count, since: time.Duration(s.e.Millis) * time.Millisecond}
+}
+
+func (b *Board) acksSetting(v AcksSetting) {
+	if v.Err != nil {
+		b.event(v.At, Producer, LevelBad, fmt.Sprintf("acks switch failed: %v; it keeps acks=%s", v.Err, v.Acks))
+		b.acks.setting = v.Acks
+		return
+	}
+	if v.Acks == "" || v.Acks == b.AcksSetting() {
+		return
+	}
+	b.acks.setting = v.Acks
+	b.event(v.At, Producer, LevelAction, "from now on "+lesson.Acks(v.Acks).Meaning())
+}
+
+// onAcksSet: the producer switched (flushed, then a new producer).
+func (b *Board) onAcksSet(s statusEvent) {
+	b.acks.running = s.e.Acks
+	b.say(s, LevelInfo, fmt.Sprintf("acks=%s in force: %s flushed first, new producer in %s",
+		s.e.Acks, Plural(s.e.Count, "record"), switchTook(time.Duration(s.e.Millis)*time.Millisecond)))
+}
+
+func switchTook(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+func (b *Board) ackedCheck(v AckedCheck) {
+	if v.Err != nil {
+		// The last good read stays; the view says the log is unreadable.
+		b.acks.check.Err = v.Err
+		return
+	}
+	v.Missing = slices.Clone(v.Missing)
+	v.Latest = maps.Clone(v.Latest)
+	b.acks.check, b.acks.seen = v, true
+	// A loss is found when the audit reads past its offset, in any
+	// partition: name the ones not named yet.
+	var fresh []LostWrite
+	for _, w := range v.Missing {
+		if !b.acks.lostSaid[w] {
+			fresh = append(fresh, w)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	if b.acks.lostSaid == nil {
+		b.acks.lostSaid = map[AckedRecord]bool{}
+	}
+	for _, w := range fresh {
+		b.acks.lostSaid[w] = true
+	}
+	b.event(v.At, "", LevelBad, fmt.Sprintf("%s lost: %s, not in the topic (it holds other records at those offsets)",
+		Plural(int64(len(fresh)), "acknowledged write"), LostRanges(fresh)))
+}
+
+// LostRanges says where lost writes were acknowledged, by partition with
+// runs of offsets and their acks setting: "p1 offsets 120–134, 140 (acks=1)".
+func LostRanges(lost []LostWrite) string {
+	byPart := map[int32][]LostWrite{}
+	for _, w := range lost {
+		byPart[w.Partition] = append(byPart[w.Partition], w)
+	}
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(byPart)) {
+		ws := byPart[p]
+		slices.SortFunc(ws, func(a, c LostWrite) int { return cmp.Compare(a.Offset, c.Offset) })
+		var runs []string
+		acks := map[string]bool{}
+		for i := 0; i < len(ws); {
+			j := i
+			for j+1 < len(ws) && ws[j+1].Offset <= ws[j].Offset+1 {
+				j++
+			}
+			if ws[j].Offset == ws[i].Offset {
+				runs = append(runs, fmt.Sprint(ws[i].Offset))
+			} else {
+				runs = append(runs, fmt.Sprintf("%d–%d", ws[i].Offset, ws[j].Offset))
+			}
+			for k := i; k <= j; k++ {
+				acks[ws[k].Acks] = true
+			}
+			i = j + 1
+		}
+		word := "offset"
+		if len(ws) > 1 {
+			word = "offsets"
+		}
+		settings := make([]string, 0, len(acks))
+		for _, a := range slices.Sorted(maps.Keys(acks)) {
+			settings = append(settings, "acks="+a)
+		}
+		parts = append(parts, fmt.Sprintf("p%d %s %s (%s)", p, word, strings.Join(runs, ", "), strings.Join(settings, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// AcksView is the producer's acks and what became of its acknowledged
+// writes.
+type AcksView struct {
+	// Setting: how the producer is (re)started from now on; Running: what
+	// the running producer uses ("" when it is down or has not said).
+	Setting, Running string
+	// Seen: the log of acknowledged records was read at least once.
+	Seen bool
+	At   time.Time
+	// Acknowledged, Pending, Missing and Latest as the latest AckedCheck.
+	Acknowledged, Pending int64
+	Missing               []LostWrite
+	Latest                map[int32]AckedRecord
+	Err                   error
+	// Waiting: the records the running producer held unacknowledged at its
+	// latest progress report (WaitingAt), none acknowledged for WaitingFor.
+	Waiting    int64
+	WaitingFor time.Duration
+	WaitingAt  time.Time
+}
+
+// Acks is the acks view.
+func (b *Board) Acks() AcksView {
+	c := b.acks.check
+	v := AcksView{Setting: b.AcksSetting(), Seen: b.acks.seen, At: c.At, Acknowledged: c.Acknowledged, Pending: c.Pending,
+		Missing: slices.Clone(c.Missing), Latest: maps.Clone(c.Latest), Err: c.Err}
+	if p := b.procs[Producer]; p != nil && p.alive() {
+		v.Running = b.acks.running
+		if w := b.acks.waiting; w.pid == p.pid {
+			v.Waiting, v.WaitingFor, v.WaitingAt = w.count, w.since, w.at
+		}
+	}
+	return v
+}
+
+// acksLeader: the producer writes with acks=1.
+func (b *Board) acksLeader() bool { return b.producerAcks() == string(lesson.AcksLeader) }
+
+// producerAcks is the running producer's acks as it said, else the
+// setting it starts with.
+func (b *Board) producerAcks() string {
+	if p := b.procs[Producer]; p != nil && p.alive() && b.acks.running != "" {
+		return b.acks.running
+	}
+	return b.AcksSetting()
+}
+
+// AcksSetting is the producer's acks setting from now on ("all" unless
+// the dashboard switched it).
+func (b *Board) AcksSetting() string {
+	if b.acks.setting == "" {
+		return string(lesson.AcksAll)
+	}
+	return b.acks.setting
+}
+
+// AckedSince reports whether the producer acknowledged a record on
+// partition whose payload timestamp is after t, as far as the log was read.
+func (v AcksView) AckedSince(partition int32, t time.Time) bool {
+	r, ok := v.Latest[partition]
+	return ok && r.Timestamp > t.UnixMilli()
+}
+
+// ReportAcks is the report's acks: the setting the producer writes with
+// (as it said, else the one it starts with), how many writes its log says
+// were acknowledged, and every one of them the topic does not hold (by key
+// and payload timestamp) as far as the audit has read; with the producer
+// paused and the audit caught up, that is all of them.
+type ReportAcks struct {
+	Setting      string             `json:"setting"`
+	Acknowledged int64              `json:"acknowledged"`
+	Missing      []ReportAckMissing `json:"missing"`
+}
+
+// ReportAckMissing is one acknowledged write the topic does not hold:
+// where the broker said it stored it, its sensor and its timestamp (epoch
+// ms, the message's own).
+type ReportAckMissing struct {
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Sensor    string `json:"sensor"`
+	Timestamp int64  `json:"timestamp"`
+}
+
+func (b *Board) reportAcks() ReportAcks {
+	v := b.Acks()
+	r := ReportAcks{Setting: v.Setting, Acknowledged: v.Acknowledged, Missing: []ReportAckMissing{}}
+	if v.Running != "" {
+		r.Setting = v.Running
+	}
+	for _, w := range v.Missing {
+		r.Missing = append(r.Missing, ReportAckMissing{Partition: w.Partition, Offset: w.Offset, Sensor: w.Sensor, Timestamp: w.Timestamp})
+	}
+	return r
+}

@@ -1,0 +1,131 @@
+package board
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
+)
+
+func lost(p int32, off int64, sensor string, ts int64) LostWrite {
+	return LostWrite{Partition: p, Offset: off, Sensor: sensor, Timestamp: ts, Acks: "1"}
+}
+
+// TestAcksSettingAndSwitch: the setting the dashboard asks for, the one the
+// running producer says it uses, and the timeline's words for both.
+func TestAcksSettingAndSwitch(t *testing.T) {
+	b := newBoard(ProcStarted{Name: Producer, PID: 7, At: at(0)},
+		ev(Producer, 0.1, status.Event{Type: status.Started, PID: 7, Acks: "all"}))
+	if v := b.Acks(); v.Setting != "all" || v.Running != "all" || b.Process(Producer).Acks != "all" {
+		t.Fatalf("start: %+v", v)
+	}
+	b.Apply(AcksSetting{At: at(1), Acks: "1"})
+	if !hasEvent(b, Producer, "from now on acks=1: the leader confirms a write alone") {
+		t.Fatalf("no switch event: %q", lastEvent(b))
+	}
+	if v := b.Acks(); v.Setting != "1" || v.Running != "all" {
+		t.Fatalf("asked, not switched yet: %+v", v)
+	}
+	b.Apply(ev(Producer, 1.5, status.Event{Type: status.AcksSet, Acks: "1", Count: 10, Millis: 496}))
+	if !hasEvent(b, Producer, "acks=1 in force: 10 records flushed first, new producer in 496 ms") || b.Process(Producer).Acks != "1" {
+		t.Fatalf("switched: %q, row %q", lastEvent(b), b.Process(Producer).Acks)
+	}
+	// A refused switch says so and keeps the setting the producer kept.
+	b.Apply(AcksSetting{At: at(2), Acks: "all"})
+	b.Apply(AcksSetting{At: at(2.1), Acks: "1", Err: errors.New("5 records still unacknowledged")})
+	if !hasEvent(b, Producer, "acks switch failed: 5 records still unacknowledged; it keeps acks=1") || b.AcksSetting() != "1" {
+		t.Fatalf("refused: %q, setting %q", lastEvent(b), b.AcksSetting())
+	}
+	// Down, the row says what it starts with.
+	b.Apply(ProcExited{Name: Producer, PID: 7, At: at(3), Signal: "SIGKILL"})
+	if v := b.Acks(); v.Running != "" || b.Process(Producer).Acks != "1" {
+		t.Fatalf("down: %+v", v)
+	}
+}
+
+// TestLostWritesOnTheTimeline: each lost write is named once, when the
+// check first finds it, whatever partition it is in.
+func TestLostWritesOnTheTimeline(t *testing.T) {
+	b := newBoard()
+	b.Apply(AckedCheck{At: at(1), Acknowledged: 100, Missing: []LostWrite{lost(2, 40, "sensor-08", 5000), lost(2, 41, "sensor-07", 5000)}})
+	if !hasEvent(b, "", "2 acknowledged writes lost: p2 offsets 40–41 (acks=1), not in the topic") {
+		t.Fatalf("first loss: %q", lastEvent(b))
+	}
+	// A loss in a lower partition found later sorts first: only it is new.
+	b.Apply(AckedCheck{At: at(2), Acknowledged: 110, Missing: []LostWrite{lost(0, 7, "sensor-09", 6000), lost(2, 40, "sensor-08", 5000), lost(2, 41, "sensor-07", 5000)}})
+	if got := lastEvent(b); !strings.Contains(got, "1 acknowledged write lost: p0 offset 7 (acks=1)") {
+		t.Fatalf("second loss: %q", got)
+	}
+	n := countEvents(b, "lost:")
+	b.Apply(AckedCheck{At: at(3), Acknowledged: 120, Missing: []LostWrite{lost(0, 7, "sensor-09", 6000), lost(2, 40, "sensor-08", 5000), lost(2, 41, "sensor-07", 5000)}})
+	if countEvents(b, "lost:") != n {
+		t.Fatal("the same losses named again")
+	}
+	// An unreadable log keeps the last good check and says why.
+	b.Apply(AckedCheck{At: at(4), Err: errors.New("permission denied")})
+	if v := b.Acks(); v.Acknowledged != 120 || len(v.Missing) != 3 || v.Err == nil {
+		t.Fatalf("after an error: %+v", v)
+	}
+	if got := LostRanges([]LostWrite{lost(1, 5, "a", 1), lost(1, 3, "a", 1), lost(1, 4, "a", 1), lost(1, 9, "a", 1), lost(0, 1, "b", 1)}); got != "p0 offset 1 (acks=1); p1 offsets 3–5, 9 (acks=1)" {
+		t.Fatalf("LostRanges = %q", got)
+	}
+}
+
+// TestReportAcks: the report's acks is the contract: setting,
+// acknowledged, missing with partition, offset, sensor and timestamp (an
+// empty list, not null, when nothing is lost).
+func TestReportAcks(t *testing.T) {
+	b := newBoard()
+	var r map[string]any
+	raw, _ := json.Marshal(b.Report())
+	_ = json.Unmarshal(raw, &r)
+	if got, _ := json.Marshal(r["acks"]); string(got) != `{"acknowledged":0,"missing":[],"setting":"all"}` {
+		t.Fatalf("empty acks %s", got)
+	}
+	b.Apply(AcksSetting{At: at(1), Acks: "1"})
+	b.Apply(AckedCheck{At: at(2), Acknowledged: 42, Missing: []LostWrite{lost(2, 40, "sensor-08", 5000)}})
+	raw, _ = json.Marshal(b.Report())
+	_ = json.Unmarshal(raw, &r)
+	want := `{"acknowledged":42,"missing":[{"offset":40,"partition":2,"sensor":"sensor-08","timestamp":5000}],"setting":"1"}`
+	if got, _ := json.Marshal(r["acks"]); string(got) != want {
+		t.Fatalf("acks %s, want %s", got, want)
+	}
+}
+
+// TestBlockedCauseWithAcksOne: an ISR below min.insync.replicas does not
+// refuse acks=1 writes, so the board does not blame it.
+func TestBlockedCauseWithAcksOne(t *testing.T) {
+	b := clusterBoard()
+	b.Apply(ev(Producer, 0.1, status.Event{Type: status.Started, Acks: "1"}))
+	b.Apply(Partitions{At: at(1), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{meta(0, 2, []int32{1, 2, 3}, []int32{1, 2, 3})}})
+	b.Apply(Partitions{At: at(2), Topic: "sensor-data", MinISR: 2, Rows: []PartitionMeta{meta(0, 2, []int32{1, 2, 3}, []int32{2})}})
+	if !hasEvent(b, "", "ISR [1 2 3] → [2] < min.insync.replicas 2: the producer's acks=1 writes are still taken") {
+		t.Fatalf("ISR event: %q", lastEvent(b))
+	}
+	b.Apply(ev(Producer, 3, status.Event{Type: status.Blocked, Count: 5, Millis: 2500, Error: "Local: Broker transport failure"}))
+	if got := b.Process(Producer).BlockedCause; got != "Local: Broker transport failure" {
+		t.Fatalf("cause %q", got)
+	}
+}
+
+// TestWaitingAndFrozenAt: the producer's progress says what waits
+// unacknowledged; a freeze and a thaw are timed.
+func TestWaitingAndFrozenAt(t *testing.T) {
+	b := clusterBoard()
+	b.Apply(ev(Producer, 1, status.Event{Type: status.Progress, Produced: 10, Count: 4, Millis: 1200}))
+	if v := b.Acks(); v.Waiting != 4 || v.WaitingFor.Milliseconds() != 1200 || !v.WaitingAt.Equal(at(1)) {
+		t.Fatalf("waiting %+v", v)
+	}
+	pid := b.Process("broker-2").PID
+	b.Apply(ProcFrozen{Name: "broker-2", PID: pid, At: at(2), Frozen: true})
+	b.Apply(ProcFrozen{Name: "broker-2", PID: pid, At: at(3.5), Frozen: false})
+	if p := b.Process("broker-2"); !p.FrozenAt.Equal(at(2)) || !p.ThawedAt.Equal(at(3.5)) || p.Frozen {
+		t.Fatalf("freeze times %+v", p)
+	}
+	v := AcksView{Latest: map[int32]AckedRecord{2: {Partition: 2, Offset: 9, Timestamp: at(2.5).UnixMilli()}}}
+	if !v.AckedSince(2, at(2)) || v.AckedSince(2, at(3)) || v.AckedSince(0, at(0)) {
+		t.Fatal("AckedSince")
+	}
+}

@@ -1,0 +1,228 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/audit"
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/producer"
+)
+
+const (
+	// ackedEvery is how often the producer's log of acknowledged records is
+	// read and set against the audit: the producer writes it out every
+	// producer.AckedFlushEvery, so a write shows within about half a second.
+	ackedEvery = 250 * time.Millisecond
+	// ackedChunk bounds one read of the log (a history burst writes
+	// megabytes a second), ackedBacklog the records held waiting for the
+	// audit to read their offsets: past it the log is read on later.
+	ackedChunk   = 4 << 20
+	ackedBacklog = 500_000
+	// ackedQuiet: with nothing new, the board still gets the check this
+	// often (it tells a log that stopped from one nobody reads).
+	ackedQuiet = 2 * time.Second
+)
+
+// ackedTail reads the producer's log of acknowledged records as it grows,
+// from its beginning (it lists what this run directory's topic was told).
+type ackedTail struct {
+	path string
+	off  int64
+	buf  []byte
+	rest []byte
+	// keys interns the sensor ids, as a line's key would otherwise be a
+	// string of its own.
+	keys map[string]string
+	bad  int64
+}
+
+// read returns the whole lines written since the last read (at most about
+// ackedChunk bytes of them); a missing log is an empty one.
+func (t *ackedTail) read() ([]audit.Acked, error) {
+	f, err := os.Open(t.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := min(st.Size()-t.off, ackedChunk)
+	if size <= 0 {
+		return nil, nil
+	}
+	if int64(cap(t.buf)) < size {
+		t.buf = make([]byte, size)
+	}
+	n, err := f.ReadAt(t.buf[:size], t.off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	t.off += int64(n)
+	data := append(t.rest, t.buf[:n]...)
+	end := bytes.LastIndexByte(data, '\n')
+	if end < 0 {
+		t.rest = data
+		return nil, nil
+	}
+	t.rest = append([]byte(nil), data[end+1:]...)
+	var out []audit.Acked
+	for line := range bytes.SplitSeq(data[:end], []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		r, ok := t.parse(line)
+		if !ok {
+			t.bad++
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// parse reads one line, in the exact form the producer writes it, else
+// through encoding/json.
+func (t *ackedTail) parse(line []byte) (audit.Acked, bool) {
+	r, ok := parseAckedLine(line)
+	if !ok {
+		var rec producer.AckedRecord
+		if err := json.Unmarshal(line, &rec); err != nil || rec.Key == "" {
+			return audit.Acked{}, false
+		}
+		r = audit.Acked{Partition: rec.Partition, Offset: rec.Offset, Key: rec.Key, Timestamp: rec.Timestamp, Acks: rec.Acks}
+	}
+	if t.keys == nil {
+		t.keys = map[string]string{}
+	}
+	if k, seen := t.keys[r.Key]; seen {
+		r.Key = k
+	} else {
+		t.keys[r.Key] = r.Key
+	}
+	return r, true
+}
+
+// parseAckedLine reads {"partition":P,"offset":O,"key":"K","timestamp":T,"acks":"A"}
+// with a plain key; ok false for anything else.
+func parseAckedLine(b []byte) (audit.Acked, bool) {
+	r := lineReader{b: b, ok: true}
+	r.lit(`{"partition":`)
+	p := r.num()
+	r.lit(`,"offset":`)
+	o := r.num()
+	r.lit(`,"key":"`)
+	key := r.str()
+	r.lit(`,"timestamp":`)
+	ts := r.num()
+	r.lit(`,"acks":"`)
+	acks := r.str()
+	r.lit("}")
+	ok := r.ok && len(bytes.TrimSpace(r.b)) == 0 && key != "" && p >= 0 && p <= math.MaxInt32
+	return audit.Acked{Partition: int32(p), Offset: o, Key: key, Timestamp: ts, Acks: acks}, ok
+}
+
+// lineReader reads a line in a fixed form; ok turns false at the first
+// thing that differs, and everything after reads as zero.
+type lineReader struct {
+	b  []byte
+	ok bool
+}
+
+func (r *lineReader) lit(s string) {
+	if r.ok = r.ok && bytes.HasPrefix(r.b, []byte(s)); r.ok {
+		r.b = r.b[len(s):]
+	}
+}
+
+func (r *lineReader) num() int64 {
+	i := 0
+	for i < len(r.b) && (r.b[i] == '-' || (r.b[i] >= '0' && r.b[i] <= '9')) {
+		i++
+	}
+	v, err := strconv.ParseInt(string(r.b[:i]), 10, 64)
+	r.ok = r.ok && err == nil
+	r.b = r.b[i:]
+	return v
+}
+
+// str reads up to the closing quote of a string without escapes.
+func (r *lineReader) str() string {
+	i := bytes.IndexByte(r.b, '"')
+	if r.ok = r.ok && i >= 0 && bytes.IndexByte(r.b[:i], '\\') < 0; !r.ok {
+		return ""
+	}
+	s := string(r.b[:i])
+	r.b = r.b[i+1:]
+	return s
+}
+
+// ackedPoll is the lab's comparison of the acknowledged records with the
+// topic (its goroutine only).
+type ackedPoll struct {
+	tail   ackedTail
+	check  *audit.AckCheck
+	last   audit.AckSummary
+	sentAt time.Time
+	errSet string
+}
+
+// pollAcked reads what the producer logged since the last poll and sets
+// every record not settled yet against the audit's latest read.
+func (l *Lab) pollAcked(_ context.Context, a *ackedPoll) {
+	asked := time.Now()
+	var err error
+	if a.check.Pending() < ackedBacklog {
+		var recs []audit.Acked
+		recs, err = a.tail.read()
+		a.check.Add(recs...)
+	}
+	sum := a.check.Check(l.auditor.Snapshot())
+	if err != nil {
+		if msg := err.Error(); msg != a.errSet {
+			a.errSet = msg
+			l.log.Warn("reading the acknowledged-records log failed", "path", a.tail.path, "err", err)
+		}
+		l.emit(board.AckedCheck{At: asked, Err: fmt.Errorf("the producer's log of acknowledged records: %w", err)})
+		return
+	}
+	a.errSet = ""
+	same := sum.Acknowledged == a.last.Acknowledged && sum.Held == a.last.Held &&
+		sum.Pending == a.last.Pending && len(sum.Missing) == len(a.last.Missing)
+	if same && asked.Sub(a.sentAt) < ackedQuiet {
+		return
+	}
+	a.last, a.sentAt = sum, asked
+	l.emit(ackedInput(asked, sum))
+}
+
+// ackedInput is a check's summary in the board's terms.
+func ackedInput(at time.Time, s audit.AckSummary) board.AckedCheck {
+	in := board.AckedCheck{At: at, Acknowledged: s.Acknowledged, Pending: s.Pending,
+		Latest: make(map[int32]board.AckedRecord, len(s.Latest))}
+	for _, r := range s.Missing {
+		in.Missing = append(in.Missing, boardAcked(r))
+	}
+	for p, r := range s.Latest {
+		in.Latest[p] = boardAcked(r)
+	}
+	return in
+}
+
+func boardAcked(r audit.Acked) board.AckedRecord {
+	return board.AckedRecord{Partition: r.Partition, Offset: r.Offset, Sensor: r.Key, Timestamp: r.Timestamp, Acks: r.Acks}
+}

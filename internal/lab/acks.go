@@ -1,0 +1,113 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/lesson"
+	"github.com/kafka-recovery-lab/krl/internal/supervisor"
+)
+
+// AckedLogName is the producer's log of acknowledged records in the run
+// directory (producer --acked-log).
+const AckedLogName = "acked.ndjson"
+
+// AckedLogPath is where the producer of a run in runDir logs what the
+// broker acknowledged.
+func AckedLogPath(runDir string) string { return filepath.Join(runDir, AckedLogName) }
+
+// acksSwitchTimeout bounds a switch: the producer flushes for up to 4 s,
+// then makes a new producer.
+const acksSwitchTimeout = 15 * time.Second
+
+// SetAcks sets the producer's acks (the script's acks): a running producer
+// flushes what is in flight and switches at once; a stopped one starts with
+// it. pauseMu orders it with a pause, which also goes through the
+// producer's publishing loop.
+func (l *Lab) SetAcks(acks string) error {
+	a, err := lesson.ParseAcks(acks)
+	if err != nil {
+		return err
+	}
+	l.pauseMu.Lock()
+	defer l.pauseMu.Unlock()
+	return l.setAcksLocked(a)
+}
+
+// ToggleAcks switches the producer between acks=all and acks=1, from the
+// setting the board shows (the a key), and returns the setting asked for.
+func (l *Lab) ToggleAcks() (string, error) {
+	l.pauseMu.Lock()
+	defer l.pauseMu.Unlock()
+	var cur string
+	l.Observe(func(b *board.Board) { cur = b.AcksSetting() })
+	next := lesson.Acks(cur).Other()
+	return string(next), l.setAcksLocked(next)
+}
+
+func (l *Lab) setAcksLocked(a lesson.Acks) error {
+	var was string
+	l.Observe(func(b *board.Board) { was = b.AcksSetting() })
+	l.emit(board.AcksSetting{At: time.Now(), Acks: string(a)})
+	l.setProducerArgs()
+	if !l.sup.Running(board.Producer) {
+		l.Note(fmt.Sprintf("the producer is not running: acks=%s applies when it starts (r starts it)", a))
+		return nil
+	}
+	if err := l.postAcks(a); err != nil {
+		l.emit(board.AcksSetting{At: time.Now(), Acks: was, Err: err})
+		l.setProducerArgs()
+		return err
+	}
+	return nil
+}
+
+// setProducerArgs makes the producer's next start use the board's acks
+// (before the launch it is not defined yet: the launch reads the board).
+func (l *Lab) setProducerArgs() {
+	if err := l.sup.SetArgs(board.Producer, l.roleArgs(board.Producer)); err != nil && !errors.Is(err, supervisor.ErrUnknown) {
+		l.log.Warn("producer arguments not updated", "err", err)
+	}
+}
+
+// postAcks asks the running producer to switch (POST /acks) and returns
+// once its new producer runs.
+func (l *Lab) postAcks(a lesson.Acks) error {
+	// A producer opens its endpoint once it has read the topic, so while
+	// the broker is away this waits for the broker too.
+	addr, err := l.awaitHTTP(board.Producer, 40*time.Second)
+	if err != nil {
+		return fmt.Errorf("the producer is not publishing yet (it waits for the broker): %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), acksSwitchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/acks?to="+url.QueryEscape(string(a)), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("acks: %w", err)
+	}
+	defer resp.Body.Close()
+	var res struct {
+		Error string `json:"error"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if jerr := json.Unmarshal(body, &res); jerr != nil {
+		return fmt.Errorf("acks: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("acks: %s", res.Error)
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/e2e"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+// reportAcks is the report's acks (the contract of --report).
+type reportAcks struct {
+	Setting      string `json:"setting"`
+	Acknowledged int64  `json:"acknowledged"`
+	Missing      []struct {
+		Partition int32  `json:"partition"`
+		Offset    int64  `json:"offset"`
+		Sensor    string `json:"sensor"`
+		Timestamp int64  `json:"timestamp"`
+	} `json:"missing"`
+}
+
+// ackedLine is one line of the producer's acked.ndjson (the contract).
+type ackedLine struct {
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Key       string `json:"key"`
+	Timestamp int64  `json:"timestamp"`
+	Acks      string `json:"acks"`
+}
+
+// lostWrite names an acknowledged write the topic does not hold.
+type lostWrite struct {
+	partition int32
+	offset    int64
+	sensor    string
+	timestamp int64
+}
+
+// acksAgainstTheTopic checks the acks-loss run without the dashboard's
+// audit: it starts the run's cluster again on its data directory (its
+// topic is kept), pauses the producer, reads the topic back with a reader
+// of its own (librdkafka, not the audit's franz-go) and looks every line
+// the producer's acked.ndjson had at the end of the run up by content (key
+// and payload timestamp). The writes acknowledged with acks=1 that are not
+// there must be at least one, those acknowledged with acks=all none, and
+// all of them exactly the report's acks.missing (the lines the producer
+// wrote after the report, as the dashboard quit, are in the topic).
+func acksAgainstTheTopic(t *testing.T, bin string, rep scenarioReport) {
+	t.Helper()
+	acked := readAcked(t, filepath.Join(rep.runDir, "acked.ndjson"))
+	ends := map[int32]int64{}
+	for _, a := range acked {
+		ends[a.Partition] = max(ends[a.Partition], a.Offset+1)
+	}
+	brokers, stop := restartPaused(t, bin, rep.runDir)
+	defer stop()
+	tp := e2e.ReadTopicThrough(t, brokers, "sensor-data", ends)
+	held := map[string]bool{}
+	for _, r := range tp.Records {
+		if m, err := telemetry.Decode(r.Key, r.Value); err == nil {
+			held[fmt.Sprintf("%s@%d", m.SensorID, m.Timestamp)] = true
+		}
+	}
+	lost := map[lostWrite]bool{}
+	bySetting := map[string]int{}
+	for _, a := range acked {
+		if !held[fmt.Sprintf("%s@%d", a.Key, a.Timestamp)] {
+			lost[lostWrite{a.Partition, a.Offset, a.Key, a.Timestamp}] = true
+			bySetting[a.Acks]++
+		}
+	}
+	reported := map[lostWrite]bool{}
+	for _, m := range rep.Acks.Missing {
+		reported[lostWrite{m.Partition, m.Offset, m.Sensor, m.Timestamp}] = true
+	}
+	t.Logf("topic read back: %d records; %d acknowledged writes in acked.ndjson, %d not in the topic (acks=1: %d, acks=all: %d); the report listed %d of %d acknowledged",
+		tp.Count(), len(acked), len(lost), bySetting["1"], bySetting["all"], len(rep.Acks.Missing), rep.Acks.Acknowledged)
+	if bySetting["1"] == 0 {
+		t.Errorf("no write acknowledged with acks=1 is missing from the topic: the lesson lost nothing")
+	}
+	if bySetting["all"] != 0 {
+		t.Errorf("%d writes acknowledged with acks=all are not in the topic", bySetting["all"])
+	}
+	if !maps.Equal(lost, reported) {
+		t.Errorf("the report's acks.missing differs from the topic read back:\nreported %v\nread back %v", sortedLost(reported), sortedLost(lost))
+	}
+	// The report is taken before the processes stop: the producer, publishing
+	// again after the lesson, logs a few more.
+	if rep.Acks.Acknowledged <= 0 || rep.Acks.Acknowledged > int64(len(acked)) {
+		t.Errorf("the report counted %d acknowledged writes, acked.ndjson has %d", rep.Acks.Acknowledged, len(acked))
+	}
+}
+
+func sortedLost(m map[lostWrite]bool) []lostWrite {
+	return slices.SortedFunc(maps.Keys(m), func(a, b lostWrite) int {
+		if a.partition != b.partition {
+			return int(a.partition - b.partition)
+		}
+		return int(a.offset - b.offset)
+	})
+}
+
+func readAcked(t *testing.T, path string) []ackedLine {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("acked.ndjson: %v", err)
+	}
+	var out []ackedLine
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		var a ackedLine
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil || a.Key == "" || (a.Acks != "1" && a.Acks != "all") {
+			t.Fatalf("acked.ndjson line %d %q: %v", n, sc.Text(), err)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a child writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// restartPaused starts the dashboard headless on runDir's cluster again,
+// pauses its producer, and returns the bootstrap servers (its "connected to
+// kafka ADDRS" line) and a function that stops it.
+func restartPaused(t *testing.T, bin, runDir string) (string, func()) {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "hold.script")
+	if err := os.WriteFile(script, []byte("pause producer\nwait 10m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--headless", "--cluster", "3", "--data-dir", runDir, "--script", script)
+	cmd.Env = scenarioEnvWithout(os.Environ(), "KAFKA_BROKER", "MONGO_URI")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("restart the cluster: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}
+	connected := regexp.MustCompile(`connected to kafka (\S+)`)
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		log := stderr.String()
+		if m := connected.FindStringSubmatch(log); m != nil && regexp.MustCompile(`script: wait 10m0s`).MatchString(log) {
+			return m[1], stop
+		}
+		select {
+		case <-done:
+			t.Fatalf("the dashboard ended before its producer paused:\n%s", e2e.Tail(log, 40))
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("the cluster did not come back with its producer paused within 4 min:\n%s", e2e.Tail(stderr.String(), 40))
+		}
+	}
+}
