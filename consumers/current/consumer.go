@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -35,50 +35,69 @@ type consumer struct {
 	down      bool
 	lastRetry time.Time
 
-	// The poll loop hands messages to the applier in batches, so polling
-	// (a cgo call and copies per message) and decoding run on separate
-	// cores during a replay.
-	batches  chan []received
-	pending  []received
-	inFlight sync.WaitGroup
+	// readers read the member's partitions (see readers.go); errors they
+	// poll come to the poll loop on errs, and flowing says records were
+	// applied since the loop last looked.
+	readers []*reader
+	errs    chan error
+	flowing atomic.Bool
 }
 
-// received is a message and the time its poll returned.
-type received struct {
-	m  *kafka.Message
-	at time.Time
+// report hands a reader's error to the poll loop (dropped when the loop is
+// that far behind: librdkafka repeats errors that last).
+func (c *consumer) report(err error) {
+	select {
+	case c.errs <- err:
+	default:
+	}
 }
 
-// batchSize bounds a batch: it forms only while librdkafka's queue holds a
-// backlog (a replay), otherwise each poll's message goes on at once.
-const batchSize = 512
-
-// applyBatches applies the batches in order until the channel closes.
-func (c *consumer) applyBatches(done chan<- struct{}) {
-	defer close(done)
-	for b := range c.batches {
-		for _, r := range b {
-			c.message(r.m, r.at)
+// startReaders creates one reader per partition, up to maxReaders, and
+// runs them; the returned function stops them, applying what they polled,
+// and closes their handles.
+func (c *consumer) startReaders(partitions int) (stop func(), err error) {
+	var done []chan struct{}
+	stop = func() {
+		for i, r := range c.readers {
+			r.revoke(true)
+			<-done[i]
+			c.closeHandle(r.k, "reader")
 		}
-		c.inFlight.Done()
+		c.readers = nil
 	}
+	n := min(max(partitions, 1), maxReaders)
+	for range n {
+		k, err := kafka.NewConsumer(kafkacfg.CurrentReader(c.cfg.Brokers, c.cfg.GroupID, n))
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("reader: %w", err)
+		}
+		r := newReader(c, k)
+		c.readers = append(c.readers, r)
+		done = append(done, make(chan struct{}))
+		go r.run(done[len(done)-1])
+	}
+	return stop, nil
 }
 
-// send hands the pending messages to the applier.
-func (c *consumer) send() {
-	if len(c.pending) == 0 {
-		return
-	}
-	c.inFlight.Add(1)
-	c.batches <- c.pending
-	c.pending = make([]received, 0, batchSize)
-}
+// readerOf is the reader partition p goes to.
+func (c *consumer) readerOf(p int32) *reader { return c.readers[int(p)%len(c.readers)] }
 
-// drain returns once every message polled so far is applied: a rebalance,
-// a revocation or an exit sees the state of everything polled before it.
-func (c *consumer) drain() {
-	c.send()
-	c.inFlight.Wait()
+// closeHandle closes a handle, abandoning it if Close does not return
+// (after a fatal error Close can block for good).
+func (c *consumer) closeHandle(k *kafka.Consumer, what string) {
+	t := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- k.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			c.log.Warn(what+" close", "err", err)
+		}
+		c.log.Info(what+" closed", "took", time.Since(t).Round(time.Millisecond))
+	case <-time.After(closeTimeout):
+		c.log.Warn(what+" close did not return; abandoning the handle", "after", closeTimeout)
+	}
 }
 
 func (c *consumer) run(ctx context.Context) error {
@@ -86,70 +105,46 @@ func (c *consumer) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
-	defer func() {
-		t := time.Now()
-		closed := make(chan error, 1)
-		go func() { closed <- k.Close() }()
-		select {
-		case err := <-closed:
-			if err != nil {
-				c.log.Warn("consumer close", "err", err)
-			}
-			c.log.Info("consumer closed", "took", time.Since(t).Round(time.Millisecond))
-		case <-time.After(closeTimeout):
-			// After a fatal error Close can block for good.
-			c.log.Warn("consumer close did not return; abandoning the handle", "after", closeTimeout)
-		}
-	}()
+	defer c.closeHandle(k, "consumer")
 
-	if !c.awaitTopic(ctx, k) {
+	partitions, ok := c.awaitTopic(ctx, k)
+	if !ok {
 		c.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
 		return nil
 	}
-	c.batches = make(chan []received, 4)
-	c.pending = make([]received, 0, batchSize)
-	applied := make(chan struct{})
-	go c.applyBatches(applied)
-	defer func() {
-		c.drain()
-		close(c.batches)
-		<-applied
-	}()
+	c.errs = make(chan error, 16)
+	stopReaders, err := c.startReaders(partitions)
+	if err != nil {
+		return err
+	}
+	defer stopReaders()
 	if err := k.Subscribe(c.cfg.Topic, c.rebalance); err != nil {
 		return fmt.Errorf("subscribe: %w", err)
 	}
 
 	nextProgress := time.Now()
-	var lastPolled time.Time
 	for {
 		if ctx.Err() != nil {
 			c.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
 			return nil
 		}
-		timeout := 100
-		if len(c.pending) > 0 {
-			// An empty queue sends the batch at once.
-			timeout = 0
-		}
-		ev := k.Poll(timeout)
-		// One clock read per poll: a replay polls a million times.
+		// The member's poll serves the group (rebalances, errors); the
+		// readers poll the records.
+		ev := k.Poll(100)
 		now := time.Now()
-		// The health report gives the poll's age in whole milliseconds: a
-		// lock per poll would contend with the applier's for nothing.
-		if now.Sub(lastPolled) >= time.Millisecond {
-			c.st.health.Polled(now)
-			lastPolled = now
-		}
-		switch e := ev.(type) {
-		case *kafka.Message:
-			c.received(e, now)
-		case kafka.Error:
-			c.send()
+		c.st.health.Polled(now)
+		if e, ok := ev.(kafka.Error); ok {
 			if err := c.clientError(e); err != nil {
 				return err
 			}
-		default:
-			c.send()
+		}
+		if err := c.readerErrors(); err != nil {
+			return err
+		}
+		if c.flowing.Swap(false) && c.down {
+			c.down = false
+			c.log.Info("broker reachable again", "brokers", c.cfg.Brokers)
+			c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
 		}
 		if !now.Before(nextProgress) {
 			c.checkBack(k)
@@ -165,9 +160,24 @@ func (c *consumer) run(ctx context.Context) error {
 	}
 }
 
+// readerErrors handles the errors the readers polled; only a fatal one is
+// returned.
+func (c *consumer) readerErrors() error {
+	for {
+		select {
+		case err := <-c.errs:
+			if err := c.clientError(err); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
 // awaitTopic waits until the broker answers with the topic's metadata,
 // reporting Retrying meanwhile; false means ctx ended first.
-func (c *consumer) awaitTopic(ctx context.Context, k *kafka.Consumer) bool {
+func (c *consumer) awaitTopic(ctx context.Context, k *kafka.Consumer) (partitions int, ok bool) {
 	topic := c.cfg.Topic
 	for {
 		md, err := k.GetMetadata(&topic, false, int(brokerTimeout/time.Millisecond))
@@ -181,25 +191,25 @@ func (c *consumer) awaitTopic(ctx context.Context, k *kafka.Consumer) bool {
 			}
 		}
 		if ctx.Err() != nil {
-			return false
+			return 0, false
 		}
 		if err == nil {
 			c.down = false
-			c.log.Info("broker reachable", "brokers", c.cfg.Brokers, "topic", topic, "partitions", len(md.Topics[topic].Partitions))
+			n := len(md.Topics[topic].Partitions)
+			c.log.Info("broker reachable", "brokers", c.cfg.Brokers, "topic", topic, "partitions", n)
 			c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
-			return true
+			return n, true
 		}
 		c.retrying(err)
 		select {
 		case <-ctx.Done():
-			return false
+			return 0, false
 		case <-time.After(retryEvery):
 		}
 	}
 }
 
 func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
-	c.drain()
 	switch e := ev.(type) {
 	case kafka.AssignedPartitions:
 		start, target := map[int32]int64{}, map[int32]int64{}
@@ -227,10 +237,12 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 				start[tp.Partition], target[tp.Partition] = low, high
 			}
 		}
-		if err := k.Assign(parts); err != nil {
+		c.st.assign(start, target)
+		c.assignReaders(parts)
+		// The member fetches nothing itself: the readers do.
+		if err := k.Assign(nil); err != nil {
 			c.log.Warn("assign", "err", err)
 		}
-		c.st.assign(start, target)
 		c.st.health.Assign(time.Now(), start)
 		for p, high := range target {
 			c.st.health.Watermark(time.Now(), p, high)
@@ -239,6 +251,9 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 		c.em.Emit(status.Event{Type: status.Assigned, Partitions: ids})
 		c.maybeCaughtUp()
 	case kafka.RevokedPartitions:
+		for _, r := range c.readers {
+			r.revoke(false)
+		}
 		var ids []int32
 		for _, tp := range e.Partitions {
 			ids = append(ids, tp.Partition)
@@ -251,48 +266,31 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 	return nil
 }
 
-// received takes a polled message on the poll loop: errors and the
-// broker's return are handled here, the record goes to the applier.
-func (c *consumer) received(m *kafka.Message, now time.Time) {
-	if err := m.TopicPartition.Error; err != nil {
-		c.send()
-		_ = c.clientError(err)
-		return
+// assignReaders hands each reader its partitions, offsets set.
+func (c *consumer) assignReaders(parts []kafka.TopicPartition) {
+	each := make([][]kafka.TopicPartition, len(c.readers))
+	for _, tp := range parts {
+		i := int(tp.Partition) % len(c.readers)
+		each[i] = append(each[i], tp)
 	}
-	if c.down {
-		c.down = false
-		c.log.Info("broker reachable again", "brokers", c.cfg.Brokers)
-		c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
+	for i, r := range c.readers {
+		if err := r.assign(each[i]); err != nil {
+			c.log.Warn("reader assign", "partitions", each[i], "err", err)
+		}
 	}
-	c.pending = append(c.pending, received{m, now})
-	if len(c.pending) == batchSize {
-		c.send()
-	}
-}
-
-// message applies one record (on the applier).
-func (c *consumer) message(m *kafka.Message, now time.Time) {
-	p, off := m.TopicPartition.Partition, int64(m.TopicPartition.Offset)
-	c.st.health.Received(now, p, off)
-	err := c.st.apply(p, off, m.Key, m.Value)
-	reason := ""
-	if err != nil {
-		reason = err.Error()
-	}
-	c.st.health.Done(now, p, off, reason)
-	if err != nil {
-		c.log.Warn("invalid message skipped", "partition", p, "offset", off, "key", string(m.Key), "err", err)
-		c.em.Emit(status.Event{Type: status.InvalidMessage, Partition: p, Offset: off, Error: err.Error()})
-	}
-	c.maybeCaughtUp()
 }
 
 func (c *consumer) maybeCaughtUp() {
 	if first, processed := c.st.checkCaughtUp(); first {
-		ms := time.Since(c.start).Milliseconds()
-		c.log.Info("caught up", "processed", processed, "millis", ms)
-		c.em.Emit(status.Event{Type: status.CaughtUp, Processed: processed, Millis: ms})
+		c.caughtUp(processed)
 	}
+}
+
+// caughtUp reports the replay complete, once (the state says when).
+func (c *consumer) caughtUp(processed int64) {
+	ms := time.Since(c.start).Milliseconds()
+	c.log.Info("caught up", "processed", processed, "millis", ms)
+	c.em.Emit(status.Event{Type: status.CaughtUp, Processed: processed, Millis: ms})
 }
 
 // refreshWatermarks learns targets that were unknown at assignment and the
@@ -306,7 +304,12 @@ func (c *consumer) refreshWatermarks(k *kafka.Consumer) {
 		}
 	}
 	for _, pos := range c.st.progress().Positions {
-		if _, high, err := k.GetWatermarkOffsets(c.cfg.Topic, pos.Partition); err == nil && high >= 0 {
+		// Cached by the handle that fetches the partition.
+		r := c.readerOf(pos.Partition)
+		if !r.owns(pos.Partition) {
+			continue
+		}
+		if _, high, err := r.k.GetWatermarkOffsets(c.cfg.Topic, pos.Partition); err == nil && high >= 0 {
 			c.st.seenHighWatermark(pos.Partition, high)
 			c.st.health.Watermark(time.Now(), pos.Partition, high)
 		}

@@ -35,8 +35,8 @@ type state struct {
 	processed int64
 	invalid   int64
 	parts     map[int32]*partition
-	// all is parts as a slice, for the caught-up check after every
-	// message of a replay (a map iteration per message showed in pprof).
+	// all is parts as a slice, for the caught-up check (a map iteration
+	// per message showed in pprof when it ran after every message).
 	all     []*partition
 	sensors map[string]api.SensorState
 	// done is, per partition, the offset after the last record applied by
@@ -47,45 +47,84 @@ type state struct {
 	// health is fed by the Kafka loop and answers GET /healthz.
 	health *health.Tracker
 	// valid is the product's one validation rule with what it needs to
-	// remember: each sensor's last valid message per partition, and how
-	// far each partition was judged. It lives as long as the process, not
-	// an assignment, so a record delivered again is recognised as a replay
-	// and neither counted as invalid nor applied over newer state.
-	valid *telemetry.Validator
+	// remember, per partition (see validator).
+	valid map[int32]*telemetry.Validator
 }
 
 func newState(groupID string) *state {
 	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{},
-		done: map[int32]int64{}, valid: telemetry.NewValidator(), health: health.NewTracker(0)}
+		done: map[int32]int64{}, valid: map[int32]*telemetry.Validator{}, health: health.NewTracker(0)}
 }
 
-// apply processes one record: a valid message overwrites its sensor's
-// state; an invalid one (telemetry.Check) is counted and returned as an
-// error, never stored; a replay of an offset already applied is skipped.
-func (s *state) apply(p int32, offset int64, key, value []byte) error {
+// judged is one record as a reader judged it, waiting to be applied.
+type judged struct {
+	partition int32
+	offset    int64
+	verdict   telemetry.Verdict
+	msg       telemetry.Message // when Valid
+	err       error             // when Invalid: why
+	key       []byte            // when Invalid, for its log line
+}
+
+// judge decodes and judges one record (telemetry's one rule) against v, the
+// validator of its partition: on the reader that polled it, outside the
+// state's lock, so readers of different partitions judge in parallel.
+func judge(v *telemetry.Validator, p int32, offset int64, key, value []byte) judged {
+	m, verdict, err := v.Judge(p, offset, key, value)
+	j := judged{partition: p, offset: offset, verdict: verdict, msg: m, err: err}
+	if verdict == telemetry.Invalid {
+		j.key = key
+	}
+	return j
+}
+
+// validator is partition p's validator. It lives as long as the process,
+// not an assignment, so a record delivered again is recognised as a
+// replay and neither counted as invalid nor applied over newer state.
+func (s *state) validator(p int32) *telemetry.Validator {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d, ok := s.done[p]; ok && offset < d {
-		// Already applied by this process (a fetch from before a
-		// reassignment): neither new nor invalid.
-		return nil
+	v := s.valid[p]
+	if v == nil {
+		v = telemetry.NewValidator()
+		s.valid[p] = v
 	}
-	s.done[p] = offset + 1
-	s.processed++
-	if ps := s.parts[p]; ps != nil && offset+1 > ps.next {
-		ps.next = offset + 1
-		ps.hwm = max(ps.hwm, ps.next)
+	return v
+}
+
+// applyBatch applies judged records in order, under one lock: a valid
+// message overwrites its sensor's state; an invalid one is counted, never
+// stored; a replay of an offset already applied is skipped. The caught-up
+// check runs whenever a partition reaches its target, so caughtUp comes
+// with processed as it was at that very record.
+func (s *state) applyBatch(b []judged) (caughtUp bool, processed int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range b {
+		r := &b[i]
+		if d, ok := s.done[r.partition]; (ok && r.offset < d) || r.verdict == telemetry.Replay {
+			// Already applied by this process (a fetch from before a
+			// reassignment): neither new nor invalid.
+			r.verdict = telemetry.Replay
+			continue
+		}
+		s.done[r.partition] = r.offset + 1
+		s.processed++
+		if ps := s.parts[r.partition]; ps != nil && r.offset+1 > ps.next {
+			reached := ps.next < ps.target && r.offset+1 >= ps.target
+			ps.next = r.offset + 1
+			ps.hwm = max(ps.hwm, ps.next)
+			if reached && s.caughtUpLocked() {
+				caughtUp, processed = true, s.processed
+			}
+		}
+		if r.verdict == telemetry.Invalid {
+			s.invalid++
+			continue
+		}
+		s.sensors[r.msg.SensorID] = api.SensorStateOf(r.msg, r.partition, r.offset)
 	}
-	m, verdict, err := s.valid.Judge(p, offset, key, value)
-	switch verdict {
-	case telemetry.Replay:
-		return nil
-	case telemetry.Invalid:
-		s.invalid++
-		return err
-	}
-	s.sensors[m.SensorID] = api.SensorStateOf(m, p, offset)
-	return nil
+	return caughtUp, processed
 }
 
 // assign starts tracking partitions; start and target are per partition
@@ -152,16 +191,20 @@ func (s *state) seenHighWatermark(p int32, high int64) {
 func (s *state) checkCaughtUp() (first bool, processed int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.caughtUpLocked(), s.processed
+}
+
+func (s *state) caughtUpLocked() (first bool) {
 	if s.caughtUp || len(s.parts) == 0 {
-		return false, s.processed
+		return false
 	}
 	for _, ps := range s.all {
 		if ps.target < 0 || ps.next < ps.target {
-			return false, s.processed
+			return false
 		}
 	}
 	s.caughtUp = true
-	return true, s.processed
+	return true
 }
 
 func (s *state) isCaughtUp() bool {

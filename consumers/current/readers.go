@@ -1,0 +1,178 @@
+package current
+
+import (
+	"sync"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
+)
+
+// A replay is read by one librdkafka handle per partition (up to
+// maxReaders), each polled, decoded and judged on its own goroutine: a
+// handle's Poll costs a cgo call and copies per message, and one handle
+// fetches one request at a time. The group member (the handle that
+// subscribes: a fresh group, earliest, no commits) reads nothing itself;
+// its rebalance callback hands its partitions to the readers, which only
+// Assign (they never join the group).
+const maxReaders = 3
+
+// batchSize bounds a batch: it forms only while librdkafka's queue holds a
+// backlog (a replay), otherwise each poll's message is applied at once.
+const batchSize = 512
+
+// reader is one handle reading some of the member's partitions.
+type reader struct {
+	c *consumer
+	k *kafka.Consumer
+	// mu is held while a polled record is in hand (judged, not yet
+	// applied), so a revocation or the exit can apply what was polled
+	// before it; gen counts revocations, so a record whose poll returned
+	// while one went by is dropped (its partition resumes where the state
+	// stopped, see state.done, and reads it again).
+	mu      sync.Mutex
+	gen     uint64
+	stopped bool
+	batch   []judged
+	valid   map[int32]*telemetry.Validator
+	parts   []int32
+}
+
+func newReader(c *consumer, k *kafka.Consumer) *reader {
+	return &reader{c: c, k: k, batch: make([]judged, 0, batchSize), valid: map[int32]*telemetry.Validator{}}
+}
+
+// run polls until stop.
+func (r *reader) run(done chan<- struct{}) {
+	defer close(done)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for !r.stopped {
+		switch e := r.poll().(type) {
+		case *kafka.Message:
+			if err := e.TopicPartition.Error; err != nil {
+				r.flush()
+				r.c.report(err)
+				continue
+			}
+			p := e.TopicPartition.Partition
+			v := r.valid[p]
+			if v == nil {
+				v = r.c.st.validator(p)
+				r.valid[p] = v
+			}
+			r.batch = append(r.batch, judge(v, p, int64(e.TopicPartition.Offset), e.Key, e.Value))
+			if len(r.batch) == batchSize {
+				r.flush()
+			}
+		case kafka.Error:
+			r.flush()
+			r.c.report(e)
+		default:
+			// An empty queue applies what was polled at once, so live
+			// messages are not held back.
+			r.flush()
+		}
+	}
+}
+
+// poll returns the next event: without waiting while records are in hand
+// (r.mu stays held), otherwise waiting up to 100 ms with r.mu released.
+func (r *reader) poll() kafka.Event {
+	if len(r.batch) > 0 {
+		return r.k.Poll(0)
+	}
+	gen := r.gen
+	r.mu.Unlock()
+	ev := r.k.Poll(100)
+	r.mu.Lock()
+	if _, ok := ev.(*kafka.Message); ok && r.gen != gen {
+		return nil
+	}
+	return ev
+}
+
+// flush applies the batch (r.mu held) and reports it: health, invalid
+// records, caught_up.
+func (r *reader) flush() {
+	if len(r.batch) == 0 {
+		return
+	}
+	c := r.c
+	now := time.Now()
+	caughtUp, processed := c.st.applyBatch(r.batch)
+	c.flowing.Store(true)
+	c.reportBatch(now, r.batch)
+	if caughtUp {
+		c.caughtUp(processed)
+	}
+	clear(r.batch) // the keys and messages are garbage now
+	r.batch = r.batch[:0]
+}
+
+// assign makes the reader fetch parts (offsets set) from now on.
+func (r *reader) assign(parts []kafka.TopicPartition) error {
+	r.mu.Lock()
+	r.parts = r.parts[:0]
+	for _, tp := range parts {
+		r.parts = append(r.parts, tp.Partition)
+	}
+	r.mu.Unlock()
+	return r.k.Assign(parts)
+}
+
+// revoke stops the reader's fetches and applies what it polled before;
+// stop also ends run.
+func (r *reader) revoke(stop bool) {
+	if err := r.k.Unassign(); err != nil {
+		r.c.log.Warn("reader unassign", "err", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flush()
+	r.gen++
+	r.parts = r.parts[:0]
+	r.stopped = r.stopped || stop
+}
+
+// owns says whether the reader fetches partition p.
+func (r *reader) owns(p int32) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, q := range r.parts {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// reportBatch feeds the health report and reports invalid records, one
+// event each, for a batch just applied.
+func (c *consumer) reportBatch(now time.Time, b []judged) {
+	first := 0
+	for i := range b {
+		r := &b[i]
+		if r.verdict == telemetry.Invalid {
+			c.log.Warn("invalid message skipped", "partition", r.partition, "offset", r.offset, "key", string(r.key), "err", r.err)
+			c.em.Emit(status.Event{Type: status.InvalidMessage, Partition: r.partition, Offset: r.offset, Error: r.err.Error()})
+		}
+		if i+1 < len(b) && b[i+1].partition == r.partition {
+			continue
+		}
+		var valid, invalid int64
+		last := ""
+		for _, q := range b[first : i+1] {
+			if q.verdict == telemetry.Invalid {
+				invalid++
+				last = q.err.Error()
+			} else {
+				valid++
+			}
+		}
+		c.st.health.DoneUpTo(now, r.partition, r.offset, valid, invalid, last)
+		first = i + 1
+	}
+}
