@@ -233,8 +233,12 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 			case known:
 				start[tp.Partition], target[tp.Partition] = resume, high
 			default:
-				// A fresh group with earliest starts at the low watermark.
+				// A fresh group with earliest starts at the low watermark:
+				// said explicitly, the readers fetch at once instead of
+				// first asking the coordinator for committed offsets and
+				// then the broker for the earliest.
 				start[tp.Partition], target[tp.Partition] = low, high
+				parts[i].Offset = kafka.Offset(low)
 			}
 		}
 		c.st.assign(start, target)
