@@ -35,53 +35,15 @@ type consumer struct {
 	down      bool
 	lastRetry time.Time
 
-	// readers read the member's partitions (see readers.go); errors they
-	// poll come to the poll loop on errs, and flowing says records were
-	// applied since the loop last looked.
-	readers []*reader
-	errs    chan error
-	flowing atomic.Bool
+	// While it replays, readers read the member's partitions (see
+	// readers.go); errors they poll come to the poll loop on errs, and
+	// flowing says records were applied since the loop last looked. Once
+	// caught up, the member reads them itself.
+	readers     []*reader
+	readersDone []chan struct{}
+	errs        chan error
+	flowing     atomic.Bool
 }
-
-// report hands a reader's error to the poll loop (dropped when the loop is
-// that far behind: librdkafka repeats errors that last).
-func (c *consumer) report(err error) {
-	select {
-	case c.errs <- err:
-	default:
-	}
-}
-
-// startReaders creates one reader per partition, up to maxReaders, and
-// runs them; the returned function stops them, applying what they polled,
-// and closes their handles.
-func (c *consumer) startReaders(partitions int) (stop func(), err error) {
-	var done []chan struct{}
-	stop = func() {
-		for i, r := range c.readers {
-			r.revoke(true)
-			<-done[i]
-			c.closeHandle(r.k, "reader")
-		}
-		c.readers = nil
-	}
-	n := min(max(partitions, 1), maxReaders)
-	for range n {
-		k, err := kafka.NewConsumer(kafkacfg.CurrentReader(c.cfg.Brokers, c.cfg.GroupID, n))
-		if err != nil {
-			stop()
-			return nil, fmt.Errorf("reader: %w", err)
-		}
-		r := newReader(c, k)
-		c.readers = append(c.readers, r)
-		done = append(done, make(chan struct{}))
-		go r.run(done[len(done)-1])
-	}
-	return stop, nil
-}
-
-// readerOf is the reader partition p goes to.
-func (c *consumer) readerOf(p int32) *reader { return c.readers[int(p)%len(c.readers)] }
 
 // closeHandle closes a handle, abandoning it if Close does not return
 // (after a fatal error Close can block for good).
@@ -113,11 +75,10 @@ func (c *consumer) run(ctx context.Context) error {
 		return nil
 	}
 	c.errs = make(chan error, 16)
-	stopReaders, err := c.startReaders(partitions)
-	if err != nil {
+	if err := c.startReaders(partitions); err != nil {
 		return err
 	}
-	defer stopReaders()
+	defer c.stopReaders()
 	if err := k.Subscribe(c.cfg.Topic, c.rebalance); err != nil {
 		return fmt.Errorf("subscribe: %w", err)
 	}
@@ -128,12 +89,15 @@ func (c *consumer) run(ctx context.Context) error {
 			c.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
 			return nil
 		}
-		// The member's poll serves the group (rebalances, errors); the
-		// readers poll the records.
+		// The member's poll serves the group (rebalances, errors) and,
+		// once the replay is done, brings the records.
 		ev := k.Poll(100)
 		now := time.Now()
 		c.st.health.Polled(now)
-		if e, ok := ev.(kafka.Error); ok {
+		switch e := ev.(type) {
+		case *kafka.Message:
+			c.received(e, now)
+		case kafka.Error:
 			if err := c.clientError(e); err != nil {
 				return err
 			}
@@ -146,6 +110,9 @@ func (c *consumer) run(ctx context.Context) error {
 			c.log.Info("broker reachable again", "brokers", c.cfg.Brokers)
 			c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
 		}
+		if c.readers != nil && c.st.isCaughtUp() {
+			c.handOver(k)
+		}
 		if !now.Before(nextProgress) {
 			c.checkBack(k)
 			c.refreshWatermarks(k)
@@ -157,6 +124,23 @@ func (c *consumer) run(ctx context.Context) error {
 				nextProgress = now.Add(progressReplaying)
 			}
 		}
+	}
+}
+
+// received applies a record the member polled (once the readers are gone),
+// at once: live records come one at a time.
+func (c *consumer) received(m *kafka.Message, now time.Time) {
+	if err := m.TopicPartition.Error; err != nil {
+		_ = c.clientError(err)
+		return
+	}
+	p := m.TopicPartition.Partition
+	b := []judged{judge(c.st.validator(p), p, int64(m.TopicPartition.Offset), m.Key, m.Value)}
+	caughtUp, processed := c.st.applyBatch(b)
+	c.flowing.Store(true)
+	c.reportBatch(now, b)
+	if caughtUp {
+		c.caughtUp(processed)
 	}
 }
 
@@ -242,9 +226,12 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 			}
 		}
 		c.st.assign(start, target)
-		c.assignReaders(parts)
-		// The member fetches nothing itself: the readers do.
-		if err := k.Assign(nil); err != nil {
+		if c.readers != nil {
+			c.assignReaders(parts)
+			// The member fetches nothing itself: the readers do.
+			parts = nil
+		}
+		if err := k.Assign(parts); err != nil {
 			c.log.Warn("assign", "err", err)
 		}
 		c.st.health.Assign(time.Now(), start)
@@ -268,20 +255,6 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 		c.em.Emit(status.Event{Type: status.Revoked, Partitions: ids})
 	}
 	return nil
-}
-
-// assignReaders hands each reader its partitions, offsets set.
-func (c *consumer) assignReaders(parts []kafka.TopicPartition) {
-	each := make([][]kafka.TopicPartition, len(c.readers))
-	for _, tp := range parts {
-		i := int(tp.Partition) % len(c.readers)
-		each[i] = append(each[i], tp)
-	}
-	for i, r := range c.readers {
-		if err := r.assign(each[i]); err != nil {
-			c.log.Warn("reader assign", "partitions", each[i], "err", err)
-		}
-	}
 }
 
 func (c *consumer) maybeCaughtUp() {
@@ -309,11 +282,15 @@ func (c *consumer) refreshWatermarks(k *kafka.Consumer) {
 	}
 	for _, pos := range c.st.progress().Positions {
 		// Cached by the handle that fetches the partition.
-		r := c.readerOf(pos.Partition)
-		if !r.owns(pos.Partition) {
-			continue
+		h := k
+		if c.readers != nil {
+			r := c.readerOf(pos.Partition)
+			if !r.owns(pos.Partition) {
+				continue
+			}
+			h = r.k
 		}
-		if _, high, err := r.k.GetWatermarkOffsets(c.cfg.Topic, pos.Partition); err == nil && high >= 0 {
+		if _, high, err := h.GetWatermarkOffsets(c.cfg.Topic, pos.Partition); err == nil && high >= 0 {
 			c.st.seenHighWatermark(pos.Partition, high)
 			c.st.health.Watermark(time.Now(), pos.Partition, high)
 		}

@@ -1,11 +1,13 @@
 package current
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
@@ -14,14 +16,86 @@ import (
 // maxReaders), each polled, decoded and judged on its own goroutine: a
 // handle's Poll costs a cgo call and copies per message, and one handle
 // fetches one request at a time. The group member (the handle that
-// subscribes: a fresh group, earliest, no commits) reads nothing itself;
-// its rebalance callback hands its partitions to the readers, which only
-// Assign (they never join the group).
+// subscribes: a fresh group, earliest, no commits) reads nothing while it
+// replays; its rebalance callback hands its partitions to the readers,
+// which only Assign (they never join the group). Once caught up, the
+// readers close and the member reads from where they stopped: idle, four
+// handles cost three times the threads, fetches and wake-ups of one.
 const maxReaders = 3
 
 // batchSize bounds a batch: it forms only while librdkafka's queue holds a
 // backlog (a replay), otherwise each poll's message is applied at once.
 const batchSize = 512
+
+// startReaders creates one reader per partition, up to maxReaders, and
+// runs them.
+func (c *consumer) startReaders(partitions int) error {
+	n := min(max(partitions, 1), maxReaders)
+	for range n {
+		k, err := kafka.NewConsumer(kafkacfg.CurrentReader(c.cfg.Brokers, c.cfg.GroupID, n))
+		if err != nil {
+			c.stopReaders()
+			return fmt.Errorf("reader: %w", err)
+		}
+		r := newReader(c, k)
+		done := make(chan struct{})
+		c.readers = append(c.readers, r)
+		c.readersDone = append(c.readersDone, done)
+		go r.run(done)
+	}
+	return nil
+}
+
+// stopReaders stops the readers, applying what they polled, and closes
+// their handles.
+func (c *consumer) stopReaders() {
+	for i, r := range c.readers {
+		r.revoke(true)
+		<-c.readersDone[i]
+		c.closeHandle(r.k, "reader")
+	}
+	c.readers, c.readersDone = nil, nil
+}
+
+// handOver ends the replay's readers: the member assigns itself the
+// partitions from where they stopped.
+func (c *consumer) handOver(k *kafka.Consumer) {
+	c.stopReaders()
+	var parts []kafka.TopicPartition
+	for _, pos := range c.st.progress().Positions {
+		parts = append(parts, kafka.TopicPartition{Topic: &c.cfg.Topic, Partition: pos.Partition, Offset: kafka.Offset(pos.Offset)})
+	}
+	if err := k.Assign(parts); err != nil {
+		c.log.Warn("assign after the replay", "err", err)
+	}
+	c.log.Info("replay readers closed; the member reads on", "partitions", len(parts))
+}
+
+// report hands a reader's error to the poll loop (dropped when the loop is
+// that far behind: librdkafka repeats errors that last).
+func (c *consumer) report(err error) {
+	select {
+	case c.errs <- err:
+	default:
+	}
+}
+
+// readerOf is the reader partition p goes to.
+func (c *consumer) readerOf(p int32) *reader { return c.readers[int(p)%len(c.readers)] }
+
+// assignReaders hands each reader its partitions, offsets set.
+func (c *consumer) assignReaders(parts []kafka.TopicPartition) {
+	each := make([][]kafka.TopicPartition, len(c.readers))
+	for _, tp := range parts {
+		i := int(tp.Partition) % len(c.readers)
+		each[i] = append(each[i], tp)
+	}
+	for i, r := range c.readers {
+		if err := r.assign(each[i]); err != nil {
+			c.log.Warn("reader assign", "partitions", each[i], "err", err)
+		}
+	}
+}
 
 // reader is one handle reading some of the member's partitions.
 type reader struct {
