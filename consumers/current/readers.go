@@ -115,13 +115,12 @@ func (c *consumer) assignReaders(parts []kafka.TopicPartition) {
 type reader struct {
 	c *consumer
 	k *kafka.Consumer
-	// mu is held while a polled record is in hand (judged, not yet
+	// mu is held while polled records are in hand (judged, not yet
 	// applied), so a revocation or the exit can apply what was polled
-	// before it; gen counts revocations, so a record whose poll returned
-	// while one went by is dropped (its partition resumes where the state
-	// stopped, see state.done, and reads it again).
+	// before it. A record whose poll returns after a revocation is applied
+	// too (it comes in order, next to what was applied): one dropped would
+	// never come again if the poll also outlived the next assignment.
 	mu      sync.Mutex
-	gen     uint64
 	stopped bool
 	batch   []judged
 	valid   map[int32]*telemetry.Validator
@@ -132,11 +131,12 @@ func newReader(c *consumer, k *kafka.Consumer) *reader {
 	return &reader{c: c, k: k, batch: make([]judged, 0, batchSize), valid: map[int32]*telemetry.Validator{}}
 }
 
-// run polls until stop.
+// run polls until stop, and applies what it polled.
 func (r *reader) run(done chan<- struct{}) {
 	defer close(done)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.flush()
 	for !r.stopped {
 		switch e := r.poll().(type) {
 		case *kafka.Message:
@@ -172,14 +172,9 @@ func (r *reader) poll() kafka.Event {
 	if len(r.batch) > 0 {
 		return r.k.Poll(0)
 	}
-	gen := r.gen
 	r.mu.Unlock()
-	ev := r.k.Poll(100)
-	r.mu.Lock()
-	if _, ok := ev.(*kafka.Message); ok && r.gen != gen {
-		return nil
-	}
-	return ev
+	defer r.mu.Lock()
+	return r.k.Poll(100)
 }
 
 // flush applies the batch (r.mu held) and reports it: health, invalid
@@ -220,7 +215,6 @@ func (r *reader) revoke(stop bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.flush()
-	r.gen++
 	r.parts = r.parts[:0]
 	r.stopped = r.stopped || stop
 }
