@@ -71,7 +71,7 @@ func TestOutageDuringReplay(t *testing.T) {
 			before = e.Processed
 		}
 	}
-	done := cur.Await("consumer-current caught up", isType(status.CaughtUp), 2*time.Minute)
+	done := cur.Await("consumer-current caught up", isType(status.CaughtUp), 3*time.Minute)
 	if done.Processed != records {
 		t.Errorf("caught up at %d records processed, the topic has %d", done.Processed, records)
 	}
