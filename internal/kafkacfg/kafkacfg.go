@@ -142,11 +142,16 @@ func Current(brokers, groupID string) *kafka.ConfigMap {
 // CurrentReader is the config of one of consumer-current's readers (of
 // readers in all): handles that only Assign the partitions the group
 // member got (they need its group id, and never join, fetch for the group
-// or commit). They share the member's prefetch between them.
+// or commit). They share the member's prefetch between them, and look
+// again 1 ms after finding their queue full instead of 10: a reader
+// drains its share in a few ms, then waited out the rest of the backoff
+// (the queue is full only while a replay outruns the reader, so idle it
+// costs nothing).
 func CurrentReader(brokers, groupID string, readers int) *kafka.ConfigMap {
 	c := Current(brokers, groupID)
 	(*c)["client.id"] = "krl-consumer-current-reader"
 	(*c)["queued.min.messages"] = currentPrefetch / max(readers, 1)
+	(*c)["fetch.queue.backoff.ms"] = 1
 	return c
 }
 
