@@ -41,8 +41,6 @@ type consumer struct {
 	// caught up, the member reads them itself.
 	readers     []*reader
 	readersDone []chan struct{}
-	gcPercent   int  // GOGC before the readers (see replayGCPercent)
-	gcRaised    bool // and the readers' is in force
 	errs        chan error
 	flowing     atomic.Bool
 }

@@ -2,7 +2,6 @@ package current
 
 import (
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -28,18 +27,9 @@ const maxReaders = 3
 // backlog (a replay), otherwise each poll's message is applied at once.
 const batchSize = 512
 
-// replayGCPercent is the garbage collector's GOGC while the readers
-// replay. Each record's Message, key and value are garbage once judged
-// (about 400 bytes a record, from confluent-kafka-go), over a live heap of
-// a few MB, so at the default 100 the collector ran every few thousand
-// records; 200 halves that for a peak RSS still within 1.2x of a 10k
-// replay's (docs/performance.md). Back to the default once caught up.
-const replayGCPercent = 200
-
 // startReaders creates one reader per partition, up to maxReaders, and
 // runs them.
 func (c *consumer) startReaders(partitions int) error {
-	c.gcPercent, c.gcRaised = debug.SetGCPercent(replayGCPercent), true
 	n := min(max(partitions, 1), maxReaders)
 	for range n {
 		k, err := kafka.NewConsumer(kafkacfg.CurrentReader(c.cfg.Brokers, c.cfg.GroupID, n))
@@ -63,10 +53,6 @@ func (c *consumer) stopReaders() {
 		r.revoke(true)
 		<-c.readersDone[i]
 		c.closeHandle(r.k, "reader")
-	}
-	if c.gcRaised {
-		debug.SetGCPercent(c.gcPercent)
-		c.gcRaised = false
 	}
 	c.readers, c.readersDone = nil, nil
 }
