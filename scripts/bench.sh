@@ -192,6 +192,9 @@ if want replay; then
 	fi
 	[ -z "$kafka_dir" ] || { scripts/real-kafka.sh stop "$kafka_dir" >/dev/null 2>&1 || true; kafka_dir=""; }
 fi
+# Everything else is measured on the embedded broker: the dashboard and the
+# scripts below would take KAFKA_BROKER as their broker.
+unset KAFKA_BROKER
 
 # dashboard_rss ARGS...: the headless dashboard with ARGS, until its
 # consumers caught up, the producer paused and 20 s more; prints its VmRSS
