@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -39,50 +39,31 @@ type consumer struct {
 	down      bool
 	lastRetry time.Time
 
-	// The poll loop hands messages to the applier in batches, so polling
-	// (a cgo call and copies per message) and decoding run on separate
-	// cores during a replay.
-	batches  chan []received
-	pending  []received
-	inFlight sync.WaitGroup
+	// While it replays, readers read the member's partitions (see
+	// readers.go); errors they poll come to the poll loop on errs, and
+	// flowing says records were applied since the loop last looked. Once
+	// caught up, the member reads them itself.
+	readers     []*reader
+	readersDone []chan struct{}
+	errs        chan error
+	flowing     atomic.Bool
 }
 
-// received is a message and the time its poll returned.
-type received struct {
-	m  *kafka.Message
-	at time.Time
-}
-
-// batchSize bounds a batch: it forms only while librdkafka's queue holds a
-// backlog (a replay), otherwise each poll's message goes on at once.
-const batchSize = 512
-
-// applyBatches applies the batches in order until the channel closes.
-func (c *consumer) applyBatches(done chan<- struct{}) {
-	defer close(done)
-	for b := range c.batches {
-		for _, r := range b {
-			c.message(r.m, r.at)
+// closeHandle closes a handle, abandoning it if Close does not return
+// (after a fatal error Close can block for good).
+func (c *consumer) closeHandle(k *kafka.Consumer, what string) {
+	t := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- k.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			c.log.Warn(what+" close", "err", err)
 		}
-		c.inFlight.Done()
+		c.log.Info(what+" closed", "took", time.Since(t).Round(time.Millisecond))
+	case <-time.After(closeTimeout):
+		c.log.Warn(what+" close did not return; abandoning the handle", "after", closeTimeout)
 	}
-}
-
-// send hands the pending messages to the applier.
-func (c *consumer) send() {
-	if len(c.pending) == 0 {
-		return
-	}
-	c.inFlight.Add(1)
-	c.batches <- c.pending
-	c.pending = make([]received, 0, batchSize)
-}
-
-// drain returns once every message polled so far is applied: a rebalance,
-// a revocation or an exit sees the state of everything polled before it.
-func (c *consumer) drain() {
-	c.send()
-	c.inFlight.Wait()
 }
 
 func (c *consumer) run(ctx context.Context) error {
@@ -90,71 +71,52 @@ func (c *consumer) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
-	defer func() {
-		t := time.Now()
-		closed := make(chan error, 1)
-		go func() { closed <- k.Close() }()
-		select {
-		case err := <-closed:
-			if err != nil {
-				c.log.Warn("consumer close", "err", err)
-			}
-			c.log.Info("consumer closed", "took", time.Since(t).Round(time.Millisecond))
-		case <-time.After(closeTimeout):
-			// After a fatal error Close can block for good.
-			c.log.Warn("consumer close did not return; abandoning the handle", "after", closeTimeout)
-		}
-	}()
+	defer c.closeHandle(k, "consumer")
 
-	if !c.awaitTopic(ctx, k) {
+	partitions, ok := c.awaitTopic(ctx, k)
+	if !ok {
 		c.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
 		return nil
 	}
 	c.rebuild(k)
-	c.batches = make(chan []received, 4)
-	c.pending = make([]received, 0, batchSize)
-	applied := make(chan struct{})
-	go c.applyBatches(applied)
-	defer func() {
-		c.drain()
-		close(c.batches)
-		<-applied
-	}()
+	c.errs = make(chan error, 16)
+	if err := c.startReaders(partitions); err != nil {
+		return err
+	}
+	defer c.stopReaders()
 	if err := k.Subscribe(c.cfg.Topic, c.rebalance); err != nil {
 		return fmt.Errorf("subscribe: %w", err)
 	}
 
 	nextProgress := time.Now()
-	var lastPolled time.Time
 	for {
 		if ctx.Err() != nil {
 			c.em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})
 			return nil
 		}
-		timeout := 100
-		if len(c.pending) > 0 {
-			// An empty queue sends the batch at once.
-			timeout = 0
-		}
-		ev := k.Poll(timeout)
-		// One clock read per poll: a replay polls a million times.
+		// The member's poll serves the group (rebalances, errors) and,
+		// once the replay is done, brings the records.
+		ev := k.Poll(100)
 		now := time.Now()
-		// The health report gives the poll's age in whole milliseconds: a
-		// lock per poll would contend with the applier's for nothing.
-		if now.Sub(lastPolled) >= time.Millisecond {
-			c.st.health.Polled(now)
-			lastPolled = now
-		}
+		c.st.health.Polled(now)
 		switch e := ev.(type) {
 		case *kafka.Message:
 			c.received(e, now)
 		case kafka.Error:
-			c.send()
 			if err := c.clientError(e); err != nil {
 				return err
 			}
-		default:
-			c.send()
+		}
+		if err := c.readerErrors(); err != nil {
+			return err
+		}
+		if c.flowing.Swap(false) && c.down {
+			c.down = false
+			c.log.Info("broker reachable again", "brokers", c.cfg.Brokers)
+			c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
+		}
+		if c.readers != nil && c.st.isCaughtUp() {
+			c.handOver(k)
 		}
 		if !now.Before(nextProgress) {
 			c.checkBack(k)
@@ -170,9 +132,41 @@ func (c *consumer) run(ctx context.Context) error {
 	}
 }
 
+// received applies a record the member polled (once the readers are gone),
+// at once: live records come one at a time.
+func (c *consumer) received(m *kafka.Message, now time.Time) {
+	if err := m.TopicPartition.Error; err != nil {
+		_ = c.clientError(err)
+		return
+	}
+	p := m.TopicPartition.Partition
+	b := []judged{c.st.judge(c.st.validator(p), p, int64(m.TopicPartition.Offset), m.Key, m.Value)}
+	caughtUp, processed, targets := c.st.applyBatch(b)
+	c.flowing.Store(true)
+	c.reportBatch(now, b)
+	if caughtUp {
+		c.caughtUp(processed, targets)
+	}
+}
+
+// readerErrors handles the errors the readers polled; only a fatal one is
+// returned.
+func (c *consumer) readerErrors() error {
+	for {
+		select {
+		case err := <-c.errs:
+			if err := c.clientError(err); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
 // awaitTopic waits until the broker answers with the topic's metadata,
 // reporting Retrying meanwhile; false means ctx ended first.
-func (c *consumer) awaitTopic(ctx context.Context, k *kafka.Consumer) bool {
+func (c *consumer) awaitTopic(ctx context.Context, k *kafka.Consumer) (partitions int, ok bool) {
 	topic := c.cfg.Topic
 	for {
 		md, err := k.GetMetadata(&topic, false, int(brokerTimeout/time.Millisecond))
@@ -186,25 +180,25 @@ func (c *consumer) awaitTopic(ctx context.Context, k *kafka.Consumer) bool {
 			}
 		}
 		if ctx.Err() != nil {
-			return false
+			return 0, false
 		}
 		if err == nil {
 			c.down = false
-			c.log.Info("broker reachable", "brokers", c.cfg.Brokers, "topic", topic, "partitions", len(md.Topics[topic].Partitions))
+			n := len(md.Topics[topic].Partitions)
+			c.log.Info("broker reachable", "brokers", c.cfg.Brokers, "topic", topic, "partitions", n)
 			c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
-			return true
+			return n, true
 		}
 		c.retrying(err)
 		select {
 		case <-ctx.Done():
-			return false
+			return 0, false
 		case <-time.After(retryEvery):
 		}
 	}
 }
 
 func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
-	c.drain()
 	switch e := ev.(type) {
 	case kafka.AssignedPartitions:
 		start, target := map[int32]int64{}, map[int32]int64{}
@@ -228,14 +222,23 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 			case known:
 				start[tp.Partition], target[tp.Partition] = resume, high
 			default:
-				// A fresh group with earliest starts at the low watermark.
+				// A fresh group with earliest starts at the low watermark:
+				// said explicitly, the readers fetch at once instead of
+				// first asking the coordinator for committed offsets and
+				// then the broker for the earliest.
 				start[tp.Partition], target[tp.Partition] = low, high
+				parts[i].Offset = kafka.Offset(low)
 			}
+		}
+		c.st.assign(start, target)
+		if c.readers != nil {
+			c.assignReaders(parts)
+			// The member fetches nothing itself: the readers do.
+			parts = nil
 		}
 		if err := k.Assign(parts); err != nil {
 			c.log.Warn("assign", "err", err)
 		}
-		c.st.assign(start, target)
 		c.st.health.Assign(time.Now(), start)
 		for p, high := range target {
 			c.st.health.Watermark(time.Now(), p, high)
@@ -244,6 +247,9 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 		c.em.Emit(status.Event{Type: status.Assigned, Partitions: ids})
 		c.maybeCaughtUp()
 	case kafka.RevokedPartitions:
+		for _, r := range c.readers {
+			r.revoke(false)
+		}
 		var ids []int32
 		for _, tp := range e.Partitions {
 			ids = append(ids, tp.Partition)
@@ -256,52 +262,22 @@ func (c *consumer) rebalance(k *kafka.Consumer, ev kafka.Event) error {
 	return nil
 }
 
-// received takes a polled message on the poll loop: errors and the
-// broker's return are handled here, the record goes to the applier.
-func (c *consumer) received(m *kafka.Message, now time.Time) {
-	if err := m.TopicPartition.Error; err != nil {
-		c.send()
-		_ = c.clientError(err)
-		return
-	}
-	if c.down {
-		c.down = false
-		c.log.Info("broker reachable again", "brokers", c.cfg.Brokers)
-		c.em.Emit(status.Event{Type: status.Connected, Endpoint: "kafka", Addr: c.cfg.Brokers})
-	}
-	c.pending = append(c.pending, received{m, now})
-	if len(c.pending) == batchSize {
-		c.send()
-	}
-}
-
-// message applies one record (on the applier).
-func (c *consumer) message(m *kafka.Message, now time.Time) {
-	p, off := m.TopicPartition.Partition, int64(m.TopicPartition.Offset)
-	c.st.health.Received(now, p, off)
-	err := c.st.apply(p, off, m.Key, m.Value)
-	reason := ""
-	if err != nil {
-		reason = err.Error()
-	}
-	c.st.health.Done(now, p, off, reason)
-	if err != nil {
-		c.log.Warn("invalid message skipped", "partition", p, "offset", off, "key", string(m.Key), "err", err)
-		c.em.Emit(status.Event{Type: status.InvalidMessage, Partition: p, Offset: off, Error: err.Error()})
-	}
-	c.maybeCaughtUp()
-}
-
 func (c *consumer) maybeCaughtUp() {
 	if first, processed, targets := c.st.checkCaughtUp(); first {
-		ms := time.Since(c.start).Milliseconds()
-		var history int64
-		for p, t := range targets {
-			history += t - c.lows[p]
-		}
-		c.log.Info("caught up", "processed", processed, "millis", ms, "history", history)
-		c.em.Emit(status.Event{Type: status.CaughtUp, Processed: processed, Millis: ms, History: history})
+		c.caughtUp(processed, targets)
 	}
+}
+
+// caughtUp reports the replay complete, once (the state says when), with
+// the history it counts: from the low watermarks at the start to targets.
+func (c *consumer) caughtUp(processed int64, targets map[int32]int64) {
+	ms := time.Since(c.start).Milliseconds()
+	var history int64
+	for p, t := range targets {
+		history += t - c.lows[p]
+	}
+	c.log.Info("caught up", "processed", processed, "millis", ms, "history", history)
+	c.em.Emit(status.Event{Type: status.CaughtUp, Processed: processed, Millis: ms, History: history})
 }
 
 // refreshWatermarks learns targets that were unknown at assignment and the
@@ -315,7 +291,16 @@ func (c *consumer) refreshWatermarks(k *kafka.Consumer) {
 		}
 	}
 	for _, pos := range c.st.progress().Positions {
-		if _, high, err := k.GetWatermarkOffsets(c.cfg.Topic, pos.Partition); err == nil && high >= 0 {
+		// Cached by the handle that fetches the partition.
+		h := k
+		if c.readers != nil {
+			r := c.readerOf(pos.Partition)
+			if !r.owns(pos.Partition) {
+				continue
+			}
+			h = r.k
+		}
+		if _, high, err := h.GetWatermarkOffsets(c.cfg.Topic, pos.Partition); err == nil && high >= 0 {
 			c.st.seenHighWatermark(pos.Partition, high)
 			c.st.health.Watermark(time.Now(), pos.Partition, high)
 		}

@@ -59,6 +59,7 @@ type Config struct {
 
 // Main runs the consumer-current role: flags, signals, exit code.
 func Main(args []string) int {
+	withoutCgoCheck()
 	fs := flag.NewFlagSet("consumer current", flag.ContinueOnError)
 	var conn cli.Conn
 	conn.Register(fs)

@@ -68,7 +68,7 @@ func history(rng *rand.Rand, n int) []rec {
 func applyAll(s *state, recs []rec) map[[2]int64]bool {
 	invalid := map[[2]int64]bool{}
 	for _, r := range recs {
-		if s.apply(r.p, r.off, r.key, r.value) != nil {
+		if apply(s, r.p, r.off, r.key, r.value) != nil {
 			invalid[[2]int64{int64(r.p), r.off}] = true
 		}
 	}

@@ -35,8 +35,8 @@ type state struct {
 	processed int64
 	invalid   int64
 	parts     map[int32]*partition
-	// all is parts as a slice, for the caught-up check after every
-	// message of a replay (a map iteration per message showed in pprof).
+	// all is parts as a slice, for the caught-up check (a map iteration
+	// per message showed in pprof when it ran after every message).
 	all     []*partition
 	sensors map[string]api.SensorState
 	// done is, per partition, the offset after the last record applied by
@@ -47,16 +47,19 @@ type state struct {
 	// health is fed by the Kafka loop and answers GET /healthz.
 	health *health.Tracker
 	// valid is the product's one validation rule with what it needs to
-	// remember: each sensor's last valid message per partition, and how
-	// far each partition was judged. It lives as long as the process, not
-	// an assignment, so a record delivered again is recognised as a replay
-	// and neither counted as invalid nor applied over newer state.
-	valid *telemetry.Validator
+	// remember, per partition (see validator).
+	valid map[int32]*telemetry.Validator
 	// floors: after a restore from the changelog, a sensor's records below
 	// its floor in a partition are already in its restored state (it was
 	// published after the mark the reading starts from): they are read,
-	// not judged again (rebuild.go).
+	// not judged again (rebuild.go). Set before any record is read and
+	// never changed after, so readers look at it without the lock.
 	floors map[floorKey]int64
+	// refs is, per sensor and partition, the last valid message applied:
+	// the validators' references as of done, which a cut saves (the
+	// validators themselves run ahead, on the readers, by what they have
+	// judged and not yet applied).
+	refs map[floorKey]telemetry.Message
 }
 
 // floorKey is a sensor in a partition.
@@ -67,39 +70,89 @@ type floorKey struct {
 
 func newState(groupID string) *state {
 	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{},
-		done: map[int32]int64{}, valid: telemetry.NewValidator(), health: health.NewTracker(0)}
+		done: map[int32]int64{}, valid: map[int32]*telemetry.Validator{}, refs: map[floorKey]telemetry.Message{},
+		health: health.NewTracker(0)}
 }
 
-// apply processes one record: a valid message overwrites its sensor's
-// state; an invalid one (telemetry.Check) is counted and returned as an
-// error, never stored; a replay of an offset already applied is skipped.
-func (s *state) apply(p int32, offset int64, key, value []byte) error {
+// judged is one record as a reader judged it, waiting to be applied.
+type judged struct {
+	partition int32
+	offset    int64
+	verdict   telemetry.Verdict
+	msg       telemetry.Message // when Valid
+	err       error             // when Invalid: why
+	key       []byte            // when Invalid, for its log line
+	// floored: below its sensor's floor (see state.floors): read, counted,
+	// not judged nor applied.
+	floored bool
+}
+
+// judge decodes and judges one record (telemetry's one rule) against v, the
+// validator of its partition: on the reader that polled it, outside the
+// state's lock, so readers of different partitions judge in parallel.
+func (s *state) judge(v *telemetry.Validator, p int32, offset int64, key, value []byte) judged {
+	if len(s.floors) > 0 && offset < s.floors[floorKey{string(key), p}] {
+		return judged{partition: p, offset: offset, floored: true}
+	}
+	m, verdict, err := v.Judge(p, offset, key, value)
+	j := judged{partition: p, offset: offset, verdict: verdict, msg: m, err: err}
+	if verdict == telemetry.Invalid {
+		j.key = key
+	}
+	return j
+}
+
+// validator is partition p's validator. It lives as long as the process,
+// not an assignment, so a record delivered again is recognised as a
+// replay and neither counted as invalid nor applied over newer state.
+func (s *state) validator(p int32) *telemetry.Validator {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d, ok := s.done[p]; ok && offset < d {
-		// Already applied by this process (a fetch from before a
-		// reassignment): neither new nor invalid.
-		return nil
+	v := s.valid[p]
+	if v == nil {
+		v = telemetry.NewValidator()
+		s.valid[p] = v
 	}
-	s.done[p] = offset + 1
-	s.processed++
-	if ps := s.parts[p]; ps != nil && offset+1 > ps.next {
-		ps.next = offset + 1
-		ps.hwm = max(ps.hwm, ps.next)
+	return v
+}
+
+// applyBatch applies judged records in order, under one lock: a valid
+// message overwrites its sensor's state; an invalid one is counted, never
+// stored; a replay of an offset already applied is skipped. The caught-up
+// check runs whenever a partition reaches its target, so caughtUp comes
+// with processed as it was at that very record.
+func (s *state) applyBatch(b []judged) (caughtUp bool, processed int64, targets map[int32]int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range b {
+		r := &b[i]
+		if d, ok := s.done[r.partition]; (ok && r.offset < d) || r.verdict == telemetry.Replay {
+			// Already applied by this process (a fetch from before a
+			// reassignment): neither new nor invalid.
+			r.verdict = telemetry.Replay
+			continue
+		}
+		s.done[r.partition] = r.offset + 1
+		s.processed++
+		if ps := s.parts[r.partition]; ps != nil && r.offset+1 > ps.next {
+			reached := ps.next < ps.target && r.offset+1 >= ps.target
+			ps.next = r.offset + 1
+			ps.hwm = max(ps.hwm, ps.next)
+			if reached && s.caughtUpLocked() {
+				caughtUp, processed, targets = true, s.processed, s.targetsLocked()
+			}
+		}
+		if r.floored {
+			continue
+		}
+		if r.verdict == telemetry.Invalid {
+			s.invalid++
+			continue
+		}
+		s.sensors[r.msg.SensorID] = api.SensorStateOf(r.msg, r.partition, r.offset)
+		s.refs[floorKey{r.msg.SensorID, r.partition}] = r.msg
 	}
-	if len(s.floors) > 0 && offset < s.floors[floorKey{string(key), p}] {
-		return nil
-	}
-	m, verdict, err := s.valid.Judge(p, offset, key, value)
-	switch verdict {
-	case telemetry.Replay:
-		return nil
-	case telemetry.Invalid:
-		s.invalid++
-		return err
-	}
-	s.sensors[m.SensorID] = api.SensorStateOf(m, p, offset)
-	return nil
+	return caughtUp, processed, targets
 }
 
 // assign starts tracking partitions; start and target are per partition
@@ -166,20 +219,31 @@ func (s *state) seenHighWatermark(p int32, high int64) {
 func (s *state) checkCaughtUp() (first bool, processed int64, targets map[int32]int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.caughtUp || len(s.parts) == 0 {
+	if !s.caughtUpLocked() {
 		return false, s.processed, nil
 	}
-	for _, ps := range s.all {
-		if ps.target < 0 || ps.next < ps.target {
-			return false, s.processed, nil
-		}
-	}
-	s.caughtUp = true
-	targets = make(map[int32]int64, len(s.parts))
+	return true, s.processed, s.targetsLocked()
+}
+
+func (s *state) targetsLocked() map[int32]int64 {
+	targets := make(map[int32]int64, len(s.parts))
 	for p, ps := range s.parts {
 		targets[p] = ps.target
 	}
-	return true, s.processed, targets
+	return targets
+}
+
+func (s *state) caughtUpLocked() (first bool) {
+	if s.caughtUp || len(s.parts) == 0 {
+		return false
+	}
+	for _, ps := range s.all {
+		if ps.target < 0 || ps.next < ps.target {
+			return false
+		}
+	}
+	s.caughtUp = true
+	return true
 }
 
 func (s *state) isCaughtUp() bool {
@@ -261,7 +325,15 @@ type cut struct {
 func (s *state) cut() cut {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := cut{sensors: make([]api.SensorState, 0, len(s.sensors)), refs: s.valid.References(), through: maps.Clone(s.done)}
+	c := cut{sensors: make([]api.SensorState, 0, len(s.sensors)), through: maps.Clone(s.done),
+		refs: make([]telemetry.Reference, 0, len(s.refs))}
+	for k, m := range s.refs {
+		c.refs = append(c.refs, telemetry.Reference{Partition: k.partition, Message: m})
+	}
+	sort.Slice(c.refs, func(i, j int) bool {
+		a, b := c.refs[i], c.refs[j]
+		return a.Message.SensorID < b.Message.SensorID || (a.Message.SensorID == b.Message.SensorID && a.Partition < b.Partition)
+	})
 	for _, st := range s.sensors {
 		c.sensors = append(c.sensors, st)
 	}
@@ -290,6 +362,20 @@ func (s *state) restore(r restored) {
 	if s.done == nil {
 		s.done = map[int32]int64{}
 	}
-	s.valid = telemetry.RestoreValidator(s.done, r.refs)
+	refs := map[int32][]telemetry.Reference{}
+	s.refs = map[floorKey]telemetry.Message{}
+	for _, ref := range r.refs {
+		refs[ref.Partition] = append(refs[ref.Partition], ref)
+		s.refs[floorKey{ref.Message.SensorID, ref.Partition}] = ref.Message
+	}
+	s.valid = map[int32]*telemetry.Validator{}
+	for p, through := range s.done {
+		s.valid[p] = telemetry.RestoreValidator(map[int32]int64{p: through}, refs[p])
+	}
+	for p, rs := range refs {
+		if s.valid[p] == nil { // references of a partition with nothing judged
+			s.valid[p] = telemetry.RestoreValidator(nil, rs)
+		}
+	}
 	s.floors = r.floors
 }

@@ -21,6 +21,13 @@ func value(t *testing.T, id string, ts int64, hours, km float64) []byte {
 	return b
 }
 
+// apply judges and applies one record as a reader does.
+func apply(s *state, p int32, offset int64, key, value []byte) error {
+	j := s.judge(s.validator(p), p, offset, key, value)
+	s.applyBatch([]judged{j})
+	return j.err
+}
+
 func TestLastValidMessageWins(t *testing.T) {
 	s := newState("g")
 	s.assign(map[int32]int64{0: 0}, map[int32]int64{0: 6})
@@ -36,7 +43,7 @@ func TestLastValidMessageWins(t *testing.T) {
 		{[]byte("a"), value(t, "a", 4, 11, 22), false}, // idle: same counters
 	}
 	for i, st := range steps {
-		err := s.apply(0, int64(i), st.key, st.value)
+		err := apply(s, 0, int64(i), st.key, st.value)
 		if (err != nil) != st.invalid {
 			t.Fatalf("step %d: err=%v, want invalid=%v", i, err, st.invalid)
 		}
@@ -69,8 +76,8 @@ func TestCaughtUpNeedsEveryPartition(t *testing.T) {
 	if first, _, _ := s.checkCaughtUp(); first {
 		t.Fatal("caught up before reading anything")
 	}
-	_ = s.apply(0, 3, []byte("a"), value(t, "a", 1, 1, 1))
-	_ = s.apply(0, 4, []byte("a"), value(t, "a", 2, 2, 2))
+	_ = apply(s, 0, 3, []byte("a"), value(t, "a", 1, 1, 1))
+	_ = apply(s, 0, 4, []byte("a"), value(t, "a", 2, 2, 2))
 	if first, _, _ := s.checkCaughtUp(); first {
 		t.Fatal("caught up while partition 2's target is unknown")
 	}
@@ -87,8 +94,8 @@ func TestCaughtUpNeedsEveryPartition(t *testing.T) {
 func TestStateEndpoint(t *testing.T) {
 	s := newState("demo-current-0123abcd")
 	s.assign(map[int32]int64{0: 0, 1: 0}, map[int32]int64{0: 1, 1: 0})
-	_ = s.apply(0, 0, []byte("sensor-02"), value(t, "sensor-02", 5, 1.5, 2.25))
-	_ = s.apply(0, 1, []byte("sensor-01"), value(t, "sensor-01", 6, 3, 4))
+	_ = apply(s, 0, 0, []byte("sensor-02"), value(t, "sensor-02", 5, 1.5, 2.25))
+	_ = apply(s, 0, 1, []byte("sensor-01"), value(t, "sensor-01", 6, 3, 4))
 	srv := httptest.NewServer(s.handler())
 	defer srv.Close()
 
@@ -144,7 +151,7 @@ func TestReplayAfterReassignIsNotInvalid(t *testing.T) {
 	recs := [][]byte{value(t, "a", 1, 10, 20), []byte("garbage"), value(t, "a", 2, 11, 22), value(t, "a", 3, 12, 23)}
 	deliver := func() {
 		for i, v := range recs {
-			_ = s.apply(0, int64(i), []byte("a"), v)
+			_ = apply(s, 0, int64(i), []byte("a"), v)
 		}
 	}
 	s.assign(map[int32]int64{0: 0}, map[int32]int64{0: 4})
@@ -158,5 +165,38 @@ func TestReplayAfterReassignIsNotInvalid(t *testing.T) {
 	}
 	if got := v.Sensors[0]; got.Offset != 3 || got.Odometry.HoursTot != 12 {
 		t.Fatalf("a replay moved sensor a back: %+v", got)
+	}
+}
+
+// A batch that runs past the targets is caught up at the record that
+// completes the last partition: processed counts no record after it.
+func TestCaughtUpAtTheRecordThatCompletes(t *testing.T) {
+	s := newState("g")
+	s.assign(map[int32]int64{0: 0, 1: 0}, map[int32]int64{0: 2, 1: 3})
+	var b []judged
+	add := func(p int32, off int64) {
+		b = append(b, s.judge(s.validator(p), p, off, []byte("a"), value(t, "a", off+1, float64(off), float64(off))))
+	}
+	add(0, 0)
+	add(1, 0)
+	add(0, 1) // partition 0 done
+	add(0, 2) // past its target: new since the assignment
+	add(1, 1)
+	add(1, 2) // partition 1 done: caught up here, 6 processed
+	add(1, 3)
+	if caughtUp, _, _ := s.applyBatch(b[:3]); caughtUp {
+		t.Fatal("caught up with partition 1 behind")
+	}
+	if caughtUp, processed, _ := s.applyBatch(b[3:]); !caughtUp || processed != 6 {
+		t.Fatalf("applyBatch = %v, %d; want caught up at 6 processed", caughtUp, processed)
+	}
+	if v := s.view(); v.Processed != 7 || !v.CaughtUp {
+		t.Fatalf("view %+v", v)
+	}
+	if again, _, _ := s.applyBatch(nil); again {
+		t.Fatal("caught up twice")
+	}
+	if first, _, _ := s.checkCaughtUp(); first {
+		t.Fatal("checkCaughtUp after applyBatch reported it again")
 	}
 }

@@ -200,6 +200,26 @@ func (t *Tracker) Done(now time.Time, partition int32, offset int64, invalid str
 	})
 }
 
+// DoneUpTo is Received and Done for a run of records of one partition
+// ending at offset, handled together: valid of them applied, invalid
+// skipped (lastInvalid the reason of the last one).
+func (t *Tracker) DoneUpTo(now time.Time, partition int32, offset int64, valid, invalid int64, lastInvalid string) {
+	t.change(now, func() bool {
+		t.processed += valid
+		if invalid > 0 {
+			t.invalid += invalid
+			t.lastInvalid, t.hasInvalid = lastInvalid, true
+		}
+		p := t.parts[partition]
+		if p == nil || offset+1 <= p.next {
+			return false
+		}
+		p.next = offset + 1
+		p.hwm = max(p.hwm, p.next)
+		return true
+	})
+}
+
 // Watermark: the newest high watermark of a partition the client knows.
 func (t *Tracker) Watermark(now time.Time, partition int32, hwm int64) {
 	if hwm < 0 {

@@ -104,3 +104,36 @@ func TestRevokeAndReassign(t *testing.T) {
 		t.Fatal("default stuck-after")
 	}
 }
+
+// DoneUpTo counts a run of records as Received and Done one by one would.
+func TestDoneUpToIsEachRecordDone(t *testing.T) {
+	one, run := NewTracker(time.Second), NewTracker(time.Second)
+	for _, tr := range []*Tracker{one, run} {
+		tr.Assign(at(0), map[int32]int64{0: 10, 1: -1})
+		tr.Watermark(at(0), 0, 20)
+	}
+	for off := int64(10); off < 15; off++ {
+		reason := ""
+		if off == 12 || off == 13 {
+			reason = "bad " + string(rune('a'+off-12))
+		}
+		one.Received(at(1), 0, off)
+		one.Done(at(1), 0, off, reason)
+	}
+	one.Received(at(1), 1, 3)
+	one.Done(at(1), 1, 3, "")
+	run.DoneUpTo(at(1), 0, 14, 3, 2, "bad b")
+	run.DoneUpTo(at(1), 1, 3, 1, 0, "")
+	a, b := one.Report(at(1.5)), run.Report(at(1.5))
+	if a.Processed != 4 || a.Invalid != 2 || *a.LastInvalid != "bad b" || *a.Lag != 5 {
+		t.Fatalf("one by one %+v", a)
+	}
+	if b.Processed != a.Processed || b.Invalid != a.Invalid || *b.LastInvalid != *a.LastInvalid ||
+		*b.Lag != *a.Lag || b.Offsets != a.Offsets || b.StuckForMs != a.StuckForMs || b.LastProgressAgeMs != a.LastProgressAgeMs {
+		t.Fatalf("a run %+v, one by one %+v", b, a)
+	}
+	run.DoneUpTo(at(2), 0, 12, 1, 0, "") // already past: counted, no progress
+	if r := run.Report(at(2)); r.Offsets != 15+4 || r.LastProgressAgeMs != 1000 {
+		t.Fatalf("an older run moved the position: %+v", r)
+	}
+}

@@ -141,10 +141,29 @@ func Current(brokers, groupID string) *kafka.ConfigMap {
 	// 1 MB per partition fetch) made a 1M-record replay peak at 106 MB
 	// against 51 MB for 10k. With these it peaks at 55 MB and is no slower
 	// (2.19-2.22 s vs 2.36-2.75 s, scripts/bench.sh on the embedded broker).
-	c["queued.min.messages"] = 10_000
+	c["queued.min.messages"] = currentPrefetch
 	c["max.partition.fetch.bytes"] = 256 << 10
 	return &c
 }
+
+// CurrentReader is the config of one of consumer-current's readers (of
+// readers in all): handles that only Assign the partitions the group
+// member got (they need its group id, and never join, fetch for the group
+// or commit). They share the member's prefetch between them, and look
+// again 1 ms after finding their queue full instead of 10: a reader
+// drains its share in a few ms, then waited out the rest of the backoff
+// (the queue is full only while a replay outruns the reader, so idle it
+// costs nothing).
+func CurrentReader(brokers, groupID string, readers int) *kafka.ConfigMap {
+	c := Current(brokers, groupID)
+	(*c)["client.id"] = "krl-consumer-current-reader"
+	(*c)["queued.min.messages"] = currentPrefetch / max(readers, 1)
+	(*c)["fetch.queue.backoff.ms"] = 1
+	return c
+}
+
+// currentPrefetch is consumer-current's prefetch in messages (see Current).
+const currentPrefetch = 10_000
 
 // Usage is consumer-usage's config for the given group and reset; both
 // modes share it. instanceID is the static member's group.instance.id

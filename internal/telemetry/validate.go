@@ -98,7 +98,12 @@ func KindOf(err error) Kind {
 // of another sensor or partition is simply not compared). A nil error
 // comes with the message; any error is an *InvalidError.
 func Check(key, value []byte, prev *Message) (Message, error) {
-	m, err := decode(value)
+	return check(key, value, prev, nil)
+}
+
+// check is Check with the sensor ids' strings from ids (nil: new ones).
+func check(key, value []byte, prev *Message, ids *names) (Message, error) {
+	m, err := decode(value, ids)
 	if err != nil {
 		return Message{}, err
 	}
@@ -179,8 +184,8 @@ type pair struct {
 	B json.RawMessage
 }
 
-func decode(value []byte) (Message, error) {
-	if m, ok := decodeCanonical(value); ok {
+func decode(value []byte, ids *names) (Message, error) {
+	if m, ok := decodeCanonical(value, ids); ok {
 		return m, nil
 	}
 	return decodeGeneral(value)
@@ -367,13 +372,14 @@ type series struct {
 // and how far each partition was judged, so a record is judged once
 // whatever is delivered again. Not safe for concurrent use.
 type Validator struct {
-	last map[series]Message
+	last map[series]*Message
 	next map[int32]int64
+	ids  names
 }
 
 // NewValidator returns a validator that has judged nothing.
 func NewValidator() *Validator {
-	return &Validator{last: map[series]Message{}, next: map[int32]int64{}}
+	return &Validator{last: map[series]*Message{}, next: map[int32]int64{}}
 }
 
 // Judge judges the record at partition/offset. A record below the
@@ -385,16 +391,21 @@ func (v *Validator) Judge(partition int32, offset int64, key, value []byte) (Mes
 		return Message{}, Replay, nil
 	}
 	v.next[partition] = offset + 1
-	m, err := Check(key, value, nil)
-	if err == nil {
-		if prev, ok := v.last[series{m.SensorID, partition}]; ok {
-			err = CheckSuccessor(prev, m)
-		}
-	}
+	m, err := check(key, value, nil, &v.ids)
 	if err != nil {
 		return Message{}, Invalid, err
 	}
-	v.last[series{m.SensorID, partition}] = m
+	prev := v.last[series{m.SensorID, partition}]
+	if prev == nil {
+		first := new(Message)
+		*first = m
+		v.last[series{m.SensorID, partition}] = first
+		return m, Valid, nil
+	}
+	if err := CheckSuccessor(*prev, m); err != nil {
+		return Message{}, Invalid, err
+	}
+	*prev = m
 	return m, Valid, nil
 }
 
@@ -407,119 +418,6 @@ func (v *Validator) Forget(partition int32) {
 			delete(v.last, k)
 		}
 	}
-}
-
-// decodeCanonical reads the one exact form Encode writes (json.Marshal of
-// a Message: those keys in that order, no spaces, an ASCII sensor id
-// without escapes, numbers in JSON's grammar). Replays decode a million of
-// these, and the general path (encoding/json, several passes) costs most
-// of a replay's time. Anything else, however small the difference, gives
-// ok=false and goes the general way, so both ways accept and produce the
-// same (FuzzCanonicalDecode checks it).
-func decodeCanonical(v []byte) (m Message, ok bool) {
-	r := canonicalReader{b: v}
-	if !r.lit(`{"sensor_id":"`) {
-		return Message{}, false
-	}
-	start := r.i
-	for r.i < len(r.b) && r.b[r.i] != '"' {
-		if c := r.b[r.i]; c < 0x20 || c > 0x7e || c == '\\' {
-			return Message{}, false
-		}
-		r.i++
-	}
-	m.SensorID = string(r.b[start:r.i])
-	if !r.lit(`","timestamp":`) {
-		return Message{}, false
-	}
-	ts, isInt := r.number()
-	if ts == nil || !isInt {
-		return Message{}, false
-	}
-	n, err := strconv.ParseInt(string(ts), 10, 64)
-	if err != nil {
-		return Message{}, false
-	}
-	m.Timestamp = n
-	for _, f := range []struct {
-		lit string
-		dst *float64
-	}{
-		{`,"odometry":{"hours_tot":`, &m.Odometry.HoursTot},
-		{`,"km_tot":`, &m.Odometry.KmTot},
-		{`},"position":{"lat":`, &m.Position.Lat},
-		{`,"lon":`, &m.Position.Lon},
-	} {
-		if !r.lit(f.lit) {
-			return Message{}, false
-		}
-		num, _ := r.number()
-		if num == nil {
-			return Message{}, false
-		}
-		x, err := strconv.ParseFloat(string(num), 64)
-		if err != nil {
-			return Message{}, false
-		}
-		*f.dst = x
-	}
-	if !r.lit("}}") || r.i != len(r.b) {
-		return Message{}, false
-	}
-	return m, true
-}
-
-type canonicalReader struct {
-	b []byte
-	i int
-}
-
-func (r *canonicalReader) lit(s string) bool {
-	if len(r.b)-r.i < len(s) || string(r.b[r.i:r.i+len(s)]) != s {
-		return false
-	}
-	r.i += len(s)
-	return true
-}
-
-// number reads one JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-// (nil when there is none); isInt says it had no fraction or exponent.
-func (r *canonicalReader) number() (num []byte, isInt bool) {
-	start := r.i
-	digits := func() int {
-		n := 0
-		for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' {
-			r.i++
-			n++
-		}
-		return n
-	}
-	if r.i < len(r.b) && r.b[r.i] == '-' {
-		r.i++
-	}
-	first := r.i
-	if n := digits(); n == 0 || (n > 1 && r.b[first] == '0') {
-		return nil, false
-	}
-	isInt = true
-	if r.i < len(r.b) && r.b[r.i] == '.' {
-		r.i++
-		if digits() == 0 {
-			return nil, false
-		}
-		isInt = false
-	}
-	if r.i < len(r.b) && (r.b[r.i] == 'e' || r.b[r.i] == 'E') {
-		r.i++
-		if r.i < len(r.b) && (r.b[r.i] == '+' || r.b[r.i] == '-') {
-			r.i++
-		}
-		if digits() == 0 {
-			return nil, false
-		}
-		isInt = false
-	}
-	return r.b[start:r.i], isInt
 }
 
 // Reference is a Validator's last valid message of a sensor in a
@@ -535,7 +433,7 @@ type Reference struct {
 func (v *Validator) References() []Reference {
 	out := make([]Reference, 0, len(v.last))
 	for s, m := range v.last {
-		out = append(out, Reference{Partition: s.partition, Message: m})
+		out = append(out, Reference{Partition: s.partition, Message: *m})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -562,7 +460,8 @@ func RestoreValidator(judged map[int32]int64, refs []Reference) *Validator {
 		v.next[p] = n
 	}
 	for _, r := range refs {
-		v.last[series{r.Message.SensorID, r.Partition}] = r.Message
+		m := r.Message
+		v.last[series{m.SensorID, r.Partition}] = &m
 	}
 	return v
 }
