@@ -36,8 +36,20 @@ func Base(brokers, clientID string) kafka.ConfigMap {
 		"log.connection.close": false,
 		// KIP-714 client metrics only add "telemetry" log noise here.
 		"enable.metrics.push": false,
+		// Partitions added to the topic reach a client at its next
+		// metadata refresh: librdkafka's default is 5 minutes, so the
+		// producer would keep every key where it was, and a consumer group
+		// would not rebalance onto the new partition, for up to that long.
+		"topic.metadata.refresh.interval.ms": int(MetadataRefresh / time.Millisecond),
 	}
 }
+
+// MetadataRefresh is how often every librdkafka client of the product
+// refreshes the topic's metadata (topic.metadata.refresh.interval.ms): the
+// bound on how long after partitions are added the producer starts using
+// them and a consumer group rebalances onto them. One metadata request a
+// second per client is nothing to a broker.
+const MetadataRefresh = time.Second
 
 // ProducerMessageTimeout bounds how long the producer holds a record for a
 // broker that is away before librdkafka reports it failed. It outlasts any
