@@ -517,6 +517,11 @@ func (t Totals) Hours() float64 { return float64(t.HoursCents) / 100 }
 // Km returns the total kilometres.
 func (t Totals) Km() float64 { return float64(t.KmCents) / 100 }
 
+// Plus is the sum of t and u.
+func (t Totals) Plus(u Totals) Totals {
+	return Totals{HoursCents: t.HoursCents + u.HoursCents, KmCents: t.KmCents + u.KmCents, Records: t.Records + u.Records}
+}
+
 // Cents converts a 2-decimal value to exact hundredths.
 func Cents(f float64) int64 { return int64(math.Round(f * 100)) }
 
