@@ -184,10 +184,3 @@ func (t Truth) deltaAt(sensor string, partition int32, offset int64) store.Total
 	}
 	return store.Totals{}
 }
-
-// deltaAt is the usage the rule yields for the part's record at offset.
-func (c chainPart) deltaAt(offset int64) store.Totals {
-	var u store.Totals
-	c.eachDelta(offset-1, offset, func(_ int64, d store.Totals) { u = d })
-	return u
-}

@@ -152,3 +152,10 @@ func (t Truth) caughtUp(partition int32) bool {
 	}
 	return false
 }
+
+// deltaAt is the usage the rule yields for the part's record at offset.
+func (c chainPart) deltaAt(offset int64) store.Totals {
+	var u store.Totals
+	c.eachDelta(offset-1, offset, func(_ int64, d store.Totals) { u = d })
+	return u
+}

@@ -123,6 +123,7 @@ type Board struct {
 	auditThrough map[int32]int64
 
 	parts partsState
+	moves keyMoves
 
 	events  []Event
 	nextSeq uint64
@@ -259,6 +260,10 @@ func (b *Board) applyControl(in any) bool {
 		b.requestDone(v)
 	case EffectDelaySet:
 		b.effectDelaySet(v)
+	case PartitionsAdded:
+		b.partitionsAdded(v)
+	case TopicRecreated:
+		b.topicRecreated(v)
 	default:
 		return false
 	}

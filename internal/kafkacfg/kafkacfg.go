@@ -180,8 +180,20 @@ func Usage(brokers, groupID string, reset lesson.Reset, instanceID string) *kafk
 	// was processed. Naive still commits every second whatever its store
 	// holds, so a kill -9 replays what was processed since.
 	c["enable.auto.offset.store"] = false
+	// A backlog comes in fetches of at most this much per partition
+	// (librdkafka's default: 1 MB, some 5,000 messages here). consumer-usage
+	// handles a few thousand messages a second at most, so this holds no
+	// rate back; at this size a backlog of a few thousand messages comes
+	// in pieces, partition by partition, as a production backlog of
+	// millions does at 1 MB: a partition that is done sooner has its newer
+	// records delivered while another's older ones still come (the
+	// partitions-added lesson).
+	c["max.partition.fetch.bytes"] = UsageFetchBytes
 	return &c
 }
+
+// UsageFetchBytes is consumer-usage's max.partition.fetch.bytes.
+const UsageFetchBytes = 64 << 10
 
 // DeadLetterSuffix names a topic's dead-letter topic: sensor-data.dlq.
 const DeadLetterSuffix = ".dlq"

@@ -354,4 +354,5 @@ var catalog = []Scenario{
 	leaderElection,
 	minInsync,
 	keyOrdering,
+	partitionsAdded,
 }

@@ -18,6 +18,7 @@
 //	reset-lab                             a new baseline: usage records and checkpoints cleared
 //	inject-bad 9                          the producer publishes 9 malformed records, every kind in turn
 //	history 3s                            grow the topic until consumer-current's replay takes 3s (a new baseline)
+//	history 30000                         the producer publishes 30,000 messages of history at once (nothing else)
 //	mode consumer-usage guarded           naive|guarded, from the next start
 //	reset consumer-usage earliest         latest|earliest, from the next start
 //	scale consumer-usage 3                run 1–3 instances of consumer-usage in its group
@@ -28,6 +29,8 @@
 //	wait-blocked producer 60s             wait until the producer reports its records unacknowledged (blocked)
 //	wait-leads broker-2 60s               wait until that broker leads a partition of the topic (--cluster)
 //	wait-balanced 60s                     wait until every partition is led by its preferred (first) replica (--cluster)
+//	add-partitions 4                      grow the topic to 4 partitions (keys whose CRC-32 modulo 4 differs move)
+//	recreate-topic                        delete the topic and create it again with 3 partitions (a new baseline)
 //	quit                                  end the dashboard
 //
 // NAME is one of producer, consumer-current, consumer-usage, consumer-query,
@@ -88,11 +91,16 @@ type Action struct {
 // (Line aside).
 func (a Action) String() string {
 	switch a.Kind {
-	case action.Wait, action.WaitCaughtUp, action.WaitBalanced, action.History:
+	case action.History:
+		if a.Count > 0 {
+			return fmt.Sprintf("%s %d", a.Kind, a.Count)
+		}
 		return string(a.Kind) + " " + a.Duration.String()
-	case action.Quit, action.ResetLab:
+	case action.Wait, action.WaitCaughtUp, action.WaitBalanced:
+		return string(a.Kind) + " " + a.Duration.String()
+	case action.Quit, action.ResetLab, action.RecreateTopic:
 		return string(a.Kind)
-	case action.InjectBad:
+	case action.InjectBad, action.AddPartitions:
 		return fmt.Sprintf("%s %d", a.Kind, a.Count)
 	case action.Scale:
 		return fmt.Sprintf("%s %s %d", a.Kind, a.Name, a.Count)
@@ -155,8 +163,7 @@ var language = []verb{
 	{action.Reset, grammar{parse: parseProcess, names: []string{board.Usage}, values: resets, what: "reset"}, valued(Target.SetReset)},
 	{action.ResetLab, grammar{parse: parseNothing}, plain(Target.ResetLab)},
 	{action.InjectBad, grammar{parse: parseCount, syntax: "N"}, runInjectBad},
-	{action.History, grammar{parse: parseDuration, syntax: "DURATION"},
-		func(ctx context.Context, t Target, a Action, _ clock) error { return t.History(ctx, a.Duration) }},
+	{action.History, grammar{parse: parseHistory, syntax: "DURATION | N"}, runHistory},
 	{action.Quit, grammar{parse: parseNothing}, func(_ context.Context, t Target, _ Action, _ clock) error { t.Quit(); return nil }},
 	{action.Freeze, grammar{parse: parseProcess, names: processes}, named(Target.Freeze)},
 	{action.Thaw, grammar{parse: parseProcess, names: processes}, named(Target.Thaw)},
@@ -174,6 +181,51 @@ var language = []verb{
 	// wait-balanced: after a restart the controller hands leadership back
 	// within its rebalance interval.
 	{action.WaitBalanced, grammar{parse: parseDuration, syntax: "DURATION"}, runWaitBalanced},
+	{action.AddPartitions, grammar{parse: parsePartitions, syntax: fmt.Sprintf("N (the new partition count, 2 to %d)", MaxPartitions)},
+		func(_ context.Context, t Target, a Action, _ clock) error { return t.AddPartitions(a.Count) }},
+	{action.RecreateTopic, grammar{parse: parseNothing},
+		func(ctx context.Context, t Target, _ Action, _ clock) error { return t.RecreateTopic(ctx) }},
+}
+
+// MaxHistory bounds history N (the producer's limit of one request).
+const MaxHistory = 10_000_000
+
+// parseHistory parses "history 3s" (a replay target) and "history 30000"
+// (that many messages).
+func parseHistory(a Action, g grammar, args []string) (Action, string) {
+	if len(args) > 0 {
+		if n, err := strconv.Atoi(args[0]); err == nil {
+			if n < 1 || n > MaxHistory {
+				return a, fmt.Sprintf("%s: bad count %d (want a number from 1 to %d, or a duration)", a.Kind, n, MaxHistory)
+			}
+			a.Count = n
+			return a, extra(a.Kind, g, args, 1)
+		}
+	}
+	return parseDuration(a, g, args)
+}
+
+func runHistory(ctx context.Context, t Target, a Action, _ clock) error {
+	if a.Count > 0 {
+		return t.PublishHistory(ctx, a.Count)
+	}
+	return t.History(ctx, a.Duration)
+}
+
+// MaxPartitions bounds add-partitions: a lesson needs a few.
+const MaxPartitions = 32
+
+// parsePartitions parses "add-partitions 4".
+func parsePartitions(a Action, g grammar, args []string) (Action, string) {
+	if len(args) == 0 {
+		return a, fmt.Sprintf("%s: missing partition count (usage: %s)", a.Kind, usage(a.Kind, g))
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 2 || n > MaxPartitions {
+		return a, fmt.Sprintf("%s: bad partition count %q (want a number from 2 to %d, above the topic's count)", a.Kind, args[0], MaxPartitions)
+	}
+	a.Count = n
+	return a, extra(a.Kind, g, args, 1)
 }
 
 // verbs is the language by verb.
@@ -491,6 +543,16 @@ type Target interface {
 	// WaitBalanced returns once every partition of the topic is led by
 	// its preferred (first) replica, or ctx's error.
 	WaitBalanced(ctx context.Context) error
+	// PublishHistory has the producer publish n messages of history at
+	// once (history N): nothing else changes.
+	PublishHistory(ctx context.Context, n int) error
+	// AddPartitions grows the topic to n partitions (a topic cannot
+	// shrink: n must be above its count).
+	AddPartitions(n int) error
+	// RecreateTopic deletes the topic and creates it again with 3
+	// partitions, every process restarted on it and consumer-usage on a
+	// new baseline.
+	RecreateTopic(ctx context.Context) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.

@@ -45,3 +45,5 @@ func (readOnlyControl) Tail(string, int) []string               { return nil }
 func (readOnlyControl) CycleCrashPoint(string) (lesson.CrashPoint, error) {
 	return "", errReadOnly
 }
+
+func (readOnlyControl) AddPartitions(int) error { return errReadOnly }

@@ -41,6 +41,8 @@ var keyHandlers = map[action.Name]keyHandler{
 	action.Help:       plain(Model.toggleHelp),
 	action.Close:      plain(Model.closeOverlays),
 	action.Quit:       func(m Model, _ tea.KeyMsg) (tea.Model, tea.Cmd) { return m, tea.Quit },
+
+	action.AddPartitions: plain(Model.addPartition),
 }
 
 // plain is a handler that does not read the key.

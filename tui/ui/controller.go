@@ -51,6 +51,9 @@ type Controller interface {
 	Scale(n int) error
 	// Tail returns up to n of the latest stderr lines of the named process.
 	Tail(name string, n int) []string
+	// AddPartitions grows the topic to total partitions (above its count:
+	// a topic cannot shrink).
+	AddPartitions(total int) error
 }
 
 // Operations an ActionResultMsg reports besides board.OpCrash, OpStop,
@@ -67,6 +70,10 @@ const (
 	OpScale     = "scale"      // Scale: the number of instances asked for
 	OpScenario  = "scenario"   // ScenarioHost.Start: the name; Stop: ""
 )
+
+// OpAddPartitions is AddPartitions's answer: Name is the topic, Value the
+// new partition count.
+const OpAddPartitions = "add-partitions"
 
 // ScenarioHost runs guided scenarios for the dashboard (the g key). Start
 // and Stop are called from tea.Cmds, never from Update; the running

@@ -122,6 +122,8 @@ type Model struct {
 
 	// scroll: the narration's or the log view's scrolling (scroll.go).
 	scroll scrollState
+	// confirm: a key's question waiting for y (confirm.go).
+	confirm *confirmation
 }
 
 // New returns the model. The board is owned by the model from now on: feed
@@ -302,6 +304,9 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.opts.ReadOnly && (msg.Paste || !ok || !m.keys.Enabled(name)) {
 		m.setStatus(board.LevelWarn, m.opts.ReadOnlyNote)
 		return m, nil
+	}
+	if m.confirm != nil {
+		return m.answer(msg)
 	}
 	if m.picking {
 		return m.pickerKey(msg)
@@ -527,6 +532,8 @@ func (m Model) result(r ActionResultMsg) Model {
 		m.setStatus(board.LevelGood, "consumer-usage runs "+r.Value+" instance(s) in one group: the events show the rebalance")
 	case OpInjectBad:
 		m.setStatus(board.LevelGood, "producer published "+r.Value+" malformed records: the consumers skip them, consumer-usage forwards them to the DLQ")
+	case OpAddPartitions:
+		m.setStatus(board.LevelGood, r.Name+" has "+r.Value+" partitions: the producer and the consumers take them up within about a second; the events say which keys moved")
 	case OpArm:
 		if r.Value == string(lesson.NoCrashPoint) {
 			m.setStatus(board.LevelGood, "crash point disarmed on consumer-usage (c arms after-delta)")

@@ -382,6 +382,9 @@ func orDash(s string) string {
 // statusLine shows the last action's result; the compact layout has no
 // usage line in the process box, so it carries consumer-usage's mode here.
 func (m Model) statusLine(w int, compact bool) string {
+	if m.confirm != nil {
+		return m.question(w)
+	}
 	st := m.styles
 	text, level := m.status, m.statusLevel
 	if text == "" && m.opts.ReadOnly {
