@@ -95,8 +95,8 @@ var partitionsAdded = Scenario{
 			Watch: "consumer-usage stopped, its lag in the hundreds per partition (committed column).",
 			Do:    fmt.Sprintf("stop %s\nhistory %d", board.Usage, lessonBacklog),
 			Until: backlogWaits, Stable: time.Second,
-			Tell:  tellBacklog,
-			Mark:  "backlog",
+			Tell: tellBacklog,
+			Mark: "backlog",
 		},
 		{
 			Title: "Add a partition",
