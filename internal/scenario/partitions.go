@@ -181,7 +181,7 @@ var partitionsAdded = Scenario{
 			Watch: "The usage panel: over-counted on moved sensors, exact on the others; w names each message " +
 				"(stale-reading, never-recorded).",
 			Until: causesNamed, Timeout: 2 * time.Minute,
-			Mark:  "naive",
+			Mark: "naive",
 		},
 		{
 			Title: "Guarded, from earliest",
@@ -200,7 +200,7 @@ var partitionsAdded = Scenario{
 				"the order consumer-usage read, which was not the key's order.",
 			Watch: "The usage panel: over-counted on moved sensors, no counted-again in w.",
 			Until: causesNamed, Timeout: 2 * time.Minute,
-			Mark:  "guarded",
+			Mark: "guarded",
 		},
 		{
 			Title: "Back to three partitions",
