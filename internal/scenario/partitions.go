@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,6 +157,9 @@ var partitionsAdded = Scenario{
 				"moved sensors, a reading older than their latest.",
 			Watch: "behind in the sensors panel: the audit read a later message of those sensors.",
 			Press: &Press{Action: action.Restart, Process: board.Current},
+			// The producer stays paused a moment: its next readings would
+			// put the moved sensors right again.
+			Hold:  5 * time.Second,
 			Until: currentRebuilt, Stable: 1500 * time.Millisecond,
 			Tell: tellBehind,
 			Mark: "current",
@@ -180,6 +184,7 @@ var partitionsAdded = Scenario{
 				"an old reading. The others are exact: their readings came in order.",
 			Watch: "The usage panel: over-counted on moved sensors, exact on the others; w names each message " +
 				"(stale-reading, never-recorded).",
+			Hold:  5 * time.Second,
 			Until: causesNamed, Timeout: 2 * time.Minute,
 			Mark: "naive",
 		},
@@ -199,6 +204,7 @@ var partitionsAdded = Scenario{
 				"over-counted all the same: each delta was written once, from the reading before it in " +
 				"the order consumer-usage read, which was not the key's order.",
 			Watch: "The usage panel: over-counted on moved sensors, no counted-again in w.",
+			Hold:  5 * time.Second,
 			Until: causesNamed, Timeout: 2 * time.Minute,
 			Mark: "guarded",
 		},
@@ -222,7 +228,7 @@ var partitionsAdded = Scenario{
 		partitionOrderHeld("naive"),
 		currentKeptAnOldReading("current"),
 		usageOverCounted("naive: moved sensors over-counted, the others exact", "naive", false),
-		usageOverCounted("guarded: each message counted once, moved sensors over-counted all the same", "guarded", true),
+		usageOverCounted("guarded: moved sensors over-counted all the same", "guarded", true),
 		backToThree("back"),
 	},
 	Cleanup: "resume producer\nstart " + board.Current + "\nstart " + board.Usage,
@@ -245,13 +251,22 @@ func sensorsOf(o Observation) []string {
 	return ids
 }
 
+// shortIDs is sensor ids without their "sensor-" prefix: "01 03 08".
+func shortIDs(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strings.TrimPrefix(id, "sensor-")
+	}
+	return strings.Join(out, " ")
+}
+
 // movedAsHashed: the audit found exactly the sensors whose CRC-32 modulo 4
 // differs from modulo 3 moved, each from its modulo-3 partition to its
 // modulo-4 one, its records there all after its last one in the old (the
 // audit reports a move only then); every other key stayed.
 func movedAsHashed(mark string) Check {
 	return Check{
-		What:  "the moved sensors are exactly those whose CRC-32 mod 4 differs from mod 3, each from then on in its new partition",
+		What:  "moved: the sensors whose CRC-32 mod 4 ≠ mod 3, each from then on in its new partition",
 		Needs: []string{mark},
 		Eval: func(m Marks) (bool, string) {
 			o := m[mark]
@@ -278,7 +293,7 @@ func movedAsHashed(mark string) Check {
 				}
 			}
 			slices.Sort(wrong)
-			obs := fmt.Sprintf("%d of %d sensors moved as CRC-32 says: %s", len(got), len(ids), movesText(o.Parts.Keys.Moved))
+			obs := fmt.Sprintf("%d of %d: %s", len(got), len(ids), shortIDs(slices.Sorted(maps.Keys(got))))
 			if s := o.Parts.Keys.Scattered; len(s) > 0 {
 				wrong = append(wrong, "scattered: "+strings.Join(s, "; "))
 			}
@@ -307,7 +322,7 @@ const seenWithin = 10 * time.Second
 // consumer-current was assigned the new partition within seconds.
 func sawTheNewPartition(mark string) Check {
 	return Check{
-		What:  "the producer and consumer-current used the new partition within seconds (metadata refreshed every second)",
+		What:  "the new partition used within seconds",
 		Needs: []string{mark},
 		Eval: func(m Marks) (bool, string) {
 			g := m[mark].Parts.Growth
@@ -315,8 +330,8 @@ func sawTheNewPartition(mark string) Check {
 				return false, "the board saw no partitions added"
 			}
 			prod, cur, audit := g.ProducerAt.Sub(g.At), g.Assigned[board.Current].Sub(g.At), g.AuditAt.Sub(g.At)
-			obs := fmt.Sprintf("after the partitions were added: producer %s, consumer-current assigned p%d %s, audit %s",
-				after(g.ProducerAt, prod), g.From, after(g.Assigned[board.Current], cur), after(g.AuditAt, audit))
+			obs := fmt.Sprintf("producer %s, consumer-current %s, audit %s",
+				after(g.ProducerAt, prod), after(g.Assigned[board.Current], cur), after(g.AuditAt, audit))
 			ok := !g.ProducerAt.IsZero() && !g.Assigned[board.Current].IsZero() && !g.AuditAt.IsZero() &&
 				prod < seenWithin && cur < seenWithin && audit < seenWithin
 			return ok, obs
@@ -335,11 +350,11 @@ func after(at time.Time, d time.Duration) string {
 // sensor's records are in order (the audit found none out of order).
 func partitionOrderHeld(mark string) Check {
 	return Check{
-		What:  "the guarantee that holds: each partition kept every key's order",
+		What:  "what holds: each partition kept its keys' order",
 		Needs: []string{mark},
 		Eval: func(m Marks) (bool, string) {
 			k := m[mark].Parts.Keys
-			return k.Seen && k.Records > 0 && k.Disordered == 0, fmt.Sprintf("%s records read, %d out of order within a partition",
+			return k.Seen && k.Records > 0 && k.Disordered == 0, fmt.Sprintf("%s records, %d out of order in a partition",
 				board.Count(k.Records), k.Disordered)
 		},
 	}
@@ -360,19 +375,18 @@ func movedSet(o Observation) map[string]board.KeyMove {
 // not move holds its latest.
 func currentKeptAnOldReading(mark string) Check {
 	return Check{
-		What:  "consumer-current's replay: a moved sensor's last state is an older reading from its old partition; the others exact",
+		What:  "consumer-current: moved sensors left on an older reading",
 		Needs: []string{mark},
 		Eval: func(m Marks) (bool, string) {
 			o := m[mark]
 			moved := movedSet(o)
-			var behind, wrong []string
+			var ids, wrong []string
 			for _, r := range o.Sensors.Rows {
 				mv, isMoved := moved[r.SensorID]
 				t := o.Keys[r.SensorID]
 				switch {
 				case isMoved && r.Truth == board.TruthBehind && t.Last != nil && r.Partition == mv.From:
-					behind = append(behind, fmt.Sprintf("%s holds p%d@%d, %.1f s older than its latest at p%d@%d",
-						r.SensorID, r.Partition, r.Offset, float64(t.Last.Timestamp-r.Timestamp)/1000, t.Last.Partition, t.Last.Offset))
+					ids = append(ids, r.SensorID)
 				case r.Truth != board.TruthMatch && !isMoved:
 					wrong = append(wrong, fmt.Sprintf("%s (not moved) %s", r.SensorID, r.Truth))
 				case r.Truth != board.TruthMatch && isMoved:
@@ -380,11 +394,11 @@ func currentKeptAnOldReading(mark string) Check {
 				}
 			}
 			prod := o.Proc(board.Producer)
-			obs := fmt.Sprintf("%d moved sensors behind: %s", len(behind), strings.Join(first(behind, 3), "; "))
+			obs := fmt.Sprintf("%d of %d: %s; the others exact", len(ids), len(moved), shortIDs(ids))
 			if len(wrong) > 0 {
 				obs += "; " + strings.Join(first(wrong, 3), "; ")
 			}
-			return prod.Paused && o.Sensors.Status == board.Live && len(behind) > 0 && len(wrong) == 0, obs
+			return prod.Paused && o.Sensors.Status == board.Live && len(ids) > 0 && len(wrong) == 0, obs
 		},
 	}
 }
@@ -416,12 +430,15 @@ func usageOverCounted(what, mark string, guarded bool) Check {
 				case !isMoved && r.Verdict != board.VerdictExact:
 					wrong = append(wrong, fmt.Sprintf("%s (not moved) %s", r.SensorID, r.Verdict))
 				case isMoved && r.Verdict == board.VerdictOver && kinds["stale-reading"] > 0:
-					over = append(over, fmt.Sprintf("%s %+.2f h (%d stale readings)", r.SensorID, r.Drift.Hours(), kinds["stale-reading"]))
+					over = append(over, fmt.Sprintf("%s %+.2f h", strings.TrimPrefix(r.SensorID, "sensor-"), r.Drift.Hours()))
 				case isMoved && r.Verdict != board.VerdictExact:
 					wrong = append(wrong, fmt.Sprintf("%s %s", r.SensorID, r.Verdict))
 				}
 			}
-			obs := fmt.Sprintf("over-counted: %s; %d messages counted twice", strings.Join(first(over, 4), ", "), again)
+			obs := strings.Join(first(over, 4), ", ") + " (stale readings)"
+			if guarded {
+				obs = fmt.Sprintf("%d counted twice; %s", again, obs)
+			}
 			if len(wrong) > 0 {
 				obs += "; " + strings.Join(first(wrong, 3), "; ")
 			}
@@ -438,13 +455,13 @@ func usageOverCounted(what, mark string, guarded bool) Check {
 // it hashes to, nothing moved.
 func backToThree(mark string) Check {
 	return Check{
-		What:  "back to 3 partitions: every key in its partition, none moved",
+		What:  "back to 3 partitions, every key in its partition",
 		Needs: []string{mark},
 		Eval: func(m Marks) (bool, string) {
 			o := m[mark]
 			k := o.Parts.Keys
 			return len(o.Parts.Rows) == 3 && k.Seen && k.Keys > 0 && len(k.Moved) == 0 && len(k.Scattered) == 0,
-				fmt.Sprintf("%d partitions; %d sensors each in its key's partition, %d moved; %s", len(o.Parts.Rows), k.Keys, len(k.Moved), layout(o))
+				fmt.Sprintf("%d partitions, %d sensors, %d moved", len(o.Parts.Rows), k.Keys, len(k.Moved))
 		},
 	}
 }
@@ -478,14 +495,17 @@ func tellMoves(o Observation) string {
 	return fmt.Sprintf("%d partitions; moved (audit): %s", len(o.Parts.Rows), movesText(o.Parts.Keys.Moved))
 }
 
-// tellBehind names the sensors consumer-current holds an old reading of.
+// tellBehind names the sensors consumer-current holds an old reading of:
+// where it read it, and the topic's latest.
 func tellBehind(o Observation) string {
 	moved := movedSet(o)
 	var behind []string
 	for _, r := range o.Sensors.Rows {
-		if _, ok := moved[r.SensorID]; ok && r.Truth == board.TruthBehind {
-			behind = append(behind, fmt.Sprintf("%s from p%d", strings.TrimPrefix(r.SensorID, "sensor-"), r.Partition))
+		t := o.Keys[r.SensorID]
+		if _, ok := moved[r.SensorID]; ok && r.Truth == board.TruthBehind && t.Last != nil {
+			behind = append(behind, fmt.Sprintf("%s p%d@%d, %.1f s before its latest p%d@%d", strings.TrimPrefix(r.SensorID, "sensor-"),
+				r.Partition, r.Offset, float64(t.Last.Timestamp-r.Timestamp)/1000, t.Last.Partition, t.Last.Offset))
 		}
 	}
-	return fmt.Sprintf("consumer-current holds an older reading of %d moved sensors: %s", len(behind), strings.Join(behind, ", "))
+	return fmt.Sprintf("consumer-current holds an older reading of %d moved sensors: %s", len(behind), strings.Join(behind, "; "))
 }
