@@ -141,8 +141,7 @@ func partitionOf(placed map[int32][]string, id string) (int32, bool) {
 func shortID(id string) string { return strings.TrimPrefix(id, "sensor-") }
 
 // noteMoves takes the moves of an audit read: the new ones on the
-// timeline, the producer's first use of the new layout, the audit's first
-// read of a new partition.
+// timeline, and the audit's first read of a new partition.
 func (b *Board) noteMoves(v TruthSnapshot) {
 	b.moves.audit = slices.Clone(v.Moves)
 	if b.moves.said == nil {
