@@ -335,8 +335,9 @@ func (o *Offsets) EnsureTopicReplicated(ctx context.Context, topic string, parti
 
 // AddPartitions grows topic to total partitions (CreatePartitions), the
 // new ones placed by the cluster. Kafka can add partitions, never remove
-// them: a total below the current count is refused (INVALID_PARTITIONS),
-// and so is the current count itself.
+// them: a total below the current count is refused (INVALID_PARTITIONS);
+// the current count too by Apache Kafka, while the embedded broker takes
+// it as nothing to do (the lab asks only for more).
 func (o *Offsets) AddPartitions(ctx context.Context, topic string, total int) error {
 	release, err := o.use()
 	if err != nil {
