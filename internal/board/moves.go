@@ -257,9 +257,6 @@ func (b *Board) Growth() *Growth {
 	return &c
 }
 
-// KeyMoves is every move the audit read in the topic, by sensor.
-func (b *Board) KeyMoves() []KeyMove { return slices.Clone(b.moves.audit) }
-
 // TopicRecreated: the lab deleted the topic and created it again with
 // Partitions partitions (recreate-topic), the way back after partitions
 // were added. What the board knew of the old topic's log is dropped.

@@ -122,8 +122,8 @@ func TestTopicRecreatedForgetsTheOldTopic(t *testing.T) {
 	b.Apply(Offsets{At: at(19.9), HighWatermarks: map[int32]int64{0: 5, 1: 41, 2: 20, 3: 9}})
 	b.Apply(fourRows(19.8))
 	b.Apply(TruthSnapshot{At: at(19.9), Moves: []KeyMove{{Sensor: "s1", From: 2, To: 3}}})
-	if hw, _ := b.HighWatermarks(); len(hw) != 0 || b.Growth() != nil || len(b.KeyMoves()) != 0 || b.Partitions().Seen {
-		t.Fatalf("after the recreation: hw %v growth %+v moves %v", hw, b.Growth(), b.KeyMoves())
+	if hw, _ := b.HighWatermarks(); len(hw) != 0 || b.Growth() != nil || len(b.Report().MovedKeys) != 0 || b.Partitions().Seen {
+		t.Fatalf("after the recreation: hw %v growth %+v moves %v", hw, b.Growth(), b.Report().MovedKeys)
 	}
 	b.Apply(threeRows(20.5))
 	b.Apply(Offsets{At: at(20.5), HighWatermarks: map[int32]int64{0: 0, 1: 1, 2: 1}})
