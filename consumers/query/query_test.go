@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 	"time"
 
@@ -69,8 +70,8 @@ func TestUsageAnswerCarriesItsCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := store.Covered{Totals: store.Totals{HoursCents: 75, KmCents: 300, Records: 3},
-		Through: store.Position{Partition: 1, Offset: 9}, Partitions: 1}
-	if len(u.Sensors) != 1 || u.Sensors[0].Covered() != want {
+		Through: store.Position{Partition: 1, Offset: 9}, Partitions: 1, Furthest: []store.Position{{Partition: 1, Offset: 9}}}
+	if len(u.Sensors) != 1 || !reflect.DeepEqual(u.Sensors[0].Covered(), want) {
 		t.Fatalf("answer %+v, want %+v", u, want)
 	}
 }

@@ -64,6 +64,14 @@ const (
 	WaitLeads    Name = "wait-leads"
 	WaitBalanced Name = "wait-balanced"
 	History      Name = "history"
+	Backlog      Name = "backlog"
+)
+
+// The topic's partitions: P adds one (after a y); only a script recreates
+// the topic with 3, the way back (a topic cannot shrink).
+const (
+	AddPartitions Name = "add-partitions"
+	RecreateTopic Name = "recreate-topic"
 )
 
 // Target is what a key acts on.
@@ -80,6 +88,8 @@ const (
 	TargetProducer
 	// TargetCurrent: consumer-current, whatever is selected.
 	TargetCurrent
+	// TargetTopic: the topic, whatever is selected.
+	TargetTopic
 )
 
 // Line is a help line: the key as the help shows it and what it does.
@@ -189,6 +199,10 @@ var registry = []Action{
 		Doc: "consumer-current's rebuild strategy: replay → snapshot → changelog → replay; it applies at its next start, " +
 			"and a running one prepares it at once (writes a snapshot, publishes its changelog)",
 		Script: true, Target: TargetCurrent, OffScript: true},
+	{Name: AddPartitions, Keys: []string{"P"}, Help: Line{"P", "add a partition (asks y)"}, Short: Line{"P", "+partition"},
+		Doc:    "add a partition to the topic, after a `y`: every key whose CRC-32 modulo the new count differs moves to another partition (a topic cannot shrink: `recreate-topic` makes it 3 again)",
+		Script: true, Target: TargetTopic, OffScript: true,
+		Hint: "and then y to grow the topic to {value} partitions"},
 	{Name: ScaleUp, Keys: []string{"+"}, Help: Line{"+", "one more consumer-usage (max 3)"},
 		Doc:    "one consumer-usage instance more (up to 3, in one group)",
 		Target: TargetUsage,
@@ -235,6 +249,8 @@ var registry = []Action{
 	{Name: WaitLeads, Script: true},
 	{Name: WaitBalanced, Script: true},
 	{Name: History, Script: true},
+	{Name: Backlog, Script: true},
+	{Name: RecreateTopic, Script: true},
 }
 
 // All returns every action, keyed ones first in the README's order.
@@ -291,6 +307,9 @@ var (
 	scroll = Item{Actions: []Name{ScrollUp, ScrollDown}, Line: &Line{"[ ]", "scroll"}}
 )
 
+// partitions is t and P in the ? view: the partitions view, and adding one.
+var partitions = Item{Actions: []Name{Partitions, AddPartitions}, Line: &Line{"t P", "partitions · add"}}
+
 // Footer is the footer line's items, in order.
 func Footer() []Item {
 	return []Item{
@@ -303,7 +322,7 @@ func Footer() []Item {
 // HelpColumns is the ? view's items, column by column.
 func HelpColumns() [][]Item {
 	return [][]Item{
-		{one(Up), one(Down), one(Next), one(Jump), scale, one(Partitions), one(Rebuild)},
+		{one(Up), one(Down), one(Next), one(Jump), scale, partitions, one(Rebuild)},
 		{one(Crash), one(Stop), one(Restart), one(Freeze), one(Pause), one(Acks), one(Why)},
 		{one(Mode), one(Reset), one(CrashAt), one(ResetLab), one(InjectBad), one(Scenarios)},
 		{one(Logs), scroll, one(Help), one(Close), one(Quit)},

@@ -62,11 +62,14 @@ type SensorUsage struct {
 	UsageTotal
 	Through    store.Position `json:"through"`
 	Partitions int            `json:"partitions"`
+	// Furthest: per partition, the furthest record the totals include
+	// (store.Summary.Furthest).
+	Furthest []store.Position `json:"furthest,omitempty"`
 }
 
 // Covered is the line as the store's exact coverage.
 func (s SensorUsage) Covered() store.Covered {
-	return store.Covered{Totals: s.Totals(), Through: s.Through, Partitions: s.Partitions}
+	return store.Covered{Totals: s.Totals(), Through: s.Through, Partitions: s.Partitions, Furthest: s.Furthest}
 }
 
 // BySensor indexes the per-sensor totals in exact hundredths.
@@ -96,7 +99,7 @@ func UsageFromCoverage(cov map[string]store.Covered) Usage {
 	for id, c := range cov {
 		t := c.Totals
 		u.Sensors = append(u.Sensors, SensorUsage{SensorID: id, UsageTotal: totalOf(t),
-			Through: c.Through, Partitions: c.Partitions})
+			Through: c.Through, Partitions: c.Partitions, Furthest: c.Furthest})
 		all.HoursCents += t.HoursCents
 		all.KmCents += t.KmCents
 		all.Records += t.Records

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/kafka-recovery-lab/krl/internal/store"
@@ -29,7 +30,7 @@ func TestUsageFromCoverageIsSortedAndExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, c := range back.CoveredBySensor() {
-		if c != cov[id] {
+		if !reflect.DeepEqual(c, cov[id]) {
 			t.Fatalf("%s: decoded %+v, want %+v", id, c, cov[id])
 		}
 	}

@@ -1,7 +1,9 @@
 package audit
 
 import (
+	"cmp"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/kafka-recovery-lab/krl/internal/store"
@@ -74,16 +76,24 @@ type Attribution struct {
 
 type sensorCauses struct {
 	first store.Position
-	// seen: records 1..seen are accounted for; through: the messages of
-	// the window through this offset are compared.
+	// seen: records 1..seen are accounted for; through: per partition,
+	// the messages of the window through this offset are compared (see
+	// throughOf for a partition not compared yet).
 	seen     int64
-	through  int64
+	through  map[int32]int64
 	recorded store.Totals
 	expected store.Totals
-	causes   map[int64]*Cause // by offset, in first.Partition
-	// listed is causes in offset order as last handed out, nil when a
-	// cause changed since: a cut without news costs no copy.
+	causes   map[store.Position]*Cause
+	// order is the partitions in the key's order as last read (one, but
+	// for a key that moved): causes are listed in it.
+	order []int32
+	// listed is causes in order as last handed out, nil when a cause
+	// changed since: a cut without news costs no copy.
 	listed []Cause
+}
+
+func newSensorCauses(first store.Position) *sensorCauses {
+	return &sensorCauses{first: first, through: map[int32]int64{}, causes: map[store.Position]*Cause{}}
 }
 
 // NewAttribution returns an attribution with nothing read.
@@ -159,18 +169,25 @@ func (a *Attribution) Apply(t Truth, cut map[string]Cut, from map[string]int64, 
 		}
 		s := a.sensors[id]
 		if s == nil || s.first != c.First {
-			s = &sensorCauses{first: c.First, through: c.First.Offset, causes: map[int64]*Cause{}}
+			s = newSensorCauses(c.First)
 			a.sensors[id] = s
 		}
+		ch, _ := t.chain(id)
+		s.order = s.order[:0]
+		for _, part := range ch {
+			s.order = append(s.order, part.partition)
+		}
 		if _, asked := from[id]; asked {
-			if !s.apply(t, id, c, recs[id]) {
+			if !s.apply(ch, c, recs[id]) {
 				delete(a.sensors, id)
 				bad = append(bad, id)
 				continue
 			}
 		} else {
 			// No records read: the window grew as the topic yields it.
-			s.through = max(s.through, c.Through.Offset)
+			for _, end := range reach(c.Covered) {
+				s.through[end.Partition] = max(s.throughOf(ch, end.Partition), end.Offset)
+			}
 			s.seen = max(s.seen, c.Records)
 		}
 		s.recorded, s.expected = c.Totals, c.Expected
@@ -187,52 +204,96 @@ func (a *Attribution) Apply(t Truth, cut map[string]Cut, from map[string]int64, 
 	return causes, bad
 }
 
+// reach is, per partition the records come from, the furthest of them.
+func reach(c store.Covered) []store.Position {
+	if len(c.Furthest) == c.Partitions && c.Partitions > 0 {
+		return c.Furthest
+	}
+	return []store.Position{c.Through} // a summary kept before Furthest: one partition
+}
+
+// throughOf is how far the messages of partition are compared: as far as
+// a cut took them, else to the first checkpoint in its partition, all of
+// them in a partition the key left before it (they stand for nothing), and
+// none in a later one.
+func (s *sensorCauses) throughOf(ch []chainPart, partition int32) int64 {
+	if v, ok := s.through[partition]; ok {
+		return v
+	}
+	if partition == s.first.Partition {
+		return s.first.Offset
+	}
+	if i, first := index(ch, partition), index(ch, s.first.Partition); i >= 0 && i < first {
+		return math.MaxInt64
+	}
+	return -1
+}
+
 // apply folds the records after s.seen and compares the messages after
-// s.through; false when recs are not exactly the records asked for.
-func (s *sensorCauses) apply(t Truth, sensor string, c Cut, recs []store.SensorRecord) bool {
+// s.through, partition by partition along the key's chain ch; false when
+// recs are not exactly the records asked for.
+func (s *sensorCauses) apply(ch []chainPart, c Cut, recs []store.SensorRecord) bool {
 	if int64(len(recs)) != c.Records-s.seen {
 		return false
 	}
-	part := s.first.Partition
-	later := map[int64][]store.SensorRecord{}
+	ends := reach(c.Covered)
+	later := map[store.Position][]store.SensorRecord{}
 	for i, r := range recs {
-		if r.Seq != s.seen+int64(i)+1 || r.Partition != part {
+		if r.Seq != s.seen+int64(i)+1 || !slices.ContainsFunc(ends, func(p store.Position) bool { return p.Partition == r.Partition }) {
 			return false
 		}
-		if r.Offset <= s.through {
-			s.addRecord(t, sensor, r)
+		if r.Offset <= s.throughOf(ch, r.Partition) {
+			s.addRecord(ch, r)
 		} else {
-			later[r.Offset] = append(later[r.Offset], r)
+			at := store.Position{Partition: r.Partition, Offset: r.Offset}
+			later[at] = append(later[at], r)
 		}
 	}
-	t.eachDelta(sensor, part, s.through, c.Through.Offset, func(offset int64, exp store.Totals) {
-		cause := &Cause{Partition: part, Offset: offset, Expected: exp}
-		for _, r := range later[offset] {
-			cause.add(r)
+	for _, end := range ends {
+		after := s.throughOf(ch, end.Partition)
+		if i := index(ch, end.Partition); i >= 0 && after < end.Offset {
+			ch[i].eachDelta(after, end.Offset, func(offset int64, exp store.Totals) {
+				at := store.Position{Partition: end.Partition, Offset: offset}
+				cause := &Cause{Partition: at.Partition, Offset: offset, Expected: exp}
+				for _, r := range later[at] {
+					cause.add(r)
+				}
+				delete(later, at)
+				s.keep(cause)
+			})
 		}
-		delete(later, offset)
-		s.keep(cause)
-	})
-	for offset, rs := range later { // records of no valid message of the sensor
-		cause := &Cause{Partition: part, Offset: offset}
+		s.through[end.Partition] = max(after, end.Offset)
+	}
+	for at, rs := range later { // records of no valid message of the sensor
+		cause := &Cause{Partition: at.Partition, Offset: at.Offset}
 		for _, r := range rs {
 			cause.add(r)
 		}
 		s.keep(cause)
 	}
 	s.seen = c.Records
-	s.through = max(s.through, c.Through.Offset)
 	return true
+}
+
+// inWindow reports whether the message at is after the first checkpoint in
+// the key's order (its usage is the sensor's to record).
+func (s *sensorCauses) inWindow(ch []chainPart, at store.Position) bool {
+	i, first := index(ch, at.Partition), index(ch, s.first.Partition)
+	if i < 0 || first < 0 {
+		return false
+	}
+	return i > first || (i == first && at.Offset > s.first.Offset)
 }
 
 // addRecord adds a record of an already compared message: one without a
 // cause was recorded exactly as the topic yields it.
-func (s *sensorCauses) addRecord(t Truth, sensor string, r store.SensorRecord) {
-	cause := s.causes[r.Offset]
+func (s *sensorCauses) addRecord(ch []chainPart, r store.SensorRecord) {
+	at := store.Position{Partition: r.Partition, Offset: r.Offset}
+	cause := s.causes[at]
 	if cause == nil {
 		cause = &Cause{Partition: r.Partition, Offset: r.Offset}
-		if r.Offset > s.first.Offset {
-			cause.Expected = t.deltaAt(sensor, r.Partition, r.Offset)
+		if s.inWindow(ch, at) {
+			cause.Expected = ch[index(ch, at.Partition)].deltaAt(at.Offset)
 		}
 		cause.Recorded = cause.Expected
 		cause.Records = int(cause.Expected.Records)
@@ -252,12 +313,13 @@ func (c *Cause) add(r store.SensorRecord) {
 // keep stores cause if it differs from the topic, else clears its offset.
 func (s *sensorCauses) keep(c *Cause) {
 	s.listed = nil
+	at := store.Position{Partition: c.Partition, Offset: c.Offset}
 	if c.Recorded.HoursCents == c.Expected.HoursCents && c.Recorded.KmCents == c.Expected.KmCents {
-		delete(s.causes, c.Offset)
+		delete(s.causes, at)
 		return
 	}
 	c.classify()
-	s.causes[c.Offset] = c
+	s.causes[at] = c
 }
 
 func (s *sensorCauses) addsUp() bool {
@@ -269,36 +331,24 @@ func (s *sensorCauses) addsUp() bool {
 	return h == s.recorded.HoursCents-s.expected.HoursCents && k == s.recorded.KmCents-s.expected.KmCents
 }
 
-// list is the causes in offset order; callers must not modify it.
+// list is the causes in the key's order (partition by partition as the
+// key moved, by offset in each); callers must not modify it.
 func (s *sensorCauses) list() []Cause {
 	if s.listed != nil {
 		return s.listed
 	}
+	rank := func(p int32) int {
+		if i := slices.Index(s.order, p); i >= 0 {
+			return i
+		}
+		return len(s.order) + int(p)
+	}
 	out := make([]Cause, 0, len(s.causes))
-	for _, o := range slices.Sorted(maps.Keys(s.causes)) {
-		out = append(out, *s.causes[o])
+	for _, at := range slices.SortedFunc(maps.Keys(s.causes), func(a, b store.Position) int {
+		return cmp.Or(cmp.Compare(rank(a.Partition), rank(b.Partition)), cmp.Compare(a.Offset, b.Offset))
+	}) {
+		out = append(out, *s.causes[at])
 	}
 	s.listed = out
 	return out
-}
-
-// eachDelta calls fn for every valid message of sensor in partition with
-// an offset in (after, through], with the usage the seed's rule yields
-// for it (zero when its delta is not recorded).
-func (t Truth) eachDelta(sensor string, partition int32, after, through int64, fn func(offset int64, u store.Totals)) {
-	es := t.series[seriesKey{sensor, partition}]
-	prev := es.through(after)
-	es.each(after, through, func(e entry) {
-		fn(e.offset, store.Totals{HoursCents: e.hoursCents - prev.hoursCents, KmCents: e.kmCents - prev.kmCents,
-			Records: e.records - prev.records})
-		prev = e
-	})
-}
-
-// deltaAt is the usage the seed's rule yields for the message at offset
-// (zero when it is no valid message of the sensor).
-func (t Truth) deltaAt(sensor string, partition int32, offset int64) store.Totals {
-	var u store.Totals
-	t.eachDelta(sensor, partition, offset-1, offset, func(_ int64, d store.Totals) { u = d })
-	return u
 }

@@ -173,3 +173,14 @@ func TestAttributionIncrementalMatchesFromScratch(t *testing.T) {
 		}
 	}
 }
+
+// deltaAt is the usage the seed's rule yields for the sensor's message at
+// partition/offset, in the key's order (zero when it is no valid message
+// of the sensor).
+func (t Truth) deltaAt(sensor string, partition int32, offset int64) store.Totals {
+	ch, _ := t.chain(sensor)
+	if i := index(ch, partition); i >= 0 {
+		return ch[i].deltaAt(offset)
+	}
+	return store.Totals{}
+}

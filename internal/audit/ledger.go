@@ -47,10 +47,11 @@ type seriesKey struct {
 // append-only, so a snapshot keeps a view of it while the ledger goes on
 // appending.
 type series struct {
-	entries   entryLog
-	last      Located // last valid message; meaningful when len(entries) > 0
-	invalid   int64
-	backwards int64 // invalid because an odometer went back (subset of invalid)
+	entries entryLog
+	// first and last valid message; meaningful when len(entries) > 0
+	first, last Located
+	invalid     int64
+	backwards   int64 // invalid because an odometer went back (subset of invalid)
 	// disordered counts valid messages whose timestamp is not after the
 	// previous valid one's: a duplicate or a reordering of the key.
 	disordered int64
@@ -155,6 +156,9 @@ func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 	}
 	s := l.seriesOf(msg.SensorID, partition)
 	var prev entry
+	if s.entries.view().len() == 0 {
+		s.first = Located{Message: msg, Partition: partition, Offset: offset}
+	}
 	if v := s.entries.view(); v.len() > 0 {
 		prev = v.last()
 		if msg.Timestamp <= s.last.Message.Timestamp {
@@ -216,6 +220,7 @@ type Truth struct {
 
 	series   map[seriesKey]entryView
 	contents map[seriesKey]contentView
+	ends     map[seriesKey]Series
 }
 
 // SensorTruth is what the topic says about one sensor.
@@ -242,6 +247,14 @@ type SensorTruth struct {
 	// previous valid record of the sensor in its partition: a duplicate or
 	// a reordering (0 when the key's order held).
 	Disordered int64
+	// Series are its valid records partition by partition, in the key's
+	// order (by their first record's timestamp); Chained: each ends before
+	// the next begins, so the key was written to one partition at a time
+	// (a key that moved when partitions were added). Moves are the steps
+	// from one to the next, when Chained.
+	Series  []Series
+	Chained bool
+	Moves   []Move
 }
 
 // PartitionProgress is how far the reader has got in one partition.
@@ -334,7 +347,7 @@ func (t Truth) hasRead(partition int32, offset int64) bool {
 // O(messages): the per-series entries are shared append-only prefixes.
 func (l *Ledger) Snapshot() Truth {
 	t := Truth{Resets: l.resets, series: make(map[seriesKey]entryView, len(l.series)),
-		contents: make(map[seriesKey]contentView, len(l.series))}
+		contents: make(map[seriesKey]contentView, len(l.series)), ends: make(map[seriesKey]Series, len(l.series))}
 	bySensor := map[string]*SensorTruth{}
 	for k, s := range l.series {
 		t.series[k] = s.entries.view()
@@ -349,6 +362,11 @@ func (l *Ledger) Snapshot() Truth {
 		st.Disordered += s.disordered
 		valid := int64(t.series[k].len())
 		st.Valid += valid
+		if valid > 0 {
+			ends := Series{Partition: k.partition, First: s.first, Last: s.last, Valid: valid}
+			t.ends[k] = ends
+			st.Series = append(st.Series, ends)
+		}
 		st.Invalid += s.invalid
 		st.Backwards += s.backwards
 		if valid > 0 && (!st.HasLast || s.last.Message.Timestamp > st.Last.Message.Timestamp) {
@@ -363,6 +381,7 @@ func (l *Ledger) Snapshot() Truth {
 	t.Sensors = make([]SensorTruth, 0, len(bySensor))
 	for _, st := range bySensor {
 		slices.Sort(st.PartitionIDs)
+		st.chain()
 		t.Sensors = append(t.Sensors, *st)
 	}
 	sort.Slice(t.Sensors, func(i, j int) bool { return t.Sensors[i].SensorID < t.Sensors[j].SensorID })

@@ -50,8 +50,10 @@ type Reader struct {
 const (
 	retryBackoff = time.Second
 	// New partitions (CreatePartitions) and reachability after an error are
-	// checked this often.
-	recheckEvery = 5 * time.Second
+	// checked this often: partitions added to the topic are read within
+	// about a second, as the producer and the consumers see them
+	// (kafkacfg.MetadataRefresh).
+	recheckEvery = time.Second
 )
 
 // NewReader prepares a reader of topic at brokers; log (nil: discard) gets
@@ -135,7 +137,7 @@ func (r *Reader) Run(ctx context.Context) error {
 	}
 	// The metadata client learns the partitions; the consumer is made once
 	// the first ones are known (a direct consumer needs them to exist).
-	meta, err := kgo.NewClient(kgocfg.Client(r.brokers, "krl-audit-metadata", r.log)...)
+	meta, err := kgo.NewClient(kgocfg.AuditMetadata(r.brokers, r.log)...)
 	if err != nil {
 		return fmt.Errorf("audit: client: %w", err)
 	}

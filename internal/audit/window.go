@@ -32,9 +32,10 @@ type Window struct {
 type Expectation int
 
 const (
-	// NoWindow: the records do not fit one window (they come from a
-	// partition other than the first checkpoint's, or from several), so no
-	// usage can be expected of them.
+	// NoWindow: the records do not fit one window (they come from
+	// partitions the sensor's key was never in, or from several the key
+	// was written to at once, or the summary does not say how far each was
+	// read), so no usage can be expected of them.
 	NoWindow Expectation = iota
 	// AuditBehind: the audit has not read as far as the furthest record
 	// yet; the comparison waits for it (this is not a drift).
@@ -68,7 +69,7 @@ func (t Truth) ExpectedOver(sensor string, w Window) (usage store.Totals, state 
 		return store.Totals{}, Expected
 	}
 	if c.Partitions != 1 || c.Through.Partition != w.First.Partition {
-		return store.Totals{}, NoWindow
+		return t.expectedAcross(sensor, w)
 	}
 	if c.Through.Offset <= w.First.Offset {
 		return store.Totals{}, Expected
@@ -126,4 +127,51 @@ func ExpectedForCut(t Truth, covered map[string]store.Covered, checkpoints map[s
 		out[id] = cut
 	}
 	return out
+}
+
+// expectedAcross is ExpectedOver for records that come from another
+// partition than the first checkpoint's, or from several: the sensor's key
+// moved (partitions were added), and its series are chained in the key's
+// order. In each partition the window runs to its furthest record: from
+// the first checkpoint in its partition, from the start in a later one (its
+// first record's usage taken after the previous partition's last), and
+// records in a partition the key left before the first checkpoint stand for
+// nothing.
+func (t Truth) expectedAcross(sensor string, w Window) (store.Totals, Expectation) {
+	c := w.Covered
+	if len(c.Furthest) != c.Partitions {
+		return store.Totals{}, NoWindow
+	}
+	for _, pos := range c.Furthest {
+		if !t.hasRead(pos.Partition, pos.Offset) {
+			return store.Totals{}, AuditBehind
+		}
+	}
+	if st, ok := t.Sensor(sensor); !ok || st.Valid == 0 {
+		return store.Totals{}, Expected // none of the records stands for a message
+	}
+	ch, ok := t.chain(sensor)
+	first := index(ch, w.First.Partition)
+	if !ok || first < 0 {
+		return store.Totals{}, NoWindow
+	}
+	var u store.Totals
+	for _, pos := range c.Furthest {
+		i := index(ch, pos.Partition)
+		switch {
+		case i < 0:
+			return store.Totals{}, NoWindow
+		case i < first:
+		case i == first:
+			u = u.Plus(ch[i].usage(w.First.Offset, pos.Offset))
+		default:
+			// The link is taken after the previous partition's last record:
+			// it must have been read.
+			if !t.caughtUp(ch[i-1].partition) {
+				return store.Totals{}, AuditBehind
+			}
+			u = u.Plus(ch[i].usage(-1, pos.Offset))
+		}
+	}
+	return u, Expected
 }

@@ -16,11 +16,13 @@ type usageSim struct {
 	first   map[string]store.Checkpoint
 	covered map[string]store.Covered
 	parts   map[string]map[int32]bool
+	// recs: every usage record per sensor, in seq order.
+	recs map[string][]store.SensorRecord
 }
 
 func newUsageSim() *usageSim {
 	return &usageSim{last: map[string]record{}, first: map[string]store.Checkpoint{},
-		covered: map[string]store.Covered{}, parts: map[string]map[int32]bool{}}
+		covered: map[string]store.Covered{}, parts: map[string]map[int32]bool{}, recs: map[string][]store.SensorRecord{}}
 }
 
 // handle applies one record; skipRecord drops the usage record a delta
@@ -60,6 +62,8 @@ func (u *usageSim) insert(id string, p int32, off int64, d telemetry.Usage) {
 	u.parts[id][p] = true
 	c.Partitions = len(u.parts[id])
 	u.covered[id] = c
+	u.recs[id] = append(u.recs[id], store.SensorRecord{Seq: c.Records, Partition: p, Offset: off,
+		HoursCents: store.Cents(d.DeltaHours), KmCents: store.Cents(d.DeltaKm)})
 }
 
 // keyedTopic is randomTopic without the strays (every sensor in the

@@ -135,6 +135,7 @@ type Board struct {
 
 	parts partsState
 	acks  acksState
+	moves keyMoves
 
 	events  []Event
 	nextSeq uint64
@@ -278,6 +279,10 @@ func (b *Board) applyControl(in any) bool {
 		b.effectDelaySet(v)
 	case AcksSetting:
 		b.acksSetting(v)
+	case PartitionsAdded:
+		b.partitionsAdded(v)
+	case TopicRecreated:
+		b.topicRecreated(v)
 	default:
 		return false
 	}

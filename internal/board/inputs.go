@@ -184,7 +184,10 @@ type TruthSnapshot struct {
 	// AuditThrough is, per partition, the offset after the last record the
 	// audit had read (nil when unknown).
 	AuditThrough map[int32]int64
-	Err          error
+	// Moves: the keys the audit found moved to another partition, by
+	// sensor, each in the key's order.
+	Moves []KeyMove
+	Err   error
 }
 
 // Tick moves the board's clock (uptimes, ages, staleness).

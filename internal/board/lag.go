@@ -41,6 +41,9 @@ func (l Lag) Known() bool {
 }
 
 func (b *Board) offsets(v Offsets) {
+	if b.before(v.At) {
+		return
+	}
 	if v.Err != nil {
 		if b.hwmErr == nil {
 			b.hwmErrSince = v.At
@@ -67,6 +70,7 @@ func (b *Board) offsets(v Offsets) {
 		b.hwm = map[int32]int64{}
 	}
 	b.hwmAt = v.At
+	b.noteWritten(v)
 	b.hwmHistory = append(b.hwmHistory, hwmSample{at: v.At, hwm: b.hwm})
 	if over := len(b.hwmHistory) - HistoryLen; over > 0 {
 		b.hwmHistory = append([]hwmSample(nil), b.hwmHistory[over:]...)

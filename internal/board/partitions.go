@@ -79,6 +79,9 @@ func (b *Board) partitions(v Partitions) {
 		b.leaderChange(v.At, m[0], m[1])
 	}
 	slices.SortFunc(rows, func(a, c PartitionMeta) int { return int(a.Partition - c.Partition) })
+	if b.parts.seen && len(rows) > len(b.parts.rows) && len(b.parts.rows) > 0 {
+		b.noteGrowth(v.At, b.parts.rows, rows)
+	}
 	b.parts.rows, b.parts.topic, b.parts.minISR, b.parts.at, b.parts.seen = rows, v.Topic, v.MinISR, v.At, true
 	if p := b.procs[Producer]; p != nil && p.alive() && !p.blockedSince.IsZero() {
 		b.sayBlocked(v.At, p, false)
@@ -233,6 +236,8 @@ type PartitionsView struct {
 	// Acked: the producer's acks and its acknowledged writes against the
 	// topic (acks.go).
 	Acked AcksView
+	// Growth: partitions added to the topic in this run (nil: none).
+	Growth *Growth
 }
 
 // KeysCheck is the audit's read of the topic set against the partitioner:
@@ -252,6 +257,13 @@ type KeysCheck struct {
 	Scattered []string
 	// DisorderedKeys: the sensors with Disordered records, in order.
 	DisorderedKeys []string
+	// Moved: the keys whose records are in the partition they hash to now
+	// after records in the one they hashed to before partitions were
+	// added (the audit's moves, each sensor's in order); Moving: sensors
+	// whose key hashes elsewhere since partitions were added in this run
+	// and whose records the audit has not read there yet.
+	Moved  []KeyMove
+	Moving []string
 	// Through: per partition, the offset after the last record the audit
 	// had read (what Records counts up to); nil when unknown.
 	Through map[int32]int64
@@ -345,7 +357,7 @@ func (b *Board) Partitions() PartitionsView {
 	}
 	read := map[int32][]string{}
 	for _, s := range b.sensors {
-		if want, ok := placed[s.SensorID]; ok && want != s.Partition {
+		if want, ok := placed[s.SensorID]; ok && want != s.Partition && !b.holdsLatest(s) {
 			read[want] = append(read[want], s.SensorID)
 		}
 	}
@@ -360,7 +372,16 @@ func (b *Board) Partitions() PartitionsView {
 	v.SingleNode = len(v.Nodes) == 1 && !replicated
 	v.Keys = b.keysCheck(placed)
 	v.Acked = b.Acks()
+	v.Growth = b.Growth()
 	return v
+}
+
+// holdsLatest: consumer-current's state of the sensor is the latest record
+// the audit read of it, wherever that is (a key that moved has its latest
+// record in its old partition until the producer writes to the new one).
+func (b *Board) holdsLatest(s SensorState) bool {
+	t, ok := b.truth[s.SensorID]
+	return ok && t.Last != nil && t.Last.Partition == s.Partition && t.Last.Offset == s.Offset
 }
 
 // partitionRow is partition r's row; misread: the sensors consumer-current
@@ -407,11 +428,28 @@ func (b *Board) keysCheck(placed map[string]int32) KeysCheck {
 		if t.Disordered > 0 {
 			k.DisorderedKeys = append(k.DisorderedKeys, id)
 		}
-		if len(t.Partitions) != 1 || t.Partitions[0] != want {
+		moves := b.keyMovesOf(id)
+		switch {
+		case len(t.Partitions) == 1 && t.Partitions[0] == want:
+		case movedTo(moves, t.Partitions, want):
+			k.Moved = append(k.Moved, moves...)
+		case b.moving(id, t.Partitions, want):
+			k.Moving = append(k.Moving, id)
+		default:
 			k.Scattered = append(k.Scattered, fmt.Sprintf("%s in %s, computed %d", id, nodeList(t.Partitions), want))
 		}
 	}
 	return k
+}
+
+// moving: the sensor's key hashes to want since partitions were added in
+// this run, and its records are all still where it hashed before.
+func (b *Board) moving(id string, read []int32, want int32) bool {
+	g := b.moves.growth
+	if g == nil || len(read) != 1 {
+		return false
+	}
+	return slices.Contains(g.Planned, PlannedMove{Sensor: id, From: read[0], To: want})
 }
 
 // NotEnoughReplicas says why acks=all writes are refused when the latest

@@ -27,6 +27,18 @@ type Report struct {
 	// Acks: the producer's acks setting and what became of the writes it
 	// was told were acknowledged (acks.go).
 	Acks ReportAcks `json:"acks"`
+	// MovedKeys: the sensors whose key moved to another partition when
+	// partitions were added, as the audit read the topic (empty: none).
+	MovedKeys []ReportMovedKey `json:"moved_keys"`
+}
+
+// ReportMovedKey is one sensor's key moving from one partition to
+// another: FirstOffset is its first record in To.
+type ReportMovedKey struct {
+	Sensor      string `json:"sensor"`
+	From        int32  `json:"from"`
+	To          int32  `json:"to"`
+	FirstOffset int64  `json:"first_offset"`
 }
 
 // ReportCause is one message whose recorded usage differs from what the
@@ -223,6 +235,10 @@ func (b *Board) Report() Report {
 	r := Report{Brokers: b.cfg.Brokers, Mongo: b.cfg.Mongo, Processes: []ReportProcess{}, Sensors: []ReportSensor{}}
 	pv := b.Partitions()
 	r.Partitions = reportPartitions(pv)
+	r.MovedKeys = []ReportMovedKey{}
+	for _, m := range b.moves.audit {
+		r.MovedKeys = append(r.MovedKeys, ReportMovedKey{Sensor: m.Sensor, From: m.From, To: m.To, FirstOffset: m.FirstOffset})
+	}
 	if k := pv.Keys; k.Seen {
 		r.Keys = &ReportKeys{Sensors: k.Keys, Records: k.Records, Disordered: k.Disordered, Scattered: append([]string{}, k.Scattered...), Through: maps.Clone(k.Through)}
 	}

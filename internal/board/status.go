@@ -150,6 +150,7 @@ func (b *Board) onRebalance(s statusEvent) {
 	if !assigned {
 		return
 	}
+	b.noteAssigned(s)
 	if e.First {
 		p.redelivered = e.Redelivered
 	}

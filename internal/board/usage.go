@@ -35,6 +35,9 @@ func (b *Board) usageSnapshot(v UsageSnapshot) {
 }
 
 func (b *Board) truthSnapshot(v TruthSnapshot) {
+	if b.before(v.At) {
+		return
+	}
 	if v.Err != nil {
 		if b.truthErr == nil {
 			b.pollFailed(v.At, "", "audit reader failed: ", v.Err)
@@ -56,6 +59,7 @@ func (b *Board) truthSnapshot(v TruthSnapshot) {
 	b.truthSeen = true
 	b.auditCount = v.AuditOffset
 	b.auditThrough = maps.Clone(v.AuditThrough)
+	b.noteMoves(v)
 }
 
 // AuditKeys is what the audit last read about every sensor's key in the

@@ -36,8 +36,20 @@ func Base(brokers, clientID string) kafka.ConfigMap {
 		"log.connection.close": false,
 		// KIP-714 client metrics only add "telemetry" log noise here.
 		"enable.metrics.push": false,
+		// Partitions added to the topic reach a client at its next
+		// metadata refresh: librdkafka's default is 5 minutes, so the
+		// producer would keep every key where it was, and a consumer group
+		// would not rebalance onto the new partition, for up to that long.
+		"topic.metadata.refresh.interval.ms": int(MetadataRefresh / time.Millisecond),
 	}
 }
+
+// MetadataRefresh is how often every librdkafka client of the product
+// refreshes the topic's metadata (topic.metadata.refresh.interval.ms): the
+// bound on how long after partitions are added the producer starts using
+// them and a consumer group rebalances onto them. One metadata request a
+// second per client is nothing to a broker.
+const MetadataRefresh = time.Second
 
 // ProducerMessageTimeout bounds how long the producer holds a record for a
 // broker that is away before librdkafka reports it failed. It outlasts any
@@ -194,8 +206,20 @@ func Usage(brokers, groupID string, reset lesson.Reset, instanceID string) *kafk
 	// was processed. Naive still commits every second whatever its store
 	// holds, so a kill -9 replays what was processed since.
 	c["enable.auto.offset.store"] = false
+	// A backlog comes in fetches of at most this much per partition
+	// (librdkafka's default: 1 MB, some 5,000 messages here). consumer-usage
+	// handles a few thousand messages a second at most, so this holds no
+	// rate back; at this size a backlog of a few thousand messages comes
+	// in pieces, partition by partition, as a production backlog of
+	// millions does at 1 MB: a partition that is done sooner has its newer
+	// records delivered while another's older ones still come (the
+	// partitions-added lesson).
+	c["max.partition.fetch.bytes"] = UsageFetchBytes
 	return &c
 }
+
+// UsageFetchBytes is consumer-usage's max.partition.fetch.bytes.
+const UsageFetchBytes = 64 << 10
 
 // DeadLetterSuffix names a topic's dead-letter topic: sensor-data.dlq.
 const DeadLetterSuffix = ".dlq"

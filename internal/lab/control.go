@@ -344,8 +344,15 @@ func (l *Lab) WaitCaughtUp(ctx context.Context) error {
 func (l *Lab) ResetLab() error {
 	l.baselineMu.Lock()
 	defer l.baselineMu.Unlock()
+	return l.newBaselineLocked("reset lab", nil)
+}
+
+// newBaselineLocked is ResetLab's work (baselineMu held), what naming it in
+// its notes and errors; meanwhile, if set, runs once every consumer-usage
+// instance has stopped, before the store is cleared.
+func (l *Lab) newBaselineLocked(what string, meanwhile func(context.Context) error) error {
 	if l.db == nil {
-		return fmt.Errorf("reset lab: the store is not connected yet")
+		return fmt.Errorf("%s: the store is not connected yet", what)
 	}
 	l.mu.Lock()
 	l.resets++
@@ -358,21 +365,26 @@ func (l *Lab) ResetLab() error {
 	}()
 	var total board.UsageRow
 	l.Observe(func(b *board.Board) { total = b.Usage().Total })
-	l.Note("reset lab: stopping consumer-usage, clearing its usage records and checkpoints" + clearing(total))
+	l.Note(what + ": stopping consumer-usage, clearing its usage records and checkpoints" + clearing(total))
 	// Every instance stops before the drop (a live one would write into
 	// the new baseline), the highest-numbered first.
 	instances := l.usageInstances()
 	for i := len(instances) - 1; i >= 0; i-- {
 		if name := instances[i]; l.sup.Running(name) {
 			if err := l.Stop(name); err != nil {
-				return fmt.Errorf("reset lab: %w", err)
+				return fmt.Errorf("%s: %w", what, err)
 			}
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	if meanwhile != nil {
+		if err := meanwhile(ctx); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
 	if err := l.db.Drop(ctx); err != nil {
-		return fmt.Errorf("reset lab: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	l.mu.Lock()
 	l.baseline++
@@ -383,10 +395,10 @@ func (l *Lab) ResetLab() error {
 	l.emit(board.Mode{At: time.Now(), UsageReset: string(lesson.Latest)})
 	for _, name := range instances {
 		if err := l.sup.SetArgs(name, l.roleArgs(name)); err != nil {
-			return fmt.Errorf("reset lab: %w", err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		if err := l.Start(name); err != nil {
-			return fmt.Errorf("reset lab: %w", err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	l.Note(fmt.Sprintf("new baseline #%d: consumer-usage reads on from the end of the topic in group %s; usage counts from 0",

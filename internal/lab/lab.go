@@ -144,6 +144,10 @@ type Lab struct {
 	launched, defined, failed bool
 	runCtx                    context.Context
 
+	// stopAudit ends the audit reader running: recreate-topic replaces
+	// it (so the pollers read auditor through reader()).
+	stopAudit func()
+
 	quitOnce sync.Once
 	quit     chan struct{}
 	cancel   context.CancelFunc
@@ -498,8 +502,7 @@ func (l *Lab) startRoles() error {
 // startPollers starts the audit and the pollers that feed the board.
 func (l *Lab) startPollers() {
 	runCtx := l.runCtx
-	l.pollers.Add(1)
-	go func() { defer l.pollers.Done(); _ = l.auditor.Run(runCtx) }()
+	l.runAudit(l.auditor)
 	l.poll(runCtx, 500*time.Millisecond, l.pollOffsets)
 	// Leaders and ISRs: a failover is timed to this period.
 	l.poll(runCtx, 500*time.Millisecond, l.pollPartitions)
@@ -910,7 +913,7 @@ func (l *Lab) pollUsage(ctx context.Context) {
 		covered := u.CoveredBySensor()
 		// The audit reads the same topic on its own; give it a moment to
 		// reach these records before calling any of them pending.
-		truth := l.auditor.SnapshotWhen(ctx, 2*time.Second, func(t audit.Truth) bool {
+		truth := l.reader().SnapshotWhen(ctx, 2*time.Second, func(t audit.Truth) bool {
 			return !anyAuditBehind(audit.ExpectedForCut(t, covered, cps))
 		})
 		cut = audit.ExpectedForCut(truth, covered, cps)
@@ -1019,11 +1022,11 @@ func usageLine(id string, c store.Covered, cut audit.Cut) board.UsageTotals {
 // message and how far it has read (the usage comparison is in pollUsage).
 func (l *Lab) pollTruth(ctx context.Context) {
 	asked := time.Now()
-	truth := l.auditor.Snapshot()
+	truth := l.reader().Snapshot()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
-	snap := board.TruthSnapshot{At: asked, AuditOffset: truth.Read(), AuditThrough: map[int32]int64{}}
+	snap := board.TruthSnapshot{At: asked, AuditOffset: truth.Read(), AuditThrough: map[int32]int64{}, Moves: keyMoves(truth)}
 	for _, p := range truth.Partitions {
 		snap.AuditThrough[p.Partition] = p.Next
 	}

@@ -332,3 +332,70 @@ func (o *Offsets) EnsureTopicReplicated(ctx context.Context, topic string, parti
 	}
 	return false, fmt.Errorf("observe: create topic %s: %w", topic, err)
 }
+
+// AddPartitions grows topic to total partitions (CreatePartitions), the
+// new ones placed by the cluster. Kafka can add partitions, never remove
+// them: a total below the current count is refused (INVALID_PARTITIONS);
+// the current count too by Apache Kafka, while the embedded broker takes
+// it as nothing to do (the lab asks only for more).
+func (o *Offsets) AddPartitions(ctx context.Context, topic string, total int) error {
+	release, err := o.use()
+	if err != nil {
+		return err
+	}
+	defer release()
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	var res kadm.CreatePartitionsResponses
+	err = untilAnswered(ctx, func() (err error) {
+		res, err = o.admin.UpdatePartitions(ctx, total, topic)
+		return err
+	})
+	if err == nil {
+		var r kadm.CreatePartitionsResponse
+		if r, err = res.On(topic, nil); err == nil {
+			err = r.Err
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("observe: grow topic %s to %d partitions: %w", topic, total, err)
+	}
+	return nil
+}
+
+// DeleteTopic deletes topic and returns once a metadata request no longer
+// finds it (a deleted topic's name is free again only then); deleting a
+// topic that does not exist is not an error.
+func (o *Offsets) DeleteTopic(ctx context.Context, topic string) error {
+	release, err := o.use()
+	if err != nil {
+		return err
+	}
+	defer release()
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	var res kadm.DeleteTopicResponses
+	err = untilAnswered(ctx, func() (err error) {
+		res, err = o.admin.DeleteTopics(ctx, topic)
+		return err
+	})
+	if err == nil {
+		if r, ok := res[topic]; ok && !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
+			err = r.Err
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("observe: delete topic %s: %w", topic, err)
+	}
+	for {
+		_, err := o.topicMetadata(ctx, topic)
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("observe: topic %s still listed after its deletion: %w", topic, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

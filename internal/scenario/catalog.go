@@ -357,4 +357,5 @@ var catalog = []Scenario{
 	minInsync,
 	keyOrdering,
 	acksLoss,
+	partitionsAdded,
 }

@@ -13,7 +13,7 @@ import (
 
 // The names are a contract (--scenario NAME, workshop notes, README).
 func TestCatalogNames(t *testing.T) {
-	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "leader-election", "min-insync", "key-ordering", "acks-loss"}
+	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "leader-election", "min-insync", "key-ordering", "acks-loss", "partitions-added"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %q, want %q", got, want)
 	}
@@ -98,7 +98,8 @@ func checkStep(t *testing.T, sc Scenario, i int, st Step) {
 	}
 	if p := st.Press; p != nil {
 		_, broker := board.ClusterBrokerNumber(p.Process)
-		if action.Of(p.Action).Hint == "" || !(slices.Contains(board.Canonical, p.Process) || broker && sc.Brokers > 0) {
+		onTopic := action.Of(p.Action).Target == action.TargetTopic && p.Process == ""
+		if action.Of(p.Action).Hint == "" || !(slices.Contains(board.Canonical, p.Process) || broker && sc.Brokers > 0 || onTopic) {
 			t.Errorf("step %d: press %+v", i+1, *p)
 		}
 		if (p.Action == action.Mode && !slices.Contains(lesson.Words(lesson.Modes), p.Value)) || (p.Action == action.Reset && !slices.Contains(lesson.Words(lesson.Resets), p.Value)) ||

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -447,6 +448,18 @@ var presses = map[action.Name]pressRule{
 		done: func(_ Press, base, now Observation) bool {
 			n := now.usageInstances()
 			return n > base.usageInstances() && now.Proc(board.UsageInstance(n)).Alive
+		},
+	},
+	action.AddPartitions: {
+		do: func(h Host, p Press, _ Observation) error {
+			n, err := strconv.Atoi(p.Value)
+			if err != nil {
+				return err
+			}
+			return h.AddPartitions(n)
+		},
+		done: func(p Press, _, now Observation) bool {
+			return now.Parts.Fresh() && strconv.Itoa(len(now.Parts.Rows)) == p.Value
 		},
 	},
 }

@@ -20,6 +20,7 @@
 //	history 3s                            grow the topic until consumer-current's replay takes 3s (a new baseline)
 //	history 1000000                       grow the topic to 1,000,000 messages (a new baseline)
 //	rebuild snapshot                      replay|snapshot|changelog: how consumer-current rebuilds from its next start
+//	backlog 4000                          the producer publishes 4,000 messages of history at once (nothing else)
 //	mode consumer-usage guarded           naive|guarded, from the next start
 //	reset consumer-usage earliest         latest|earliest, from the next start
 //	acks 1                                the producer's acks: 1|all (a running producer flushes and switches)
@@ -31,6 +32,8 @@
 //	wait-blocked producer 60s             wait until the producer reports its records unacknowledged (blocked)
 //	wait-leads broker-2 60s               wait until that broker leads a partition of the topic (--cluster)
 //	wait-balanced 60s                     wait until every partition is led by its preferred (first) replica (--cluster)
+//	add-partitions 4                      grow the topic to 4 partitions (keys whose CRC-32 modulo 4 differs move)
+//	recreate-topic                        delete the topic and create it again with 3 partitions (a new baseline)
 //	quit                                  end the dashboard
 //
 // NAME is one of producer, consumer-current, consumer-usage, consumer-query,
@@ -105,9 +108,9 @@ func (a Action) String() string {
 		return string(a.Kind) + " " + a.Value
 	case action.Wait, action.WaitCaughtUp, action.WaitBalanced:
 		return string(a.Kind) + " " + a.Duration.String()
-	case action.Quit, action.ResetLab:
+	case action.Quit, action.ResetLab, action.RecreateTopic:
 		return string(a.Kind)
-	case action.InjectBad:
+	case action.InjectBad, action.AddPartitions, action.Backlog:
 		return fmt.Sprintf("%s %d", a.Kind, a.Count)
 	case action.Scale:
 		return fmt.Sprintf("%s %s %d", a.Kind, a.Name, a.Count)
@@ -175,6 +178,9 @@ var language = []verb{
 	{action.History, grammar{parse: parseHistory, syntax: "DURATION|MESSAGES"}, runHistory},
 	{action.Rebuild, grammar{parse: parseValue, values: rebuilds, what: "rebuild strategy"},
 		func(_ context.Context, t Target, a Action, _ clock) error { return t.SetRebuild(a.Value) }},
+	{action.Backlog, grammar{parse: parseBacklog, syntax: "N"}, func(ctx context.Context, t Target, a Action, _ clock) error {
+		return t.PublishHistory(ctx, a.Count)
+	}},
 	{action.Quit, grammar{parse: parseNothing}, func(_ context.Context, t Target, _ Action, _ clock) error { t.Quit(); return nil }},
 	{action.Freeze, grammar{parse: parseProcess, names: processes}, named(Target.Freeze)},
 	{action.Thaw, grammar{parse: parseProcess, names: processes}, named(Target.Thaw)},
@@ -194,6 +200,39 @@ var language = []verb{
 	{action.WaitBalanced, grammar{parse: parseDuration, syntax: "DURATION"}, runWaitBalanced},
 	{action.Acks, grammar{parse: parseValue, values: acksValues, what: "acks setting", syntax: strings.Join(acksValues, "|")},
 		func(_ context.Context, t Target, a Action, _ clock) error { return t.SetAcks(a.Value) }},
+	{action.AddPartitions, grammar{parse: parsePartitions, syntax: fmt.Sprintf("N (the new partition count, 2 to %d)", MaxPartitions)},
+		func(_ context.Context, t Target, a Action, _ clock) error { return t.AddPartitions(a.Count) }},
+	{action.RecreateTopic, grammar{parse: parseNothing},
+		func(ctx context.Context, t Target, _ Action, _ clock) error { return t.RecreateTopic(ctx) }},
+}
+
+// parseBacklog parses "backlog 4000".
+func parseBacklog(a Action, g grammar, args []string) (Action, string) {
+	if len(args) == 0 {
+		return a, fmt.Sprintf("%s: missing message count (usage: %s)", a.Kind, usage(a.Kind, g))
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 1 || n > MaxHistory {
+		return a, fmt.Sprintf("%s: bad message count %q (want a number from 1 to %d)", a.Kind, args[0], MaxHistory)
+	}
+	a.Count = n
+	return a, extra(a.Kind, g, args, 1)
+}
+
+// MaxPartitions bounds add-partitions: a lesson needs a few.
+const MaxPartitions = 32
+
+// parsePartitions parses "add-partitions 4".
+func parsePartitions(a Action, g grammar, args []string) (Action, string) {
+	if len(args) == 0 {
+		return a, fmt.Sprintf("%s: missing partition count (usage: %s)", a.Kind, usage(a.Kind, g))
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 2 || n > MaxPartitions {
+		return a, fmt.Sprintf("%s: bad partition count %q (want a number from 2 to %d, above the topic's count)", a.Kind, args[0], MaxPartitions)
+	}
+	a.Count = n
+	return a, extra(a.Kind, g, args, 1)
 }
 
 // verbs is the language by verb.
@@ -559,6 +598,16 @@ type Target interface {
 	// SetAcks sets the producer's acks ("all" or "1"): a running producer
 	// flushes and switches at once, a stopped one starts with it.
 	SetAcks(acks string) error
+	// PublishHistory has the producer publish n messages of history at
+	// once (backlog N): nothing else changes.
+	PublishHistory(ctx context.Context, n int) error
+	// AddPartitions grows the topic to n partitions (a topic cannot
+	// shrink: n must be above its count).
+	AddPartitions(n int) error
+	// RecreateTopic deletes the topic and creates it again with 3
+	// partitions, every process restarted on it and consumer-usage on a
+	// new baseline.
+	RecreateTopic(ctx context.Context) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.

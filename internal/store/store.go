@@ -148,6 +148,11 @@ type Summary struct {
 	KmCents    int64    `bson:"km_cents"`
 	Through    Position `bson:"through"`
 	Partitions []int32  `bson:"partitions"`
+	// Furthest is, per partition the records came from (in partition
+	// order), the furthest record of it: after partitions were added to
+	// the topic a sensor's records come from two, and Through (the highest
+	// offset of any) no longer says how far each was read.
+	Furthest []Position `bson:"furthest,omitempty"`
 }
 
 // Fold adds one record to the summary (the next seq).
@@ -164,7 +169,23 @@ func (s Summary) Fold(rec UsageRecord) Summary {
 		s.Partitions = append(slices.Clone(s.Partitions), rec.Partition)
 		slices.Sort(s.Partitions)
 	}
+	s.Furthest = furthest(s.Furthest, at)
 	return s
+}
+
+// furthest is ps (one position per partition, in partition order) with at
+// taken in: a new partition's, or further than its partition's.
+func furthest(ps []Position, at Position) []Position {
+	i, found := slices.BinarySearchFunc(ps, at.Partition, func(p Position, part int32) int { return int(p.Partition - part) })
+	if found {
+		if at.Offset <= ps[i].Offset {
+			return ps
+		}
+		ps = slices.Clone(ps)
+		ps[i] = at
+		return ps
+	}
+	return slices.Insert(slices.Clone(ps), i, at)
 }
 
 // Recorded reports whether a record read at partition/offset is at or
@@ -176,7 +197,7 @@ func (s Summary) Recorded(partition int32, offset int64) bool {
 // Covered is the summary as the totals it stands for.
 func (s Summary) Covered() Covered {
 	return Covered{Totals: Totals{HoursCents: s.HoursCents, KmCents: s.KmCents, Records: s.Records},
-		Through: s.Through, Partitions: len(s.Partitions)}
+		Through: s.Through, Partitions: len(s.Partitions), Furthest: slices.Clone(s.Furthest)}
 }
 
 // LoadCheckpoints returns every sensor's checkpoint.
@@ -496,6 +517,11 @@ func (t Totals) Hours() float64 { return float64(t.HoursCents) / 100 }
 // Km returns the total kilometres.
 func (t Totals) Km() float64 { return float64(t.KmCents) / 100 }
 
+// Plus is the sum of t and u.
+func (t Totals) Plus(u Totals) Totals {
+	return Totals{HoursCents: t.HoursCents + u.HoursCents, KmCents: t.KmCents + u.KmCents, Records: t.Records + u.Records}
+}
+
 // Cents converts a 2-decimal value to exact hundredths.
 func Cents(f float64) int64 { return int64(math.Round(f * 100)) }
 
@@ -514,6 +540,9 @@ type Covered struct {
 	Totals
 	Through    Position
 	Partitions int
+	// Furthest: per partition, its furthest record (Summary.Furthest; nil
+	// from a summary written before it was kept).
+	Furthest []Position
 }
 
 // UsageCoverage is every sensor's totals with the records they stand

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func sameCoverage(t testing.TB, what string, got, want map[string]store.Covered)
 		return
 	}
 	for id, w := range want {
-		if got[id] != w {
+		if !reflect.DeepEqual(got[id], w) {
 			t.Errorf("%s: %s %+v, want %+v", what, id, got[id], w)
 		}
 	}
@@ -104,8 +105,10 @@ func TestSummariesAreTheRecords(t *testing.T) {
 	w.add("b", 2, 5, 1.25, 3, true)
 	w.add("a", 1, 11, 0.1, 0.1, true) // replayed after offset 12
 	want := map[string]store.Covered{
-		"a": {Totals: store.Totals{HoursCents: 40, KmCents: 31, Records: 3}, Through: store.Position{Partition: 1, Offset: 12}, Partitions: 1},
-		"b": {Totals: store.Totals{HoursCents: 125, KmCents: 300, Records: 1}, Through: store.Position{Partition: 2, Offset: 5}, Partitions: 1},
+		"a": {Totals: store.Totals{HoursCents: 40, KmCents: 31, Records: 3}, Through: store.Position{Partition: 1, Offset: 12}, Partitions: 1,
+			Furthest: []store.Position{{Partition: 1, Offset: 12}}},
+		"b": {Totals: store.Totals{HoursCents: 125, KmCents: 300, Records: 1}, Through: store.Position{Partition: 2, Offset: 5}, Partitions: 1,
+			Furthest: []store.Position{{Partition: 2, Offset: 5}}},
 	}
 	sum, rec := coverages(t, st)
 	sameCoverage(t, "summaries", sum, want)
@@ -114,7 +117,8 @@ func TestSummariesAreTheRecords(t *testing.T) {
 	// A sensor whose records came from two partitions says so.
 	w.add("b", 0, 40, 0.5, 0, true)
 	sum, rec = coverages(t, st)
-	if c := sum["b"]; c.Partitions != 2 || c.Through != (store.Position{Partition: 0, Offset: 40}) {
+	if c := sum["b"]; c.Partitions != 2 || c.Through != (store.Position{Partition: 0, Offset: 40}) ||
+		!reflect.DeepEqual(c.Furthest, []store.Position{{Partition: 0, Offset: 40}, {Partition: 2, Offset: 5}}) {
 		t.Fatalf("two partitions: %+v", c)
 	}
 	sameCoverage(t, "records after b@0", rec, sum)
@@ -144,7 +148,7 @@ func TestOrphansAreFolded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cps["a"].Summary.Covered(); got != rec["a"] {
+	if got := cps["a"].Summary.Covered(); !reflect.DeepEqual(got, rec["a"]) {
 		t.Fatalf("resumed summary %+v, want the records %+v", got, rec["a"])
 	}
 
@@ -196,16 +200,16 @@ func TestUnsummarizedStoreIsRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := store.Covered{Totals: store.Totals{HoursCents: 30, KmCents: 300, Records: 2},
-		Through: store.Position{Partition: 2, Offset: 7}, Partitions: 1}
+		Through: store.Position{Partition: 2, Offset: 7}, Partitions: 1, Furthest: []store.Position{{Partition: 2, Offset: 7}}}
 	sum, _ := coverages(t, st)
-	if sum["old"] != want {
+	if !reflect.DeepEqual(sum["old"], want) {
 		t.Fatalf("unsummarized answer %+v, want %+v", sum["old"], want)
 	}
 	cps, err := st.ResumeCheckpoints(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cps["old"].Summary.Covered(); got != want || cps["old"].Unsummarized {
+	if got := cps["old"].Summary.Covered(); !reflect.DeepEqual(got, want) || cps["old"].Unsummarized {
 		t.Fatalf("rebuilt summary %+v (unsummarized %v), want %+v", got, cps["old"].Unsummarized, want)
 	}
 }
@@ -256,7 +260,7 @@ func TestBatchAppend(t *testing.T) {
 		t.Fatalf("the same batch again: %+v %v", again, err)
 	}
 	for id, sum := range second.Summaries {
-		if again.Summaries[id].Covered() != sum.Covered() {
+		if !reflect.DeepEqual(again.Summaries[id].Covered(), sum.Covered()) {
 			t.Errorf("%s: again %+v, first time %+v", id, again.Summaries[id], sum)
 		}
 	}
@@ -269,7 +273,7 @@ func TestBatchAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, off := range map[string]int64{"a": 8, "b": 7} {
-		if cp := cps[id]; cp.Offset != off || cp.Message.Timestamp != off || cp.Summary.Covered() != second.Summaries[id].Covered() {
+		if cp := cps[id]; cp.Offset != off || cp.Message.Timestamp != off || !reflect.DeepEqual(cp.Summary.Covered(), second.Summaries[id].Covered()) {
 			t.Errorf("%s resumed at %d (reading %d) with %+v, want %d and %+v", id, cp.Offset, cp.Message.Timestamp,
 				cp.Summary, off, second.Summaries[id])
 		}

@@ -48,3 +48,4 @@ func (readOnlyControl) CycleCrashPoint(string) (lesson.CrashPoint, error) {
 }
 
 func (readOnlyControl) CycleRebuild() (string, error) { return "", errReadOnly }
+func (readOnlyControl) AddPartitions(int) error       { return errReadOnly }

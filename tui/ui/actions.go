@@ -43,6 +43,8 @@ var keyHandlers = map[action.Name]keyHandler{
 	action.Close:      plain(Model.closeOverlays),
 	action.Quit:       func(m Model, _ tea.KeyMsg) (tea.Model, tea.Cmd) { return m, tea.Quit },
 	action.Acks:       plain(Model.toggleAcks),
+
+	action.AddPartitions: plain(Model.addPartition),
 }
 
 // plain is a handler that does not read the key.

@@ -59,6 +59,9 @@ type Controller interface {
 	ToggleAcks() (string, error)
 	// Tail returns up to n of the latest stderr lines of the named process.
 	Tail(name string, n int) []string
+	// AddPartitions grows the topic to total partitions (above its count:
+	// a topic cannot shrink).
+	AddPartitions(total int) error
 }
 
 // Operations an ActionResultMsg reports besides board.OpCrash, OpStop,
@@ -77,6 +80,10 @@ const (
 	OpRebuild   = "rebuild"    // CycleRebuild: the strategy
 	OpAcks      = "acks"       // ToggleAcks: the setting asked for
 )
+
+// OpAddPartitions is AddPartitions's answer: Name is the topic, Value the
+// new partition count.
+const OpAddPartitions = "add-partitions"
 
 // ScenarioHost runs guided scenarios for the dashboard (the g key). Start
 // and Stop are called from tea.Cmds, never from Update; the running

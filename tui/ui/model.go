@@ -122,6 +122,8 @@ type Model struct {
 
 	// scroll: the narration's or the log view's scrolling (scroll.go).
 	scroll scrollState
+	// confirm: a key's question waiting for y (confirm.go).
+	confirm *confirmation
 }
 
 // New returns the model. The board is owned by the model from now on: feed
@@ -302,6 +304,9 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.opts.ReadOnly && (msg.Paste || !ok || !m.keys.Enabled(name)) {
 		m.setStatus(board.LevelWarn, m.opts.ReadOnlyNote)
 		return m, nil
+	}
+	if m.confirm != nil {
+		return m.answer(msg)
 	}
 	if m.picking {
 		return m.pickerKey(msg)
@@ -530,6 +535,34 @@ func (m Model) injectBad() (tea.Model, tea.Cmd) {
 	}
 }
 
+// doneWords says what an action that succeeded did, for the status line
+// (the actions whose answer needs more than words are result's cases).
+var doneWords = map[string]func(m Model, r ActionResultMsg) string{
+	board.OpCrash: func(_ Model, r ActionResultMsg) string {
+		return r.Name + " was SIGKILLed: it stays down until r restarts it"
+	},
+	board.OpStop:    func(_ Model, r ActionResultMsg) string { return r.Name + " stopped gracefully" },
+	board.OpStart:   func(_ Model, r ActionResultMsg) string { return r.Name + " started" },
+	board.OpRestart: func(_ Model, r ActionResultMsg) string { return r.Name + " restarted" },
+	OpPause:         func(_ Model, r ActionResultMsg) string { return "producer: " + r.Value + " sent" },
+	OpResetLab: func(Model, ActionResultMsg) string {
+		return "new baseline: consumer-usage reads on from the end of the topic, usage counts from 0"
+	},
+	OpScale: func(_ Model, r ActionResultMsg) string {
+		return "consumer-usage runs " + r.Value + " instance(s) in one group: the events show the rebalance"
+	},
+	OpInjectBad: func(_ Model, r ActionResultMsg) string {
+		return "producer published " + r.Value + " malformed records: the consumers skip them, consumer-usage forwards them to the DLQ"
+	},
+	OpRebuild: func(m Model, r ActionResultMsg) string {
+		return rebuildResult(r.Value, m.board.Process(board.Current).Alive)
+	},
+	OpAcks: func(_ Model, r ActionResultMsg) string { return "producer: " + lesson.Acks(r.Value).Meaning() },
+	OpAddPartitions: func(_ Model, r ActionResultMsg) string {
+		return r.Name + " has " + r.Value + " partitions: the producer and the consumers take them up within about a second; the events say which keys moved"
+	},
+}
+
 // result shows a Controller answer and tells the board.
 func (m Model) result(r ActionResultMsg) Model {
 	if r.Op == OpScenario {
@@ -539,17 +572,11 @@ func (m Model) result(r ActionResultMsg) Model {
 		m.setStatus(board.LevelBad, fmt.Sprintf("%s %s failed: %v", r.Op, r.Name, r.Err))
 		return m
 	}
+	if words, ok := doneWords[r.Op]; ok {
+		m.setStatus(board.LevelGood, words(m, r))
+		return m
+	}
 	switch r.Op {
-	case board.OpCrash:
-		m.setStatus(board.LevelGood, r.Name+" was SIGKILLed: it stays down until r restarts it")
-	case board.OpStop:
-		m.setStatus(board.LevelGood, r.Name+" stopped gracefully")
-	case board.OpStart:
-		m.setStatus(board.LevelGood, r.Name+" started")
-	case board.OpRestart:
-		m.setStatus(board.LevelGood, r.Name+" restarted")
-	case OpPause:
-		m.setStatus(board.LevelGood, "producer: "+r.Value+" sent")
 	case OpFreeze:
 		if r.Value == "frozen" {
 			m.setStatus(board.LevelWarn, r.Name+" frozen (SIGSTOP): it holds its sockets and does nothing; z thaws it")
@@ -566,16 +593,6 @@ func (m Model) result(r ActionResultMsg) Model {
 		} else {
 			m.setStatus(board.LevelGood, "consumer-usage will start with "+what+" (it is not running: r starts it)")
 		}
-	case OpResetLab:
-		m.setStatus(board.LevelGood, "new baseline: consumer-usage reads on from the end of the topic, usage counts from 0")
-	case OpScale:
-		m.setStatus(board.LevelGood, "consumer-usage runs "+r.Value+" instance(s) in one group: the events show the rebalance")
-	case OpInjectBad:
-		m.setStatus(board.LevelGood, "producer published "+r.Value+" malformed records: the consumers skip them, consumer-usage forwards them to the DLQ")
-	case OpRebuild:
-		m.setStatus(board.LevelGood, rebuildResult(r.Value, m.board.Process(board.Current).Alive))
-	case OpAcks:
-		m.setStatus(board.LevelGood, "producer: "+lesson.Acks(r.Value).Meaning())
 	case OpArm:
 		if r.Value == string(lesson.NoCrashPoint) {
 			m.setStatus(board.LevelGood, "crash point disarmed on consumer-usage (c arms after-delta)")

@@ -156,9 +156,10 @@ func (m Model) partitionLines(reserved, inner, h int, footer string) ([]string, 
 	switch {
 	case m.eventsRoom(h, reserved+2+len(lines), footer) >= need:
 		return lines, " · partitions of " + pv.Topic
-	case m.eventsRoom(h, reserved+2+1, footer) >= need || !pv.SingleNode:
-		// With a replicated cluster the leaders and ISRs are the lesson:
-		// their line stays, at the events' (or the sensors') expense.
+	case m.eventsRoom(h, reserved+2+1, footer) >= need || !pv.SingleNode || pv.Growth != nil:
+		// With a replicated cluster the leaders and ISRs are the lesson,
+		// and so are the partitions once some were added: their line
+		// stays, at the events' (or the sensors') expense.
 		return []string{pp.Summary(inner)}, " · partitions"
 	}
 	return nil, ""
@@ -398,6 +399,9 @@ func orDash(s string) string {
 // statusLine shows the last action's result; the compact layout has no
 // usage line in the process box, so it carries consumer-usage's mode here.
 func (m Model) statusLine(w int, compact bool) string {
+	if m.confirm != nil {
+		return m.question(w)
+	}
 	st := m.styles
 	text, level := m.status, m.statusLevel
 	if text == "" && m.opts.ReadOnly {

@@ -42,6 +42,14 @@ func Audit(brokers string, log *slog.Logger, partitions map[string]map[int32]kgo
 	)
 }
 
+// AuditMetadata is the audit reader's metadata client, which learns the
+// topic's partitions: its answers are cached for a second, not franz-go's
+// default five (kadm's metadata requests answer from that cache), so a
+// partition added to the topic is read within about a second.
+func AuditMetadata(brokers string, log *slog.Logger) []kgo.Opt {
+	return Client(brokers, "krl-audit-metadata", log, kgo.MetadataMinAge(time.Second))
+}
+
 // slogLogger adapts kgo's logger to slog; kgo's info lines (connections
 // opened and closed) are debug here: they are routine.
 type slogLogger struct{ log *slog.Logger }

@@ -10,6 +10,7 @@ package partitions
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
@@ -70,6 +71,9 @@ func (p Panel) Summary(width int) string {
 		parts = append(parts, fmt.Sprintf("p%d %s isr %s", row.Partition, p.leader(row), p.isr(row)))
 	}
 	s := " " + st.Muted.Render(v.Topic+" ") + strings.Join(parts, st.Muted.Render(" · "))
+	if n := movedSensors(v.Keys.Moved); n > 0 {
+		s += st.Muted.Render(" · ") + st.Warn.Render(fmt.Sprintf("%d keys moved (t)", n))
+	}
 	if note := p.note(); note != "" && common.Width(s)+common.Width(note)+3 <= width {
 		s += st.Muted.Render(" · ") + note
 	}
@@ -194,6 +198,7 @@ func (p Panel) row(row board.PartitionRow, c columns) string {
 	ct := committedText(row)
 	b.WriteString(muted("committed ") + pad(ct, len(ct), c.committed) + "  ")
 	b.WriteString(muted("sensors ") + shortIDs(row.Sensors))
+	b.WriteString(p.movedIn(row))
 	if len(row.Misplaced) > 0 {
 		b.WriteString("  " + st.Bad.Render("read elsewhere: "+shortIDs(row.Misplaced)))
 	}
@@ -248,6 +253,10 @@ func (p Panel) Detail(width, height int) []string {
 	lost := len(v.Acked.Missing) > 0
 	if lost {
 		section("Acked", p.acked())
+	}
+	// Keys that moved are the news when there are any: first.
+	if moved := p.moved(); len(moved) > 0 {
+		section("Moved", moved)
 	}
 	var leaders []styledLine
 	if v.SingleNode {
@@ -330,6 +339,9 @@ func (p Panel) keys() []styledLine {
 	case len(out) > 0:
 	case k.Records == 0:
 		out = append(out, styledLine{"the audit has read no valid record yet", st.Muted.Render})
+	case len(k.Moved) > 0 || len(k.Moving) > 0:
+		out = append(out, styledLine{fmt.Sprintf("%d sensors, each in its key's partition (%d since it moved there, below), each partition in order: %s records read, 0 out of order",
+			k.Keys, movedSensors(k.Moved), common.Count(k.Records)), st.Good.Render})
 	default:
 		out = append(out, styledLine{fmt.Sprintf("%d sensors, each in its key's partition, in order: %s records read, 0 out of order",
 			k.Keys, common.Count(k.Records)), st.Good.Render})
@@ -367,6 +379,70 @@ func (p Panel) acked() []styledLine {
 			setting, common.Count(a.Acknowledged), pending), st.Good.Render})
 	}
 	return out
+}
+
+func movedSensors(moves []board.KeyMove) int {
+	seen := map[string]bool{}
+	for _, m := range moves {
+		seen[m.Sensor] = true
+	}
+	return len(seen)
+}
+
+// movedIn is a row's sensors that moved into its partition, with where
+// they came from: "  moved in 01←p2 03←p1".
+func (p Panel) movedIn(row board.PartitionRow) string {
+	var in []string
+	for _, m := range p.View.Keys.Moved {
+		if m.To == row.Partition {
+			in = append(in, fmt.Sprintf("%s←p%d", strings.TrimPrefix(m.Sensor, "sensor-"), m.From))
+		}
+	}
+	if len(in) == 0 {
+		return ""
+	}
+	return "  " + p.Styles.Warn.Render("moved in "+strings.Join(in, " "))
+}
+
+// moved says when partitions were added and who used them how soon, then
+// every key that moved: from which partition to which, from which offset.
+func (p Panel) moved() []styledLine {
+	st, v := p.Styles, p.View
+	var out []styledLine
+	if g := v.Growth; g != nil {
+		text := fmt.Sprintf("partitions %d → %d at %s (CRC-32 of the key mod %d sends %d sensors elsewhere):", g.From, g.To,
+			g.At.Format("15:04:05"), g.To, len(g.Planned))
+		text += " producer " + seen(g.At, g.ProducerAt)
+		for _, name := range []string{board.Current, board.Usage} {
+			if at, ok := g.Assigned[name]; ok {
+				text += ", " + name + " " + seen(g.At, at)
+			}
+		}
+		text += ", audit " + seen(g.At, g.AuditAt)
+		out = append(out, styledLine{text, st.Muted.Render})
+	}
+	if len(v.Keys.Moved) > 0 {
+		moves := make([]string, len(v.Keys.Moved))
+		for i, m := range v.Keys.Moved {
+			moves[i] = fmt.Sprintf("%s p%d→p%d from offset %s", strings.TrimPrefix(m.Sensor, "sensor-"), m.From, m.To, common.Count(m.FirstOffset))
+		}
+		out = append(out, styledLine{"sensors " + strings.Join(moves, " · "), st.Warn.Render})
+	}
+	if len(v.Keys.Moving) > 0 {
+		out = append(out, styledLine{"moving, not read in their new partition yet: " + shortIDs(v.Keys.Moving), st.Muted.Render})
+	}
+	if len(out) > 0 {
+		out = append(out, styledLine{"a consumer reading a moved key's partitions side by side can get its newer records before its older ones", st.Muted.Render})
+	}
+	return out
+}
+
+// seen is "after 0.8 s" from at to then ("not yet" when then is zero).
+func seen(at, then time.Time) string {
+	if then.IsZero() {
+		return "not yet"
+	}
+	return fmt.Sprintf("after %.1f s", max(then.Sub(at), 0).Seconds())
 }
 
 // writes says whether acks=all writes are taken, partition by partition:

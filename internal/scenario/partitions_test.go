@@ -1,0 +1,14 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+)
+
+func (h *fakeHost) AddPartitions(n int) error {
+	return h.call(fmt.Sprintf("add-partitions %d", n), nil)
+}
+func (h *fakeHost) RecreateTopic(ctx context.Context) error { return h.call("recreate-topic", nil) }
+func (h *fakeHost) PublishHistory(ctx context.Context, n int) error {
+	return h.call(fmt.Sprintf("backlog %d", n), nil)
+}
