@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -462,7 +463,7 @@ func (l *Lab) checkStore(ctx context.Context, mongo string) error {
 func (l *Lab) startRoles() error {
 	if !l.defined {
 		for _, name := range roles {
-			if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
+			if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1, Env: roleEnv(name)}); err != nil {
 				return err
 			}
 		}
@@ -505,7 +506,7 @@ func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstO
 	l.listening[name] = ch
 	l.mu.Unlock()
 	first := append(append(append([]string{}, args...), firstOnly...), "--listen", "127.0.0.1:0")
-	if err := l.sup.Define(supervisor.Spec{Name: name, Args: first, Tier: 0}); err != nil {
+	if err := l.sup.Define(supervisor.Spec{Name: name, Args: first, Tier: 0, Env: roleEnv(name)}); err != nil {
 		return "", err
 	}
 	if err := l.sup.Start(name); err != nil {
@@ -524,6 +525,18 @@ func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstO
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// roleEnv is the environment name's role asks for beside the lab's own,
+// where the lab's does not already say.
+func roleEnv(name string) []string {
+	var env []string
+	for _, kv := range role.Lookup(name).Env() {
+		if k, _, _ := strings.Cut(kv, "="); os.Getenv(k) == "" {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // roles are the processes of the lesson, in start order: consumers first,
