@@ -134,6 +134,8 @@ type Lab struct {
 	// boardCauses: each sensor's causes as last handed to the board, kept
 	// while the attribution hands out the same slice.
 	boardCauses map[string]convertedCauses
+	// cpRead: pollUsage's last read of the checkpoints (checkpoints.go).
+	cpRead checkpointRead
 
 	// launchMu guards launched, defined and failed: the lesson's processes
 	// were started (launchRoles succeeded), defined in the supervisor, or
@@ -885,9 +887,8 @@ func (l *Lab) pollUsage(ctx context.Context) {
 		l.emit(snap)
 		return
 	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	cps, cerr := l.db.LoadCheckpoints(cctx)
-	cancel()
+	covered := u.CoveredBySensor()
+	cps, cerr := l.checkpoints(ctx, epoch, covered)
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
@@ -897,7 +898,6 @@ func (l *Lab) pollUsage(ctx context.Context) {
 	if cerr != nil {
 		snap.ExpectErr = fmt.Errorf("consumer-usage's checkpoints: %w", cerr)
 	} else {
-		covered := u.CoveredBySensor()
 		// The audit reads the same topic on its own; give it a moment to
 		// reach these records before calling any of them pending.
 		truth := l.auditor.SnapshotWhen(ctx, 2*time.Second, func(t audit.Truth) bool {
