@@ -10,8 +10,10 @@
 #     left out); once the table shows N labs connected with PROCS 4 and 20 s
 #     more, the same figures over 60 s;
 #   - per lab = (with N - baseline) / N, the server process's own RSS (its
-#     in-process pollers and SSH sessions), RSS by role, and how many labs a
-#     2-core 8 GB laptop would serve (the formula is printed).
+#     in-process pollers and SSH sessions), RSS and CPU by role, and how many labs a
+#     2-core 8 GB laptop would serve (the formula is printed);
+#   - the per-lab figures beside the targets, one line:
+#     targets: per-lab PSS P MB <= 115 met|MISSED · per-lab CPU C %core <= 4.5 met|MISSED · laptop N labs >= 20 met|MISSED
 # RSS: sum of VmRSS of every process of the run, mean of 6 samples; it counts
 # the one binary's pages once per process. PSS (smaps_rollup) shares each
 # shared page among the processes that map it, so its sum is the memory the
@@ -66,10 +68,11 @@ trap 'exit 130' INT TERM
 
 # measure SECONDS: sets cpu (% of one core; a process born in the window
 # counts from 0), rss and pss (MB, mean of the samples), own and ocpu (the server's
-# own MB and CPU), np (processes at the end), roles (MB by role at the end).
+# own MB and CPU), np (processes at the end), roles (MB by role at the end),
+# rolecpu (CPU by role over the window).
 measure() {
-	local p sum=0 rsum=0 psum=0 osum=0 k began end
-	declare -A t0=()
+	local p d sum=0 rsum=0 psum=0 osum=0 k began end by
+	declare -A t0=() dt=()
 	began=$(date +%s%N)
 	for p in $(procs); do t0[$p]=$(ticks "$p"); done
 	for ((k = 0; k < samples; k++)); do
@@ -78,18 +81,21 @@ measure() {
 		osum=$((osum + $(rss_kb "$srv")))
 	done
 	np=0 otk=$(($(ticks "$srv") - ${t0[$srv]:-0}))
-	for p in $(procs); do sum=$((sum + $(ticks "$p") - ${t0[$p]:-0})) np=$((np + 1)); done
+	for p in $(procs); do d=$(($(ticks "$p") - ${t0[$p]:-0})) && dt[$p]=$d sum=$((sum + d)) np=$((np + 1)); done
 	end=$(date +%s%N)
 	ocpu=$(awk -v t=$otk -v hz="$tck" -v ns=$((end - began)) 'BEGIN {printf "%.1f", 100 * t / hz / (ns / 1e9)}')
 	cpu=$(awk -v t=$sum -v hz="$tck" -v ns=$((end - began)) 'BEGIN {printf "%.1f", 100 * t / hz / (ns / 1e9)}')
 	rss=$(awk -v k=$rsum -v s=$samples 'BEGIN {printf "%.0f", k / s / 1024}')
 	pss=$(awk -v k=$psum -v s=$samples 'BEGIN {printf "%.0f", k / s / 1024}')
 	own=$(awk -v k=$osum -v s=$samples 'BEGIN {printf "%.0f", k / s / 1024}')
-	roles=$(for p in $(procs); do echo "$(rss_kb "$p") $(tr '\0\n' '  ' <"/proc/$p/cmdline" 2>/dev/null)"; done | awk '
-		$3 == "serve" {r = "server"} $3 == "broker" || $3 == "store" {r = $3}
-		$3 != "serve" && $3 != "broker" && $3 != "store" {r = /--topic sensor-data-/ ? "attendee labs" : "presenter lab"}
-		$2 ~ /sh$/ {r = "watchdogs"} {kb[r] += $1}
-		END {for (r in kb) printf "%s %.0f · ", r, kb[r] / 1024}')
+	# by: one line per process: RSS kB, ticks in the window, its role
+	by=$(for p in $(procs); do echo "$(rss_kb "$p") ${dt[$p]:-0} $(tr '\0\n' '  ' <"/proc/$p/cmdline" 2>/dev/null)"; done | awk '
+		$4 == "serve" {r = "server"} $4 == "broker" || $4 == "store" {r = $4}
+		$4 != "serve" && $4 != "broker" && $4 != "store" {r = /--topic sensor-data-/ ? "attendee-labs" : "presenter-lab"}
+		$3 ~ /sh$/ {r = "watchdogs"} {print $1, $2, r}')
+	roles=$(awk '{kb[$3] += $1} END {for (r in kb) {n = r; sub("-", " ", n); printf "%s %.0f · ", n, kb[r] / 1024}}' <<<"$by")
+	rolecpu=$(awk -v hz="$tck" -v ns=$((end - began)) '{t[$3] += $2}
+		END {for (r in t) {n = r; sub("-", " ", n); printf "%s %.1f · ", n, 100 * t[r] / hz / (ns / 1e9)}}' <<<"$by")
 }
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GB", $2/1048576}' /proc/meminfo), load $(load) (start)"
@@ -107,7 +113,7 @@ done
 echo "server pid $srv on 127.0.0.1:$port; settling ${settle_s}s, baseline over ${base_s}s"
 sleep "$settle_s"
 measure "$base_s"
-b_cpu=$cpu b_rss=$rss b_pss=$pss b_own=$own b_ocpu=$ocpu b_np=$np b_roles=$roles
+b_cpu=$cpu b_rss=$rss b_pss=$pss b_own=$own b_ocpu=$ocpu b_np=$np b_roles=$roles b_rolecpu=$rolecpu
 
 mkfifo "$work/in"
 exec 3<>"$work/in" # held open: the clients' stdin never ends
@@ -150,7 +156,11 @@ awk -v n="$n" -v bc="$b_cpu" -v br="$b_rss" -v bp="$b_pss" -v bo="$b_own" -v boc
 	printf "  cpu:    (200 x 0.5 - %.1f) / %.2f = %s\n", bc, pc, c < 0 ? "n/a" : c
 	e = (m < 0) ? c : (c < 0) ? m : (m < c ? m : c)
 	printf "  => about %s labs\n", e < 0 ? "n/a" : e
+	printf "targets: per-lab PSS %.1f MB <= 115 %s · per-lab CPU %.2f %%core <= 4.5 %s · laptop %s labs >= 20 %s\n",
+		pp, (pp <= 115 ? "met" : "MISSED"), pc, (pc <= 4.5 ? "met" : "MISSED"), (e < 0 ? "n/a" : e), (e >= 20 ? "met" : "MISSED")
 }'
 echo "RSS MB by role, baseline:     ${b_roles% · }"
 echo "RSS MB by role, with $n labs: ${roles% · }"
+echo "CPU %core by role, baseline:     ${b_rolecpu% · }"
+echo "CPU %core by role, with $n labs: ${rolecpu% · }"
 echo "load $(load) (end)"

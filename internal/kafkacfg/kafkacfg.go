@@ -76,7 +76,21 @@ func ProducerAcks(brokers string, acks lesson.Acks) *kafka.ConfigMap {
 	// partitions panel computes where each sensor's key lands with
 	// PartitionFor, which must be this partitioner.
 	c["partitioner"] = Partitioner
+	goChannels(c)
 	return &c
+}
+
+// goChannels sizes confluent-kafka-go's own buffers of a producer. It
+// allocates Events() and ProduceChannel() whole at NewProducer, 1,000,000
+// entries each by default: 24 MB of Go heap that counts as live, so the
+// collector let the heap grow to twice that before collecting and an idle
+// producer's RSS crept up by some 20 MB. Every caller reads its reports as
+// they come (Events() or a channel per Produce), so 10,000 is room enough;
+// were it full, librdkafka's reports would wait in its own queue.
+// ProduceChannel() is not used.
+func goChannels(c kafka.ConfigMap) {
+	c["go.events.channel.size"] = 10_000
+	c["go.produce.channel.size"] = 0
 }
 
 // ProduceErrorLogs makes a producer log, on its Logs() channel (the caller

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -136,6 +137,8 @@ type Lab struct {
 	// boardCauses: each sensor's causes as last handed to the board, kept
 	// while the attribution hands out the same slice.
 	boardCauses map[string]convertedCauses
+	// cpRead: pollUsage's last read of the checkpoints (checkpoints.go).
+	cpRead checkpointRead
 
 	// launchMu guards launched, defined and failed: the lesson's processes
 	// were started (launchRoles succeeded), defined in the supervisor, or
@@ -482,7 +485,7 @@ func (l *Lab) checkStore(ctx context.Context, mongo string) error {
 func (l *Lab) startRoles() error {
 	if !l.defined {
 		for _, name := range roles {
-			if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
+			if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1, Env: roleEnv(name)}); err != nil {
 				return err
 			}
 		}
@@ -527,7 +530,7 @@ func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstO
 	l.listening[name] = ch
 	l.mu.Unlock()
 	first := append(append(append([]string{}, args...), firstOnly...), "--listen", "127.0.0.1:0")
-	if err := l.sup.Define(supervisor.Spec{Name: name, Args: first, Tier: 0}); err != nil {
+	if err := l.sup.Define(supervisor.Spec{Name: name, Args: first, Tier: 0, Env: roleEnv(name)}); err != nil {
 		return "", err
 	}
 	if err := l.sup.Start(name); err != nil {
@@ -546,6 +549,18 @@ func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstO
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// roleEnv is the environment name's role asks for beside the lab's own,
+// where the lab's does not already say.
+func roleEnv(name string) []string {
+	var env []string
+	for _, kv := range role.Lookup(name).Env() {
+		if k, _, _ := strings.Cut(kv, "="); os.Getenv(k) == "" {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // roles are the processes of the lesson, in start order: consumers first,
@@ -898,9 +913,8 @@ func (l *Lab) pollUsage(ctx context.Context) {
 		l.emit(snap)
 		return
 	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	cps, cerr := l.db.LoadCheckpoints(cctx)
-	cancel()
+	covered := u.CoveredBySensor()
+	cps, cerr := l.checkpoints(ctx, epoch, covered)
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
@@ -910,7 +924,6 @@ func (l *Lab) pollUsage(ctx context.Context) {
 	if cerr != nil {
 		snap.ExpectErr = fmt.Errorf("consumer-usage's checkpoints: %w", cerr)
 	} else {
-		covered := u.CoveredBySensor()
 		// The audit reads the same topic on its own; give it a moment to
 		// reach these records before calling any of them pending.
 		truth := l.reader().SnapshotWhen(ctx, 2*time.Second, func(t audit.Truth) bool {

@@ -16,3 +16,18 @@ func TestRoleFlagsFilled(t *testing.T) {
 		}
 	}
 }
+
+// A role's environment reaches its process unless the lab's own sets it.
+func TestRoleEnv(t *testing.T) {
+	t.Setenv("GOGC", "")
+	if got := roleEnv(role.Store); len(got) != 1 || got[0] != "GOGC=400" {
+		t.Errorf("store: %q, want [GOGC=400]", got)
+	}
+	if got := roleEnv(role.Current); len(got) != 0 {
+		t.Errorf("consumer-current: %q, want nothing", got)
+	}
+	t.Setenv("GOGC", "50")
+	if got := roleEnv(role.Store); len(got) != 0 {
+		t.Errorf("store with GOGC=50 set: %q, want nothing", got)
+	}
+}

@@ -46,7 +46,7 @@ func (l *Lab) Scale(n int) error {
 		l.emit(board.ProcAdded{Name: name, At: time.Now()})
 		// Tier 1 like the other roles: the supervisor stops it with them at
 		// Shutdown, so it never outlives the dashboard.
-		if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1}); err != nil {
+		if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1, Env: roleEnv(name)}); err != nil {
 			return fmt.Errorf("scale: %w", err)
 		}
 		if err := l.Start(name); err != nil {

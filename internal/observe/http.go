@@ -51,9 +51,14 @@ func (e *HTTPError) Error() string {
 }
 
 // client has no timeout of its own: every request carries a context
-// bounded by HTTPTimeout. Keep-alive is off so a killed consumer's port is
-// not held by a pooled connection and a restarted one is reached afresh.
-var client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+// bounded by HTTPTimeout. Its connections are kept between polls: a lab
+// asks some five times a second, and a connection per request cost the
+// dashboard more than the request (the dial, two goroutines, a socket in
+// TIME_WAIT for a minute). A killed consumer's connections are closed by
+// the kernel, and a GET that finds its idle connection closed is sent
+// again on a new one; a frozen consumer's keeps the request unanswered
+// until its deadline, as a new connection would.
+var client = &http.Client{Transport: &http.Transport{IdleConnTimeout: 10 * time.Second}}
 
 // FetchState asks consumer-current at baseURL ("http://host:port" or just
 // "host:port", as its Listening event announces) for GET /state.
