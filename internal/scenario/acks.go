@@ -433,7 +433,7 @@ var acksLoss = Scenario{
 			Until: acksRunning(lesson.AcksLeader), Timeout: 30 * time.Second,
 		},
 		{
-			Title: "Freeze the followers, kill the leader",
+			Title: "Freeze followers, kill leader",
 			Say: "The dashboard freezes (SIGSTOP) the two followers: they stop copying, but the controller keeps " +
 				"them in the ISR until it misses their heartbeats for 5 s (broker.session.timeout.ms). The " +
 				"leader goes on confirming writes only it has. As soon as the producer logs one, the dashboard " +
@@ -446,7 +446,7 @@ var acksLoss = Scenario{
 			Mark: "acks1-frozen",
 		},
 		{
-			Title: "A follower without the writes is elected",
+			Title: "A follower without them leads",
 			Say: "The controller fences the dead leader after its session timeout and elects a follower from " +
 				"the ISR. Unclean leader election is off, but this is not unclean: the followers were in the ISR " +
 				"all along. They never had the last writes; the new leader gives their offsets to the next records.",
@@ -457,7 +457,7 @@ var acksLoss = Scenario{
 			Mark: "acks1-moved",
 		},
 		{
-			Title: "The old leader comes back and truncates",
+			Title: "The old leader truncates",
 			Say: "Restart the dead broker. It asks the new leader where its epoch ended and truncates its log " +
 				"there: the writes it confirmed are gone from every replica. With acks=1 still on, even the " +
 				"controller handing the leadership back to it can lose a write or two. Then the dashboard " +

@@ -122,7 +122,7 @@ var catalog = []Scenario{
 				Mark: "crashed",
 			},
 			{
-				Title: "Dead: the broker counts what it misses",
+				Title: "Dead: its lag grows",
 				Say: "The producer keeps publishing. The group's committed offsets stay where they were, so " +
 					"the lag, computed from the broker at display time, keeps growing.",
 				Watch: "The lag number and its sparkline climb while the process is dead.",
@@ -130,7 +130,7 @@ var catalog = []Scenario{
 				Mark:  "dead",
 			},
 			{
-				Title: "Restart: resume from the committed offset",
+				Title: "Restart from the commits",
 				Say: "Same group, so Kafka hands back the committed offsets: it reads exactly what it missed, " +
 					"computing deltas from the checkpoints it loads from the store.",
 				Watch: "The lag falls back to 0; the sparkline shows the spike and the recovery.",

@@ -102,7 +102,7 @@ var partitionsAdded = Scenario{
 		"its older ones. And a topic cannot shrink.",
 	Steps: []Step{
 		{
-			Title: "A fresh topic of three partitions",
+			Title: "A fresh 3-partition topic",
 			Say: "The lesson starts on a new sensor-data: the lab deletes it and creates it again with 3 " +
 				"partitions (recreate-topic), so every key is where it hashes and the backlog is this lesson's " +
 				"alone. consumer-usage starts on a new baseline.",
@@ -114,7 +114,7 @@ var partitionsAdded = Scenario{
 			Mark: "fresh",
 		},
 		{
-			Title: "Stop consumer-usage: a backlog",
+			Title: "Backlog: usage stopped",
 			Say: fmt.Sprintf("consumer-usage stops; its group keeps its committed offsets. The producer "+
 				"publishes a burst of %s readings (the fleet's next) on top of its live ones: they wait in "+
 				"p0, p1 and p2 for consumer-usage. consumer-current keeps reading.", board.Count(lessonBacklog)),
@@ -165,7 +165,7 @@ var partitionsAdded = Scenario{
 			Mark: "current",
 		},
 		{
-			Title: "consumer-usage catches up (naive)",
+			Title: "Naive catches up",
 			Say: "Publishing again. consumer-usage restarts where its group committed: the backlog in p0–p2. " +
 				"p3 has no committed offset, and reset latest starts it at its end: the readings there before " +
 				"are skipped, and the checkpoint bridges them. A moved sensor whose new partition is done " +

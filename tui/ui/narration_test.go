@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -191,6 +192,10 @@ func TestEveryScenarioStepSaysWhenItScrolls(t *testing.T) {
 			}
 			if !whole && !hint.MatchString(v) {
 				t.Errorf("%s step %d: cut at 80x24 with no scroll hint:\n%s", sc.Name, i+1, v)
+			}
+			// The title gives way to the hint, never the step's own title.
+			if title := fmt.Sprintf("step %d/%d: %s", i+1, len(sc.Steps), st.Title); !strings.Contains(text, title) {
+				t.Errorf("%s step %d: %q not whole at 80x24:\n%s", sc.Name, i+1, title, v)
 			}
 		}
 	}
