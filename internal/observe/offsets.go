@@ -304,7 +304,7 @@ func (o *Offsets) EnsureTopic(ctx context.Context, topic string, partitions int)
 
 // EnsureTopicReplicated is EnsureTopic with a replication factor and topic
 // configs (e.g. min.insync.replicas) for a topic it creates; an existing
-// topic is left as it is.
+// topic is left as it is; a created one is returned once it is listed.
 func (o *Offsets) EnsureTopicReplicated(ctx context.Context, topic string, partitions, replication int, config map[string]string) (created bool, err error) {
 	release, err := o.use()
 	if err != nil {
@@ -326,7 +326,9 @@ func (o *Offsets) EnsureTopicReplicated(ctx context.Context, topic string, parti
 	})
 	switch {
 	case err == nil:
-		return true, nil
+		return true, o.awaitMetadata(ctx, topic, "not yet listed after its creation", func(_ kadm.TopicDetail, err error) bool {
+			return err == nil
+		})
 	case errors.Is(err, kerr.TopicAlreadyExists):
 		return false, nil
 	}
@@ -337,7 +339,8 @@ func (o *Offsets) EnsureTopicReplicated(ctx context.Context, topic string, parti
 // new ones placed by the cluster. Kafka can add partitions, never remove
 // them: a total below the current count is refused (INVALID_PARTITIONS);
 // the current count too by Apache Kafka, while the embedded broker takes
-// it as nothing to do (the lab asks only for more).
+// it as nothing to do (the lab asks only for more). It returns once a
+// metadata request lists the new partitions.
 func (o *Offsets) AddPartitions(ctx context.Context, topic string, total int) error {
 	release, err := o.use()
 	if err != nil {
@@ -360,7 +363,9 @@ func (o *Offsets) AddPartitions(ctx context.Context, topic string, total int) er
 	if err != nil {
 		return fmt.Errorf("observe: grow topic %s to %d partitions: %w", topic, total, err)
 	}
-	return nil
+	return o.awaitMetadata(ctx, topic, fmt.Sprintf("not yet listed with %d partitions", total), func(td kadm.TopicDetail, err error) bool {
+		return err == nil && len(td.Partitions) >= total
+	})
 }
 
 // DeleteTopic deletes topic and returns once a metadata request no longer
@@ -387,14 +392,23 @@ func (o *Offsets) DeleteTopic(ctx context.Context, topic string) error {
 	if err != nil {
 		return fmt.Errorf("observe: delete topic %s: %w", topic, err)
 	}
+	return o.awaitMetadata(ctx, topic, "still listed after its deletion", func(_ kadm.TopicDetail, err error) bool {
+		return errors.Is(err, kerr.UnknownTopicOrPartition)
+	})
+}
+
+// awaitMetadata asks for topic's metadata every 100 ms until seen holds.
+// Apache Kafka's brokers learn a created, grown or deleted topic from the
+// controller a moment after the admin request is answered; until then a
+// metadata request still shows the old topic.
+func (o *Offsets) awaitMetadata(ctx context.Context, topic, pending string, seen func(kadm.TopicDetail, error) bool) error {
 	for {
-		_, err := o.topicMetadata(ctx, topic)
-		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		if seen(o.topicMetadata(ctx, topic)) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("observe: topic %s still listed after its deletion: %w", topic, ctx.Err())
+			return fmt.Errorf("observe: topic %s %s: %w", topic, pending, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
