@@ -559,7 +559,7 @@ var doneWords = map[string]func(m Model, r ActionResultMsg) string{
 	},
 	OpAcks: func(_ Model, r ActionResultMsg) string { return "producer: " + lesson.Acks(r.Value).Meaning() },
 	OpAddPartitions: func(_ Model, r ActionResultMsg) string {
-		return r.Name + " has " + r.Value + " partitions: the producer and the consumers take them up within about a second; the events say which keys moved"
+		return r.Name + " has " + r.Value + " partitions: producer and consumers use them within about a second; the events name the moved keys"
 	},
 }
 
