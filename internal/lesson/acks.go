@@ -34,6 +34,14 @@ func (a Acks) Other() Acks {
 // Idempotent reports whether a producer with this setting is idempotent.
 func (a Acks) Idempotent() bool { return a != AcksLeader }
 
+// Gist is Meaning in a status line's room.
+func (a Acks) Gist() string {
+	if a == AcksLeader {
+		return "acks=1: the leader alone confirms a write; idempotence off"
+	}
+	return "acks=all: a write is confirmed once every in-sync replica has it; idempotent"
+}
+
 // Meaning is what the setting means, in a sentence for the timeline.
 func (a Acks) Meaning() string {
 	if a == AcksLeader {

@@ -500,3 +500,28 @@ func TestFooterSaysResumeWhilePaused(t *testing.T) {
 		t.Fatalf("footer after the resume: %q", got)
 	}
 }
+
+// Every "done" status is whole on a 120-column line (two cells for its
+// mark), with the values a lab gives it.
+func TestDoneWordsFitTheProjectorWidth(t *testing.T) {
+	m := newModel(sceneRunning(), &fakeController{}).(Model)
+	values := map[string][]string{
+		OpAcks:          {"1", "all"},
+		OpRebuild:       {"replay", "snapshot", "changelog"},
+		OpAddPartitions: {"12"},
+		OpInjectBad:     {"12"},
+		OpScale:         {"3"},
+		OpPause:         {"1,234,567"},
+	}
+	for op, words := range doneWords {
+		for _, v := range append(values[op], "") {
+			r := ActionResultMsg{Op: op, Name: "consumer-current", Value: v}
+			if op == OpAddPartitions {
+				r.Name = "sensor-data"
+			}
+			if s := words(m, r); len([]rune(s))+2 > 120 {
+				t.Errorf("%s %q: %d cells, over 118: %q", op, v, len([]rune(s)), s)
+			}
+		}
+	}
+}
