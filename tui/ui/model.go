@@ -557,7 +557,9 @@ var doneWords = map[string]func(m Model, r ActionResultMsg) string{
 	OpRebuild: func(m Model, r ActionResultMsg) string {
 		return rebuildResult(r.Value, m.board.Process(board.Current).Alive)
 	},
-	OpAcks: func(_ Model, r ActionResultMsg) string { return "producer: " + lesson.Acks(r.Value).Gist() + " (the events say more)" },
+	OpAcks: func(_ Model, r ActionResultMsg) string {
+		return "producer: " + lesson.Acks(r.Value).Gist() + " (the events say more)"
+	},
 	OpAddPartitions: func(_ Model, r ActionResultMsg) string {
 		return r.Name + " has " + r.Value + " partitions: producer and consumers use them within about a second; the events name the moved keys"
 	},
