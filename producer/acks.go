@@ -2,7 +2,6 @@ package producer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -69,12 +68,7 @@ func acksHandler(ctx context.Context, acks chan<- AcksRequest) http.HandlerFunc 
 			return
 		}
 		req := AcksRequest{To: to, Reply: make(chan AcksResult, 1)}
-		select {
-		case acks <- req:
-		case <-r.Context().Done():
-			return
-		case <-ctx.Done():
-			http.Error(w, "producer stopping", http.StatusServiceUnavailable)
+		if !handOff(ctx, w, r, acks, req) {
 			return
 		}
 		var res AcksResult
@@ -83,12 +77,6 @@ func acksHandler(ctx context.Context, acks chan<- AcksRequest) http.HandlerFunc 
 		case <-r.Context().Done():
 			return
 		}
-		code := http.StatusOK
-		if res.Error != "" {
-			code = http.StatusConflict
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_ = json.NewEncoder(w).Encode(res)
+		writeReply(w, res, res.Error != "", http.StatusConflict)
 	}
 }

@@ -2,7 +2,6 @@ package producer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -104,21 +103,10 @@ func historyHandler(ctx context.Context, history chan<- HistoryRequest) http.Han
 			return
 		}
 		req := HistoryRequest{N: n, Reply: make(chan HistoryResult, 1), Ctx: r.Context()}
-		select {
-		case history <- req:
-		case <-r.Context().Done():
-			return
-		case <-ctx.Done():
-			http.Error(w, "producer stopping", http.StatusServiceUnavailable)
+		if !handOff(ctx, w, r, history, req) {
 			return
 		}
 		res := <-req.Reply
-		code := http.StatusOK
-		if res.Error != "" {
-			code = http.StatusServiceUnavailable
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_ = json.NewEncoder(w).Encode(res)
+		writeReply(w, res, res.Error != "", http.StatusServiceUnavailable)
 	}
 }

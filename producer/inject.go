@@ -164,12 +164,7 @@ func serveHTTP(ctx context.Context, addr string, inject chan<- InjectRequest, hi
 			n = v
 		}
 		req := InjectRequest{N: n, Reply: make(chan InjectResult, 1)}
-		select {
-		case inject <- req:
-		case <-r.Context().Done():
-			return
-		case <-ctx.Done():
-			http.Error(w, "producer stopping", http.StatusServiceUnavailable)
+		if !handOff(ctx, w, r, inject, req) {
 			return
 		}
 		var res InjectResult
@@ -178,13 +173,7 @@ func serveHTTP(ctx context.Context, addr string, inject chan<- InjectRequest, hi
 		case <-r.Context().Done():
 			return
 		}
-		code := http.StatusOK
-		if res.Error != "" {
-			code = http.StatusServiceUnavailable
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_ = json.NewEncoder(w).Encode(res)
+		writeReply(w, res, res.Error != "", http.StatusServiceUnavailable)
 	})
 	mux.HandleFunc("POST /history", historyHandler(ctx, history))
 	mux.HandleFunc("POST /acks", acksHandler(ctx, acks))
@@ -201,4 +190,30 @@ func serveHTTP(ctx context.Context, addr string, inject chan<- InjectRequest, hi
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}, nil
+}
+
+// handOff gives req to the publishing loop. It reports false, having
+// answered if anyone is left to answer, when the asker gave up first or
+// the producer is stopping.
+func handOff[Req any](ctx context.Context, w http.ResponseWriter, r *http.Request, loop chan<- Req, req Req) bool {
+	select {
+	case loop <- req:
+		return true
+	case <-r.Context().Done():
+	case <-ctx.Done():
+		http.Error(w, "producer stopping", http.StatusServiceUnavailable)
+	}
+	return false
+}
+
+// writeReply answers with the loop's reply as JSON, with failCode when
+// it failed.
+func writeReply(w http.ResponseWriter, reply any, failed bool, failCode int) {
+	code := http.StatusOK
+	if failed {
+		code = failCode
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(reply)
 }
