@@ -261,7 +261,13 @@ func DeadLetterProducer(brokers string) *kafka.ConfigMap {
 // DeadLetterReader reads the dead-letter topic once, by assignment (no
 // group join, no commits; librdkafka only wants a group id).
 func DeadLetterReader(brokers, groupID string) *kafka.ConfigMap {
-	c := Base(brokers, "krl-consumer-usage-dlq-reader")
+	return readerFromEarliest(brokers, "krl-consumer-usage-dlq-reader", groupID)
+}
+
+// readerFromEarliest is a reader that starts at the earliest offset and
+// never commits.
+func readerFromEarliest(brokers, clientID, groupID string) *kafka.ConfigMap {
+	c := Base(brokers, clientID)
 	c["group.id"] = groupID
 	c["auto.offset.reset"] = "earliest"
 	c["enable.auto.commit"] = false
@@ -269,15 +275,12 @@ func DeadLetterReader(brokers, groupID string) *kafka.ConfigMap {
 	return &c
 }
 
-// Audit is the dashboard's independent reader: earliest, never commits.
+// Audit reads a topic from earliest to check it (the producer's resume,
+// the tests): never commits. The dashboard's own audit reads with franz-go.
 func Audit(brokers, groupID string) *kafka.ConfigMap {
-	c := Base(brokers, "krl-audit")
-	c["group.id"] = groupID
-	c["auto.offset.reset"] = "earliest"
-	c["enable.auto.commit"] = false
-	c["enable.auto.offset.store"] = false
-	c["fetch.queue.backoff.ms"] = 10
-	return &c
+	c := readerFromEarliest(brokers, "krl-audit", groupID)
+	(*c)["fetch.queue.backoff.ms"] = 10
+	return c
 }
 
 // LogsToChannel makes a client deliver librdkafka's log lines on its Logs()
@@ -335,11 +338,7 @@ func ChangelogProducer(brokers string) *kafka.ConfigMap {
 // ChangelogReader reads the changelog once at a start, by assignment (no
 // group join, no commits; librdkafka only wants a group id).
 func ChangelogReader(brokers, groupID string) *kafka.ConfigMap {
-	c := Base(brokers, "krl-consumer-current-changelog-reader")
-	c["group.id"] = groupID
-	c["auto.offset.reset"] = "earliest"
-	c["enable.auto.commit"] = false
-	c["enable.auto.offset.store"] = false
-	c["fetch.queue.backoff.ms"] = 10
-	return &c
+	c := readerFromEarliest(brokers, "krl-consumer-current-changelog-reader", groupID)
+	(*c)["fetch.queue.backoff.ms"] = 10
+	return c
 }
