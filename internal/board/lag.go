@@ -283,6 +283,60 @@ func (b *Board) CaughtUp() bool {
 	return b.procs[Usage] == nil || b.UsageCaughtUp()
 }
 
+// Behind says what keeps CaughtUp false, in words ("" when caught up),
+// for a wait that gives up: which process and which rule.
+func (b *Board) Behind() string {
+	if p := b.procs[Producer]; p != nil && p.alive() && p.pauseAsked == OpPause {
+		return "the producer has not confirmed its pause (still flushing)"
+	}
+	if p := b.procs[Current]; p != nil {
+		switch {
+		case !p.alive() || p.pending != "":
+			return Current + " is not running"
+		case p.state == Retrying:
+			return Current + " is retrying the broker"
+		case !p.caughtUp:
+			return Current + " has not caught up"
+		}
+	}
+	if b.procs[Usage] == nil || b.UsageCaughtUp() {
+		return ""
+	}
+	p := b.procs[Usage]
+	l := b.usageLag()
+	switch {
+	case !p.alive() || p.pending != "":
+		return Usage + " is not running"
+	case p.revoked || p.state == Retrying:
+		return Usage + " holds no partition (revoked or retrying the broker)"
+	case !b.groupSettled():
+		return Usage + "'s group has not settled: not every partition has one running owner"
+	case l.NoData || l.Stale || len(l.Unknown) > 0:
+		return fmt.Sprintf("%s's lag is not known (no data %v, stale %v, unknown partitions %v)", Usage, l.NoData, l.Stale, l.Unknown)
+	}
+	return fmt.Sprintf("%s's committed offsets %v have not reached the high watermarks %v (sampled %s)%s",
+		Usage, b.committed, b.hwm, b.hwmAt.Format("15:04:05.0"), b.currentBehind())
+}
+
+// currentBehind names consumer-current's reported positions when they
+// are short of the high watermarks.
+func (b *Board) currentBehind() string {
+	p := b.procs[Current]
+	if p == nil {
+		return ""
+	}
+	reached := map[int32]int64{}
+	for _, pos := range p.positions {
+		reached[pos.Partition] = pos.Offset
+	}
+	for part, h := range b.hwm {
+		if h > 0 && reached[part] < h {
+			return fmt.Sprintf("; %s's positions %v", Current, reached)
+		}
+	}
+	return ""
+}
+
 // UsageCaughtUp is CaughtUp's rule for consumer-usage alone: running, with a
 // known lag of 0, or committed offsets that reached every high watermark of
 // one sample taken after it started.

@@ -331,6 +331,13 @@ func (l *Lab) WaitCaughtUp(ctx context.Context) error {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
+			l.mu.Lock()
+			behind := l.mirror.Behind()
+			if behind == "" {
+				behind = "caught up, but the sensors, the usage or the audit were not read again since"
+			}
+			l.mu.Unlock()
+			l.Note("wait-caught-up gave up: " + behind)
 			return err
 		}
 	}
