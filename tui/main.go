@@ -13,6 +13,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/consumers/query"
 	"github.com/kafka-recovery-lab/krl/consumers/usage"
 	"github.com/kafka-recovery-lab/krl/internal/cli"
+	"github.com/kafka-recovery-lab/krl/internal/procs"
 	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/producer"
 )
@@ -33,6 +34,8 @@ usage:
 
 func main() {
 	args := os.Args[1:]
+	// Every role is mostly idle at the lab's rates: one thread while it is.
+	procs.Govern()
 	os.Exit(profiled(args, func() int { return dispatch(args, os.Stderr) }))
 }
 
