@@ -411,7 +411,7 @@ func runTUI(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan o
 	// With a presenter at the keyboard, scenarios wait for their keys.
 	session := &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true, OnProgress: l.Narrate}}
 	model := ui.New(l.NewBoard(), l, ui.Options{Scenarios: session})
-	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithoutSignalHandler())
+	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithoutSignalHandler(), tea.WithFPS(ui.FPS))
 	go ui.Forward(l.Inputs(), p.Send, ui.Frame)
 	played := make(chan int, 1)
 	go func() { played <- launchAndPlay(ctx, l, f.scenario, session, actions) }()

@@ -20,6 +20,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 	"github.com/kafka-recovery-lab/krl/tui/serve"
+	"github.com/kafka-recovery-lab/krl/tui/ui"
 )
 
 type serveFlags struct {
@@ -245,7 +246,7 @@ func serveScreen(srv *serve.Server, f serveFlags, addr string, sigs <-chan os.Si
 	}()
 	for {
 		m := newTableModel(srv, f.MaxLabs, connectLines(addr))
-		p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithoutSignalHandler())
+		p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithoutSignalHandler(), tea.WithFPS(ui.FPS))
 		go func() {
 			<-stop
 			p.Quit()
@@ -261,7 +262,7 @@ func serveScreen(srv *serve.Server, f serveFlags, addr string, sigs <-chan os.Si
 		if !ok {
 			return nil
 		}
-		dp := tea.NewProgram(w.Model(), tea.WithAltScreen(), tea.WithoutSignalHandler())
+		dp := tea.NewProgram(w.Model(), tea.WithAltScreen(), tea.WithoutSignalHandler(), tea.WithFPS(ui.FPS))
 		go w.Pump(dp.Send)
 		ended := make(chan struct{})
 		go func() {

@@ -531,21 +531,13 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		wish.Fatalln(sess, errClosing.Error())
 		return nil
 	}
-	p := tea.NewProgram(w.Model(), append(bm.MakeOptions(sess), tea.WithAltScreen(), tea.WithFPS(sessionFPS))...)
+	p := tea.NewProgram(w.Model(), append(bm.MakeOptions(sess), tea.WithAltScreen(), tea.WithFPS(ui.FPS))...)
 	go w.Pump(p.Send)
 	// The middleware calls the next handler once the program ended,
 	// whatever ended it (q, the client gone, the server closing).
 	sess.Context().SetValue(cleanupKey{}, func() { w.Detach(); release() })
 	return p
 }
-
-// sessionFPS is how often a session's program may write a frame to the
-// attendee's terminal. The hub draws a lab's routine inputs twice a second
-// and what the attendee did at once, while the program's renderer wakes on
-// a ticker at this rate whether there is a frame or not: at bubbletea's 60
-// a session cost the server some 0.15% of a core doing nothing; at 20 a
-// key's answer waits at most 50 ms more.
-const sessionFPS = 20
 
 // needTerminal turns away a session without a pty (ssh HOST CMD, or
 // stdin not a terminal) with what to type instead.
