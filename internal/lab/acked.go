@@ -21,8 +21,9 @@ import (
 const (
 	// ackedEvery is how often the producer's log of acknowledged records is
 	// read and set against the audit: the producer writes it out every
-	// producer.AckedFlushEvery, so a write shows within about half a second.
-	ackedEvery = 250 * time.Millisecond
+	// producer.AckedFlushEvery, so a write shows within about 0.7 s, and
+	// the screen draws routine readings twice a second anyway (ui.Settle).
+	ackedEvery = 500 * time.Millisecond
 	// ackedChunk bounds one read of the log (a history burst writes
 	// megabytes a second), ackedBacklog the records held waiting for the
 	// audit to read their offsets: past it the log is read on later.
@@ -49,15 +50,11 @@ type ackedTail struct {
 // read returns the whole lines written since the last read (at most about
 // ackedChunk bytes of them); a missing log is an empty one.
 func (t *ackedTail) read() ([]audit.Acked, error) {
-	f, err := os.Open(t.path)
+	// A stat alone when nothing was written since.
+	st, err := os.Stat(t.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +62,11 @@ func (t *ackedTail) read() ([]audit.Acked, error) {
 	if size <= 0 {
 		return nil, nil
 	}
+	f, err := os.Open(t.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	if int64(cap(t.buf)) < size {
 		t.buf = make([]byte, size)
 	}
