@@ -28,9 +28,9 @@ const FPS = 20
 
 // Frame is how soon Forward hands over an urgent input (a process
 // started or exited, an operator's request and its answer, a scenario's
-// step): one frame of the renderer, so the screen says a crash as fast as
-// the renderer can.
-const Frame = time.Second / FPS
+// step): well within one of the renderer's frames, so the screen says a
+// crash at the renderer's next frame.
+const Frame = time.Second / 60
 
 // Settle is how long Forward gathers routine inputs (the pollers'
 // readings, progress reports, clock ticks) before it hands them over. The
