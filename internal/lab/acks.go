@@ -2,14 +2,10 @@ package lab
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
@@ -90,24 +86,5 @@ func (l *Lab) postAcks(a lesson.Acks) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), acksSwitchTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/acks?to="+url.QueryEscape(string(a)), nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("acks: %w", err)
-	}
-	defer resp.Body.Close()
-	var res struct {
-		Error string `json:"error"`
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if jerr := json.Unmarshal(body, &res); jerr != nil {
-		return fmt.Errorf("acks: %s: %s", resp.Status, strings.TrimSpace(string(body)))
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("acks: %s", res.Error)
-	}
-	return nil
+	return postControl(ctx, addr, "/acks", url.Values{"to": {string(a)}}, "acks", nil)
 }

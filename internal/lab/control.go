@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -153,21 +154,13 @@ func (l *Lab) armLocked(name, point string) error {
 	before := l.armsAnnounced(name, pid)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		"http://"+addr+"/crash-at?point="+url.QueryEscape(point), nil)
+	err = postControl(ctx, addr, "/crash-at", url.Values{"point": {point}}, fmt.Sprintf("arm crash point %q", point), nil)
+	var unanswered *url.Error
+	if errors.As(err, &unanswered) && l.awaitArmAnnounced(name, pid, before, 2*time.Second) {
+		return nil // armed, and it crashed at the point before it answered
+	}
 	if err != nil {
 		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		if l.awaitArmAnnounced(name, pid, before, 2*time.Second) {
-			return nil
-		}
-		return fmt.Errorf("arm crash point: %w", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("arm crash point %q: %s", point, resp.Status)
 	}
 	// The next cycle reads the armed point from the board: wait for the
 	// announcement to be on it.
@@ -215,6 +208,41 @@ func (l *Lab) awaitHTTP(name string, timeout time.Duration) (string, error) {
 		return "", fmt.Errorf("%s is not running", name)
 	}
 	return "", fmt.Errorf("%s is not listening on HTTP %s after its start", name, timeout)
+}
+
+// postControl asks a child's control endpoint (POST http://addr/path?query)
+// and decodes its JSON answer into reply (nil: the answer is not read).
+// An answer other than 200 is an error with the answer's "error" (or its
+// body); a request that got no answer wraps the *url.Error. what names
+// the request in every error.
+func postControl(ctx context.Context, addr, path string, query url.Values, what string, reply any) error {
+	target := "http://" + addr + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		var answer struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &answer) != nil || answer.Error == "" {
+			answer.Error = strings.TrimSpace(string(body))
+		}
+		return fmt.Errorf("%s: %s: %s", what, resp.Status, answer.Error)
+	}
+	if reply != nil && json.Unmarshal(body, reply) != nil {
+		return fmt.Errorf("%s: %s: %s", what, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
 }
 
 // SetUsageMode makes consumer-usage run naive or guarded from its next
@@ -442,36 +470,20 @@ func (l *Lab) InjectBad(n int) (delivered int, err error) {
 		if err != nil {
 			return fmt.Errorf("the producer is not publishing yet (it waits for the broker): %w", err)
 		}
-		q := ""
+		q := url.Values{}
 		if n > 0 {
-			q = "?n=" + strconv.Itoa(n)
+			q.Set("n", strconv.Itoa(n))
 		}
 		// While the broker is away the records wait in the producer's
 		// queue: librdkafka reports each within the message timeout.
 		ctx, cancel := context.WithTimeout(context.Background(), kafkacfg.ProducerMessageTimeout+20*time.Second)
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/inject-bad"+q, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return fmt.Errorf("inject bad records: %w", err)
-		}
-		defer resp.Body.Close()
 		var res struct {
-			Delivered int    `json:"delivered"`
-			Error     string `json:"error"`
+			Delivered int `json:"delivered"`
 		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		if jerr := json.Unmarshal(body, &res); jerr != nil {
-			return fmt.Errorf("inject bad records: %s: %s", resp.Status, strings.TrimSpace(string(body)))
-		}
+		err = postControl(ctx, addr, "/inject-bad", q, "inject bad records", &res)
 		delivered = res.Delivered
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("inject bad records: %s: %s", resp.Status, res.Error)
-		}
-		return nil
+		return err
 	})
 	return delivered, err
 }

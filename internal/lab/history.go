@@ -2,13 +2,10 @@ package lab
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
+	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
@@ -164,27 +161,13 @@ func (l *Lab) publishHistory(ctx context.Context, n int64, why string) error {
 		timeout := time.Duration(n/20_000)*time.Second + kafkacfg.ProducerMessageTimeout + 20*time.Second
 		rctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		req, err := http.NewRequestWithContext(rctx, http.MethodPost,
-			"http://"+addr+"/history?n="+strconv.FormatInt(n, 10), nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return fmt.Errorf("history: %w", err)
-		}
-		defer resp.Body.Close()
 		var res struct {
-			Delivered int64  `json:"delivered"`
-			Millis    int64  `json:"millis"`
-			Error     string `json:"error"`
+			Delivered int64 `json:"delivered"`
+			Millis    int64 `json:"millis"`
 		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		if jerr := json.Unmarshal(body, &res); jerr != nil {
-			return fmt.Errorf("history: %s: %s", resp.Status, strings.TrimSpace(string(body)))
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("history: %s: %s", resp.Status, res.Error)
+		q := url.Values{"n": {strconv.FormatInt(n, 10)}}
+		if err := postControl(rctx, addr, "/history", q, "history", &res); err != nil {
+			return err
 		}
 		l.Note(fmt.Sprintf("history: the producer published %s messages in %.1f s",
 			board.Count(res.Delivered), float64(res.Millis)/1000))

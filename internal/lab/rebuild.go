@@ -3,7 +3,6 @@ package lab
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"path/filepath"
 	"time"
@@ -61,17 +60,8 @@ func (l *Lab) setRebuildLocked(s lesson.Rebuild) error {
 	pid := l.sup.PID(board.Current)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/rebuild?strategy="+url.QueryEscape(string(s)), nil)
-	if err != nil {
+	if err := postControl(ctx, addr, "/rebuild", url.Values{"strategy": {string(s)}}, "tell consumer-current", nil); err != nil {
 		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("tell consumer-current: %w", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("tell consumer-current: %s", resp.Status)
 	}
 	if s == lesson.Replay {
 		return nil

@@ -2,13 +2,9 @@ package lab
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
@@ -109,27 +105,7 @@ func (l *Lab) SetEffectDelay(name string, d time.Duration) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		"http://"+addr+"/effect-delay?delay="+url.QueryEscape(d.String()), nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("set effect delay: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		var body struct {
-			Error string `json:"error"`
-		}
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-		if json.Unmarshal(raw, &body) != nil || body.Error == "" {
-			body.Error = strings.TrimSpace(string(raw))
-		}
-		return fmt.Errorf("set effect delay %s: %s: %s", d, resp.Status, body.Error)
-	}
-	return nil
+	return postControl(ctx, addr, "/effect-delay", url.Values{"delay": {d.String()}}, "set effect delay "+d.String(), nil)
 }
 
 // maxEffectDelay is consumer-usage's bound on --effect-delay.
