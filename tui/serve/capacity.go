@@ -17,7 +17,7 @@ const (
 	// labMemoryMB: about twice a lab's PSS after its first minutes, for
 	// what grows over a workshop (the store's page cache, the topic).
 	labMemoryMB = 64
-	// labCPUPermille of one core: 5.75% measured with 20 labs, rounded up.
+	// labCPUPermille of one core: a lab's measured CPU, rounded up.
 	labCPUPermille = 60
 	// reserveMB: the shared broker and store, the presenter's lab and the
 	// system.
