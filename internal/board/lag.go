@@ -274,18 +274,12 @@ func (b *Board) ReplayProgress() (done, total int64, frac float64) {
 // pause is asked and not yet confirmed the producer is still flushing its
 // buffer: nothing is caught up until it says it has paused.
 func (b *Board) CaughtUp() bool {
-	if p := b.procs[Producer]; p != nil && p.alive() && p.pauseAsked == OpPause {
-		return false
-	}
-	if p := b.procs[Current]; p != nil && !(p.alive() && p.pending == "" && p.caughtUp && p.state != Retrying) {
-		return false
-	}
-	return b.procs[Usage] == nil || b.UsageCaughtUp()
+	return b.producerOrCurrentBehind() == "" && (b.procs[Usage] == nil || b.UsageCaughtUp())
 }
 
-// Behind says what keeps CaughtUp false, in words ("" when caught up),
-// for a wait that gives up: which process and which rule.
-func (b *Board) Behind() string {
+// producerOrCurrentBehind is CaughtUp's rule for the producer's pause and
+// consumer-current: what keeps it false, in words ("" when neither does).
+func (b *Board) producerOrCurrentBehind() string {
 	if p := b.procs[Producer]; p != nil && p.alive() && p.pauseAsked == OpPause {
 		return "the producer has not confirmed its pause (still flushing)"
 	}
@@ -299,20 +293,21 @@ func (b *Board) Behind() string {
 			return Current + " has not caught up"
 		}
 	}
-	if b.procs[Usage] == nil || b.UsageCaughtUp() {
-		return ""
+	return ""
+}
+
+// Behind says what keeps CaughtUp false, in words ("" when caught up),
+// for a wait that gives up: which process and which rule.
+func (b *Board) Behind() string {
+	if why := b.producerOrCurrentBehind(); why != "" {
+		return why
 	}
 	p := b.procs[Usage]
-	l := b.usageLag()
-	switch {
-	case !p.alive() || p.pending != "":
-		return Usage + " is not running"
-	case p.revoked || p.state == Retrying:
-		return Usage + " holds no partition (revoked or retrying the broker)"
-	case !b.groupSettled():
-		return Usage + "'s group has not settled: not every partition has one running owner"
-	case l.NoData || l.Stale || len(l.Unknown) > 0:
-		return fmt.Sprintf("%s's lag is not known (no data %v, stale %v, unknown partitions %v)", Usage, l.NoData, l.Stale, l.Unknown)
+	if p == nil || b.UsageCaughtUp() {
+		return ""
+	}
+	if why := b.usageUnready(p, b.usageLag()); why != "" {
+		return why
 	}
 	return fmt.Sprintf("%s's committed offsets %v have not reached the high watermarks %v (sampled %s)%s",
 		Usage, b.committed, b.hwm, b.hwmAt.Format("15:04:05.0"), b.currentBehind())
@@ -342,17 +337,11 @@ func (b *Board) currentBehind() string {
 // one sample taken after it started.
 func (b *Board) UsageCaughtUp() bool {
 	p := b.procs[Usage]
-	// Committed offsets can equal the high watermarks while it holds no
-	// partition at all (a broker just back, before the producer's buffer
-	// lands): that is not caught up.
-	if p == nil || !p.alive() || p.pending != "" || p.revoked || p.state == Retrying {
-		return false
-	}
-	if !b.groupSettled() {
+	if p == nil {
 		return false
 	}
 	l := b.usageLag()
-	if l.NoData || l.Stale || len(l.Unknown) > 0 {
+	if b.usageUnready(p, l) != "" {
 		return false
 	}
 	if prod := b.procs[Producer]; prod != nil && (prod.paused || !prod.alive()) {
@@ -371,6 +360,24 @@ func (b *Board) UsageCaughtUp() bool {
 		}
 	}
 	return false
+}
+
+// usageUnready is what keeps UsageCaughtUp false whatever the offsets, in
+// words ("" when nothing does). Committed offsets can equal the high
+// watermarks while it holds no partition at all (a broker just back,
+// before the producer's buffer lands): that is not caught up.
+func (b *Board) usageUnready(p *proc, l Lag) string {
+	switch {
+	case !p.alive() || p.pending != "":
+		return Usage + " is not running"
+	case p.revoked || p.state == Retrying:
+		return Usage + " holds no partition (revoked or retrying the broker)"
+	case !b.groupSettled():
+		return Usage + "'s group has not settled: not every partition has one running owner"
+	case l.NoData || l.Stale || len(l.Unknown) > 0:
+		return fmt.Sprintf("%s's lag is not known (no data %v, stale %v, unknown partitions %v)", Usage, l.NoData, l.Stale, l.Unknown)
+	}
+	return ""
 }
 
 // settled is the strict form of CaughtUp once the producer is quiet: a
