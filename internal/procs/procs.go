@@ -4,8 +4,8 @@
 // The lab's processes spend most of their life waking a few dozen times a
 // second to pass on a message or answer a poll. With GOMAXPROCS at the
 // number of cores, each wake-up also wakes an idle thread that looks for
-// work and finds none (futex and nanosleep calls); on two cores that was
-// about a third of an idle process's CPU (docs/performance.md). One thread
+// work and finds none (futex and nanosleep calls), which was much of an
+// idle process's CPU (docs/performance.md). One thread
 // does the same work without it, but a burst (a replay, a history, a
 // backlog) needs every core, so the setting follows the process's own CPU
 // use, measured every window:
@@ -33,41 +33,29 @@ const (
 	calm       = 3 * time.Second
 )
 
-// Govern follows the process's CPU use until stop is called. It does
+// Govern follows the process's CPU use for the rest of its life. It does
 // nothing where the environment sets GOMAXPROCS (someone chose), on one
 // core, or where the process's CPU time cannot be read.
-func Govern() (stop func()) {
+func Govern() {
 	most := runtime.GOMAXPROCS(0)
-	if os.Getenv("GOMAXPROCS") != "" || most < 2 {
-		return func() {}
+	usedBefore, ok := cpuTime()
+	if os.Getenv("GOMAXPROCS") != "" || most < 2 || !ok {
+		return
 	}
-	if _, ok := cpuTime(); !ok {
-		return func() {}
-	}
-	done := make(chan struct{})
 	go func() {
 		g := governor{most: most, current: most}
-		tick := time.NewTicker(window)
-		defer tick.Stop()
-		usedBefore, _ := cpuTime()
 		before := time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-tick.C:
-				used, _ := cpuTime()
-				if n := g.observe(used-usedBefore, now.Sub(before)); n > 0 {
-					runtime.GOMAXPROCS(n)
-					if n == 1 {
-						debug.FreeOSMemory()
-					}
+		for now := range time.Tick(window) {
+			used, _ := cpuTime()
+			if n := g.observe(used-usedBefore, now.Sub(before)); n > 0 {
+				runtime.GOMAXPROCS(n)
+				if n == 1 {
+					debug.FreeOSMemory()
 				}
-				usedBefore, before = used, now
 			}
+			usedBefore, before = used, now
 		}
 	}()
-	return func() { close(done) }
 }
 
 // governor decides GOMAXPROCS from one window's CPU time after another.
