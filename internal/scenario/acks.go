@@ -46,8 +46,9 @@ const acksFreezeTimeout = 3 * time.Second
 // producer sends every second and reports every second).
 const heldFor = time.Second
 
-// ackedStable: two reads of the producer's log (every 250 ms) after the
-// pause.
+// ackedStable: the read that made ackedSettled hold and the lab's next
+// read of the producer's log (every 0.5 s), so a line written as it
+// paused is not missed.
 const ackedStable = 600 * time.Millisecond
 
 // busiest is the partition with the most sensors (the lowest on a tie)
@@ -209,12 +210,12 @@ var deadLeaderReplaced = &Cond{
 // pauseForTheAudit stops the producer before a count: the next step waits
 // for ackedSettled, which is all the count needs. Not measure's
 // wait-caught-up: the consumers' catching up after the broker's return is
-// not this lesson, and once took over a minute on CI.
+// not this lesson.
 const pauseForTheAudit = "pause producer"
 
 // ackedSettled: the producer is paused and the audit has read the offset of
 // every write it acknowledged, so each is either held or lost. The producer
-// writes its log out as it pauses and the lab reads it every 250 ms: a
+// writes its log out as it pauses and the lab reads it periodically: a
 // step waits for this to hold for ackedStable.
 var ackedSettled = &Cond{
 	What: "the producer paused, every acknowledged write's offset read by the audit",

@@ -21,9 +21,9 @@ type Inputs []any
 type BoardChanged struct{ Inputs Inputs }
 
 // FPS is how often a program may write a frame (tea.WithFPS). bubbletea's
-// renderer wakes on a ticker at this rate whether there is a frame or not:
-// at its default 60 that cost a dashboard or an SSH session some 0.15% of
-// a core doing nothing; at 20 a key's answer waits at most 50 ms more.
+// renderer wakes on a ticker at this rate whether there is a frame or not,
+// each wake-up CPU spent on nothing (docs/performance.md); at 20 rather
+// than its default 60, a change waits at most 50 ms for its frame.
 const FPS = 20
 
 // Frame is how soon Forward hands over an urgent input (a process
