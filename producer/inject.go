@@ -52,7 +52,8 @@ type InjectResult struct {
 }
 
 // produceBad enqueues recs, in order, with their own delivery channel (so
-// they are not counted as produced telemetry), and returns a function that
+// they are not counted as telemetry: a flush or a history burst counts its
+// own), and returns a function that
 // waits for their reports.
 func (pub *publisher) produceBad(recs []BadRecord) func(context.Context) InjectResult {
 	pub.mu.Lock()
@@ -93,6 +94,7 @@ func (pub *publisher) produceBad(recs []BadRecord) func(context.Context) InjectR
 				}
 				res.Records[j].Partition, res.Records[j].Offset = m.TopicPartition.Partition, int64(m.TopicPartition.Offset)
 				res.Delivered++
+				pub.injected.Add(1)
 			case <-deadline.C:
 				res.Error = fmt.Sprintf("no delivery report within %s", injectTimeout)
 				return res
@@ -109,7 +111,9 @@ func (pub *publisher) produceBad(recs []BadRecord) func(context.Context) InjectR
 }
 
 // reportInjected announces an injection on the status stream and the log.
-func reportInjected(em *status.Emitter, log *slog.Logger, res InjectResult) {
+// sent is the producer's count with them, so a paused producer's sent
+// count grows by them too.
+func reportInjected(em *status.Emitter, log *slog.Logger, res InjectResult, sent int64) {
 	kinds := map[string]int{}
 	for _, r := range res.Records {
 		if r.Error == "" {
@@ -117,7 +121,7 @@ func reportInjected(em *status.Emitter, log *slog.Logger, res InjectResult) {
 		}
 	}
 	log.Warn("injected malformed records", "delivered", res.Delivered, "asked", len(res.Records), "kinds", kinds, "error", res.Error)
-	em.Emit(status.Event{Type: status.BadInjected, Injected: int64(res.Delivered), Error: res.Error})
+	em.Emit(status.Event{Type: status.BadInjected, Injected: int64(res.Delivered), Produced: sent, Error: res.Error})
 }
 
 // injectOnce is --inject-bad: sensors without a message in the topic get
@@ -130,7 +134,7 @@ func injectOnce(ctx context.Context, cfg Config, em *status.Emitter, log *slog.L
 		}
 	}
 	res := pub.produceBad(BadRecords(cfg.InjectBad, cfg.Sensors, fleet.Last))(ctx)
-	reportInjected(em, log, res)
+	reportInjected(em, log, res, pub.sent())
 	left := pub.flush(ctx, stopFlushTimeout)
 	if ctx.Err() != nil {
 		em.Emit(status.Event{Type: status.Stopping, Reason: "signal"})

@@ -318,7 +318,7 @@ func (l *publishLoop) run(ctx context.Context) error {
 // scenarios see writes held (acks=all waiting for a frozen follower)
 // within a second, before the Blocked report.
 func (l *publishLoop) progress() {
-	ev := status.Event{Type: status.Progress, Produced: l.pub.delivered.Load(), Sensors: l.cfg.Sensors}
+	ev := status.Event{Type: status.Progress, Produced: l.pub.sent(), Sensors: l.cfg.Sensors}
 	if n := l.pub.enqueued.Load() - l.pub.reported.Load(); n > 0 {
 		ev.Count = n
 		ev.Millis = time.Since(time.Unix(0, l.pub.lastAck.Load())).Milliseconds()
@@ -348,11 +348,11 @@ func (l *publishLoop) control(ctx context.Context, c Control) {
 		l.pub.flushAcked()
 		l.log.Info("paused", "delivered", l.pub.delivered.Load(), "unflushed", left)
 		l.progress()
-		l.em.Emit(status.Event{Type: status.Paused, Produced: l.pub.delivered.Load()})
+		l.em.Emit(status.Event{Type: status.Paused, Produced: l.pub.sent()})
 	case c == Resume && l.paused:
 		l.paused = false
 		l.log.Info("resumed")
-		l.em.Emit(status.Event{Type: status.Resumed, Produced: l.pub.delivered.Load()})
+		l.em.Emit(status.Event{Type: status.Resumed, Produced: l.pub.sent()})
 	}
 }
 
@@ -401,7 +401,7 @@ func (l *publishLoop) inject(ctx context.Context, req InjectRequest) {
 	wait := l.pub.produceBad(BadRecords(req.N, l.cfg.Sensors, l.fleet.Last))
 	go func() {
 		res := wait(ctx)
-		reportInjected(l.em, l.log, res)
+		reportInjected(l.em, l.log, res, l.pub.sent())
 		req.Reply <- res
 	}()
 }
@@ -441,9 +441,12 @@ type publisher struct {
 	// replaced after a fatal error.
 	enqueued  atomic.Int64
 	delivered atomic.Int64
-	failed    atomic.Int64 // delivery reports with an error, and enqueue failures
-	reported  atomic.Int64 // delivery reports handled (delivered or failed)
-	fatal     chan error
+	// injected counts malformed records delivered on purpose; they have
+	// delivery channels of their own, so delivered leaves them out.
+	injected atomic.Int64
+	failed   atomic.Int64 // delivery reports with an error, and enqueue failures
+	reported atomic.Int64 // delivery reports handled (delivered or failed)
+	fatal    chan error
 	// settledAt: unix nanos of the last Progress sent because every
 	// enqueued record had its report (see settled).
 	settledAt atomic.Int64
@@ -636,6 +639,11 @@ func (pub *publisher) flush(ctx context.Context, timeout time.Duration) int {
 	return int(pub.enqueued.Load() - pub.reported.Load())
 }
 
+// sent is every record the broker acknowledged from this producer, the
+// telemetry and the malformed records injected on purpose alike: what the
+// topic grew by, and what the dashboard shows as sent.
+func (pub *publisher) sent() int64 { return pub.delivered.Load() + pub.injected.Load() }
+
 // settled reports the delivered count as soon as a batch is acknowledged
 // whole, at most every settledEvery: the 1 s progress tick fires in step
 // with the send tick, before the batch it just sent is acknowledged, so by
@@ -649,7 +657,7 @@ func (pub *publisher) settled() {
 	if now-last < int64(settledEvery) || !pub.settledAt.CompareAndSwap(last, now) {
 		return
 	}
-	pub.em.Emit(status.Event{Type: status.Progress, Produced: pub.delivered.Load(), Sensors: pub.cfg.Sensors})
+	pub.em.Emit(status.Event{Type: status.Progress, Produced: pub.sent(), Sensors: pub.cfg.Sensors})
 }
 
 func (pub *publisher) reports(p *kafka.Producer, acks lesson.Acks) {

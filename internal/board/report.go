@@ -116,8 +116,8 @@ type ReportProcess struct {
 	// start, i.e. processed before but behind the committed offsets; null
 	// until known.
 	Redelivered *int64 `json:"redelivered,omitempty"`
-	// Produced (producer): messages the broker acknowledged since its
-	// latest start.
+	// Produced (producer): records the broker acknowledged since its
+	// latest start, injected malformed ones included.
 	Produced *int64 `json:"produced,omitempty"`
 	// Health: ok, stuck, down or frozen (HealthView.Word; ok for a live
 	// consumer whose /healthz has not been read yet).

@@ -211,6 +211,9 @@ func (b *Board) onInvalidMessage(s statusEvent) {
 
 func (b *Board) onBadInjected(s statusEvent) {
 	e := s.e
+	if e.Produced > 0 {
+		s.p.produced = e.Produced // sent counts them: the topic grew by them
+	}
 	text := fmt.Sprintf("published %d malformed records on purpose (poison for the consumers)", e.Injected)
 	level := LevelWarn
 	if e.Error != "" {

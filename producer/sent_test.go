@@ -1,0 +1,53 @@
+package producer
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
+)
+
+// TestSentCountsInjectedRecords: the producer's sent count is what the
+// topic grew by, malformed records injected on purpose included, paused or
+// not.
+func TestSentCountsInjectedRecords(t *testing.T) {
+	brokers := startBroker(t)
+	control := make(chan Control)
+	inject := make(chan InjectRequest)
+	sink := &events{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Brokers: brokers, Topic: testTopic, Sensors: 3, Interval: 10 * time.Millisecond, Seed: 5,
+			Control: control, Inject: inject}, status.NewTo(Role, sink), testLog(t))
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	sink.await(t, "progress", func(e status.Event) bool { return e.Type == status.Progress && e.Produced > 0 }, 20*time.Second)
+	control <- Pause
+	paused := sink.await(t, "paused", func(e status.Event) bool { return e.Type == status.Paused }, 10*time.Second)
+
+	const bad = 9
+	reply := make(chan InjectResult, 1)
+	inject <- InjectRequest{N: bad, Reply: reply}
+	select {
+	case res := <-reply:
+		if res.Delivered != bad {
+			t.Fatalf("injected %d of %d: %s", res.Delivered, bad, res.Error)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no reply to the injection")
+	}
+	ev := sink.await(t, "bad injected", func(e status.Event) bool { return e.Type == status.BadInjected }, 10*time.Second)
+	topic := int64(len(readAll(t, brokers)))
+	if ev.Produced != topic {
+		t.Fatalf("after %d injected records the producer says %d sent (%d before them), the topic holds %d",
+			bad, ev.Produced, paused.Produced, topic)
+	}
+	if ev.Produced < paused.Produced+bad {
+		t.Fatalf("sent %d after the injection, %d before it: the %d injected records are not counted", ev.Produced, paused.Produced, bad)
+	}
+}
