@@ -158,7 +158,7 @@ func restartPaused(t *testing.T, bin, runDir string) (string, func()) {
 	if err := os.WriteFile(script, []byte("pause producer\nwait 10m\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--headless", "--cluster", "3", "--data-dir", runDir, "--script", script)
+	cmd := exec.Command(bin, "--headless", "--cluster", "3", "--data-dir", runDir, "--resume", "--script", script)
 	cmd.Env = scenarioEnvWithout(os.Environ(), "KAFKA_BROKER", "MONGO_URI")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr syncBuffer

@@ -35,6 +35,7 @@ type dashboardFlags struct {
 	scenario      string
 	listScenarios bool
 	preload       int
+	resume        bool
 }
 
 // parseDashboardFlags reads the dashboard's flags; -h prints the usage, the
@@ -66,6 +67,7 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	fs.StringVar(&f.reportPath, "report", "", "write a JSON snapshot to FILE on exit")
 	fs.StringVar(&f.scenario, "scenario", "", "start the guided scenario NAME (--list-scenarios lists them, and the --cluster N a cluster one needs); with --headless it runs to the end and quits")
 	fs.BoolVar(&f.listScenarios, "list-scenarios", false, "print the guided scenarios, each with what it needs to run, and exit")
+	fs.BoolVar(&f.resume, "resume", false, "continue the earlier run kept in --data-dir (its topic, commits and usage records); without it such a directory is refused")
 	fs.IntVar(&f.preload, "preload", 0, "publish `N` messages of back-dated history before starting, so a replay from earliest takes a while (embedded broker only)")
 	if err := cli.Parse(fs, args); err != nil {
 		return f, err
@@ -185,6 +187,10 @@ func runDashboard(args []string) int {
 	if f.RunDir, err = filepath.Abs(f.RunDir); err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
+	resumed, err := checkEarlierRun(f.RunDir, f.resume)
+	if err != nil {
+		return cli.Exit(os.Stderr, err)
+	}
 	unwritable := func(err error) int {
 		return cli.Exit(os.Stderr, fmt.Errorf("--data-dir %s is not a writable directory (%v): choose another with --data-dir, or leave it out for a fresh one under the temp dir", f.RunDir, err))
 	}
@@ -212,6 +218,9 @@ func runDashboard(args []string) int {
 	l, err := lab.New(f.Config)
 	if err != nil {
 		return cli.Exit(os.Stderr, err)
+	}
+	if resumed != "" {
+		l.Note(resumed)
 	}
 	// Children die with the dashboard even if it panics.
 	defer func() {
