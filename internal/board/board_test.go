@@ -257,13 +257,33 @@ func TestCurrentLag(t *testing.T) {
 			want: 60,
 		},
 		{
-			name: "a newer broker watermark raises the lag",
+			name: "a newer broker watermark raises the lag once it stopped reporting",
 			inputs: []any{
 				ProcStarted{Name: Current, PID: 5, At: at(1)},
 				progress(status.Position{Partition: 0, Offset: 100, HighWatermark: 100}),
-				Offsets{At: at(3), HighWatermarks: map[int32]int64{0: 130}},
+				Offsets{At: at(4), HighWatermarks: map[int32]int64{0: 130}},
 			},
 			want: 30,
+		},
+		{
+			// Polled between two of its reports: the batch the watermark
+			// adds was not offered to it yet; its own pair is one instant.
+			name: "a watermark polled right after its report leaves its own pair",
+			inputs: []any{
+				ProcStarted{Name: Current, PID: 5, At: at(1)},
+				progress(status.Position{Partition: 0, Offset: 100, HighWatermark: 100}),
+				Offsets{At: at(2.4), HighWatermarks: map[int32]int64{0: 110}},
+			},
+			want: 0,
+		},
+		{
+			name: "a watermark it does not know yet comes from the poll",
+			inputs: []any{
+				ProcStarted{Name: Current, PID: 5, At: at(1)},
+				progress(status.Position{Partition: 0, Offset: 0, HighWatermark: -1}),
+				Offsets{At: at(2.2), HighWatermarks: map[int32]int64{0: 50}},
+			},
+			want: 50,
 		},
 		{
 			name: "invalid position before the first fetch counts from the start",

@@ -209,6 +209,11 @@ func (b *Board) usageLag() Lag {
 	return l
 }
 
+// positionsQuietAfter is how long consumer-current may go without
+// reporting its positions (it does every 250-500 ms) before its lag is
+// read against the polled watermarks instead of its own.
+const positionsQuietAfter = 1500 * time.Millisecond
+
 func (b *Board) currentLag() Lag {
 	p := b.procs[Current]
 	l := Lag{Applies: true, Stale: b.hwmErr != nil}
@@ -220,11 +225,17 @@ func (b *Board) currentLag() Lag {
 		l.NoData = true
 		return l
 	}
+	// Its own report pairs each position with the watermark it fetched
+	// with, one instant; the watermarks polled 0-500 ms later would add a
+	// batch it had not been offered yet, and the cell would flicker between
+	// 0 and an interval's messages while it keeps up. The polled ones count
+	// only when it stopped reporting: then its position is where it stays.
+	polled := b.hwmAt.Sub(p.positionsAt) > positionsQuietAfter
 	seen := map[int32]bool{}
 	for _, pos := range p.positions {
 		seen[pos.Partition] = true
 		hwm := pos.HighWatermark
-		if h, ok := b.hwm[pos.Partition]; ok && h > hwm {
+		if h, ok := b.hwm[pos.Partition]; ok && h > hwm && (polled || hwm < 0) {
 			hwm = h
 		}
 		// Before its first fetch a partition's position is invalid (<0):

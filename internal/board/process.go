@@ -83,6 +83,7 @@ type proc struct {
 
 	// From Progress/CaughtUp events of the current incarnation.
 	positions    []status.Position
+	positionsAt  time.Time // when positions (and their watermarks) were reported
 	processed    int64
 	invalid      int64
 	lastInvalid  string // reason of the latest invalid message it skipped

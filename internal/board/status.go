@@ -166,6 +166,7 @@ func (b *Board) onProgress(s statusEvent) {
 	p, e := s.p, s.e
 	if len(e.Positions) > 0 {
 		p.positions = append(p.positions[:0:0], e.Positions...)
+		p.positionsAt = s.at
 	}
 	p.processed, p.invalid = e.Processed, e.Invalid
 	if role.Lookup(p.name).Lag == role.LagSent {
