@@ -140,9 +140,14 @@ type Board struct {
 	events  []Event
 	nextSeq uint64
 	// rebalanceFrom: the first revoke of the group's latest rebalance
-	// (generation rebalanceGen), for how long partitions were between owners.
+	// (generation rebalanceGen), for how long partitions were between owners;
+	// rebalanceTo: the generation that rebalance ended in (0 while open).
+	// A later generation with no revoke before it (members crashed, or
+	// joined after a crash) is another rebalance that the revoke says
+	// nothing about.
 	rebalanceFrom time.Time
 	rebalanceGen  int32
+	rebalanceTo   int32
 }
 
 type hwmSample struct {

@@ -194,7 +194,7 @@ func (b *Board) scaleRebalance(p *proc, at time.Time, e status.Event) bool {
 	}
 	if described {
 		text := fmt.Sprintf("assigned %s member %s gen %d", partitionList(e.Partitions), ShortMember(e.Member), e.Generation)
-		if !b.rebalanceFrom.IsZero() && e.Generation > b.rebalanceGen {
+		if b.assignEndsRevoke(e.Generation) {
 			// How long the group's partitions were between owners.
 			text += fmt.Sprintf(", %.2f s after the revoke", at.Sub(b.rebalanceFrom).Seconds())
 		}
@@ -203,10 +203,23 @@ func (b *Board) scaleRebalance(p *proc, at time.Time, e status.Event) bool {
 	return false
 }
 
+// assignEndsRevoke says whether an assignment in generation gen ends the
+// rebalance the latest revoke began: the first generation after it, and
+// every member's assignment in that generation.
+func (b *Board) assignEndsRevoke(gen int32) bool {
+	if b.rebalanceFrom.IsZero() || gen <= b.rebalanceGen {
+		return false
+	}
+	if b.rebalanceTo == 0 {
+		b.rebalanceTo = gen
+	}
+	return gen == b.rebalanceTo
+}
+
 func (b *Board) sayRevoked(name string, at time.Time, e status.Event) {
 	if b.rebalanceFrom.IsZero() || e.Generation > b.rebalanceGen {
 		// The first revoke of a rebalance starts it.
-		b.rebalanceFrom, b.rebalanceGen = at, e.Generation
+		b.rebalanceFrom, b.rebalanceGen, b.rebalanceTo = at, e.Generation, 0
 	}
 	text := fmt.Sprintf("revoked %s gen %d", partitionList(e.Partitions), e.Generation)
 	if e.InFlight > 0 {

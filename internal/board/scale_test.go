@@ -59,6 +59,24 @@ func rebalanceInputs() []any {
 	}
 }
 
+// TestRebalanceTimedFromItsOwnRevoke: an assignment in a later generation
+// with no revoke before it (both instances crashed, one started again) is
+// not timed from the revoke of an earlier, finished rebalance.
+func TestRebalanceTimedFromItsOwnRevoke(t *testing.T) {
+	b := newBoard(rebalanceInputs()...)
+	b.Apply(ev(Usage, 3.42, status.Event{Type: status.Assigned, Partitions: []int32{2, 0}, Member: "rdkafka-0f1e2d3c-4b5a-6978-8a9b-aabbccddeeff", Generation: 7}))
+	b.Apply(ev(u2, 3.43, status.Event{Type: status.Assigned, Partitions: []int32{1}, Member: "rdkafka-99999999-4b5a-6978-8a9b-00000000abcd", Generation: 7, First: true}))
+	// Both instances crash and start again: the group's next generation
+	// has no revoke before it, so the revoke at 3 s says nothing about it.
+	b.Apply(ProcExited{Name: Usage, PID: 10, At: at(20), Signal: "SIGKILL"})
+	b.Apply(ProcExited{Name: u2, PID: 11, At: at(21), Signal: "SIGKILL"})
+	b.Apply(ProcStarted{Name: Usage, PID: 12, At: at(40)})
+	b.Apply(ev(Usage, 41.6, status.Event{Type: status.Assigned, Partitions: []int32{0, 1, 2}, Member: "rdkafka-0f1e2d3c-4b5a-6978-8a9b-aabbccddeeff", Generation: 9}))
+	if hasEvent(b, Usage, "gen 9, ") || !hasEvent(b, Usage, "assigned [0 1 2] member …ccddeeff gen 9") {
+		t.Fatalf("an assignment two crashes after the revoke is timed from it: %v", b.Events())
+	}
+}
+
 func TestRebalanceRowsEventsAndReport(t *testing.T) {
 	b := newBoard(rebalanceInputs()...)
 	if p := b.Process(Usage).Partitions; p == nil || len(p) != 0 {
