@@ -62,6 +62,7 @@ type changelog struct {
 	values map[string]changelogValue
 	mark   *changelogMark
 	read   int64
+	marks  int64 // of read, the marks
 }
 
 // readChangelog reads topic's one partition from its first record to its
@@ -117,6 +118,7 @@ func (c *changelog) take(key, value []byte) error {
 			return err
 		}
 		c.mark = &m
+		c.marks++
 		return nil
 	}
 	var v changelogValue

@@ -46,7 +46,7 @@ func (c *consumer) rebuild(k *kafka.Consumer) {
 	case c.cfg.Rebuild == lesson.Snapshot:
 		r, ev.SnapshotAt, why = c.fromSnapshot(spans, topicID)
 	case c.cfg.Rebuild == lesson.Changelog:
-		r, ev.Count, why = c.fromChangelog(spans, topicID)
+		r, ev.Count, ev.Marks, why = c.fromChangelog(spans, topicID)
 	}
 	if c.cfg.Rebuild != lesson.Replay && why == "" {
 		c.st.restore(r)
@@ -132,21 +132,21 @@ func (c *consumer) fromSnapshot(spans map[int32]span, topicID string) (restored,
 
 // fromChangelog is the changelog's state, how many records it read, or
 // why it cannot be used.
-func (c *consumer) fromChangelog(spans map[int32]span, topicID string) (restored, int64, string) {
+func (c *consumer) fromChangelog(spans map[int32]span, topicID string) (restored, int64, int64, string) {
 	topic := kafkacfg.ChangelogTopic(c.cfg.Topic)
 	cl, err := readChangelog(c.cfg.Brokers, topic, changelogReadTimeout)
 	switch {
 	case err != nil:
-		return restored{}, cl.read, fmt.Sprintf("changelog %s unreadable: %v", topic, err)
+		return restored{}, cl.read, cl.marks, fmt.Sprintf("changelog %s unreadable: %v", topic, err)
 	case cl.mark == nil && cl.read == 0:
-		return restored{}, 0, fmt.Sprintf("changelog %s is empty (nothing published yet)", topic)
+		return restored{}, 0, 0, fmt.Sprintf("changelog %s is empty (nothing published yet)", topic)
 	case cl.mark == nil:
-		return restored{}, cl.read, fmt.Sprintf("changelog %s has no complete publication yet", topic)
+		return restored{}, cl.read, cl.marks, fmt.Sprintf("changelog %s has no complete publication yet", topic)
 	}
 	if why := foreign("changelog", cl.mark.Topic, cl.mark.TopicID, c.cfg.Topic, topicID, cl.mark.Through, spans); why != "" {
-		return restored{}, cl.read, why
+		return restored{}, cl.read, cl.marks, why
 	}
-	return cl.restored(topicID), cl.read, ""
+	return cl.restored(topicID), cl.read, cl.marks, ""
 }
 
 // foreign says why a saved state (a snapshot, a changelog's mark) is not

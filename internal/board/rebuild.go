@@ -29,10 +29,12 @@ type RebuildRun struct {
 	Strategy string
 	FellBack string
 	// SnapshotAt: when the snapshot it loaded was written; ChangelogRead:
-	// the changelog records it read; Sensors: the sensor states restored.
-	SnapshotAt    time.Time
-	ChangelogRead int64
-	Sensors       int
+	// the changelog records it read, ChangelogMarks of them the marks (the
+	// rest are sensors' values); Sensors: the sensor states restored.
+	SnapshotAt     time.Time
+	ChangelogRead  int64
+	ChangelogMarks int64
+	Sensors        int
 	// Done: it caught up, after reading TopicRead records of the topic,
 	// Millis after its start; History: the records of the topic below
 	// where it caught up (what a replay reads).
@@ -65,9 +67,19 @@ func (r RebuildRun) Source(loc *time.Location) string {
 	case r.Strategy == string(lesson.Snapshot):
 		return "snapshot of " + r.SnapshotAt.In(loc).Format("15:04:05")
 	case r.Strategy == string(lesson.Changelog):
-		return "changelog of " + Plural(r.ChangelogRead, "record")
+		return "changelog of " + changelogRecords(r.ChangelogRead, r.ChangelogMarks)
 	}
 	return string(lesson.Replay)
+}
+
+// changelogRecords names a changelog's records and what they are: "12
+// records (10 values, 2 marks)"; a mark is the offsets the values before
+// it cover, one a publication.
+func changelogRecords(n, marks int64) string {
+	if marks <= 0 {
+		return Plural(n, "record")
+	}
+	return fmt.Sprintf("%s (%s, %s)", Plural(n, "record"), Plural(n-marks, "value"), Plural(marks, "mark"))
 }
 
 // Text is the rebuild and its cost: "snapshot of 03:12:04 + 212
@@ -176,15 +188,15 @@ func (b *Board) onPrepared(s statusEvent) {
 	case string(lesson.Snapshot):
 		b.say(s, LevelInfo, fmt.Sprintf("wrote a snapshot (%s) for its next start", Plural(int64(e.Sensors), "sensor")))
 	case string(lesson.Changelog):
-		b.say(s, LevelInfo, fmt.Sprintf("published its changelog (%s, %s) for its next start",
-			Plural(e.Count, "record"), Plural(int64(e.Sensors), "sensor")))
+		b.say(s, LevelInfo, fmt.Sprintf("published its changelog for its next start: %s, %s",
+			changelogRecords(e.Count, min(e.Count, 1)), Plural(int64(e.Sensors), "sensor")))
 	}
 }
 
 func (b *Board) onRebuild(s statusEvent) {
 	p, e := s.p, s.e
 	run := RebuildRun{Strategy: e.Strategy, FellBack: e.Reason, SnapshotAt: e.SnapshotAt,
-		ChangelogRead: e.Count, Sensors: e.Sensors}
+		ChangelogRead: e.Count, ChangelogMarks: e.Marks, Sensors: e.Sensors}
 	if len(b.rebuilds) == maxRebuilds {
 		b.rebuilds = append(b.rebuilds[:0:0], b.rebuilds[1:]...)
 		if p.rebuildAt > 0 {

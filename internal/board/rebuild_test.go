@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
@@ -116,5 +117,27 @@ func TestRebuildsSaidAndReported(t *testing.T) {
 	}
 	if row := cost.Rows[0]; row.ByMethod["replay"].History != 1020 || row.ByMethod["snapshot"].Millis != 41 {
 		t.Fatalf("row %+v: want the latest replay (the fallback) and the snapshot", row)
+	}
+}
+
+// TestChangelogMarksNamed: the changelog's records are named for what they
+// are, values and marks, when it is published and when a start reads it,
+// so 11 published and 12 read do not look like a record appeared.
+func TestChangelogMarksNamed(t *testing.T) {
+	b := newBoard(ProcStarted{Name: Current, PID: 12, At: at(1)})
+	b.Apply(ev(Current, 2, status.Event{Type: status.Prepares, Strategy: "changelog"}))
+	b.Apply(ev(Current, 2.2, status.Event{Type: status.Prepared, Strategy: "changelog", Count: 11, Sensors: 10}))
+	if want := "published its changelog for its next start: 11 records (10 values, 1 mark), 10 sensors"; !strings.Contains(lastEvent(b), want) {
+		t.Fatalf("last event %q, want %q", lastEvent(b), want)
+	}
+	b.Apply(ProcExited{Name: Current, PID: 12, At: at(7), Signal: "SIGKILL"})
+	b.Apply(ProcStarted{Name: Current, PID: 13, At: at(8)})
+	b.Apply(ev(Current, 8.1, status.Event{Type: status.Rebuild, Strategy: "changelog", Count: 12, Marks: 2, Sensors: 10}))
+	runs := b.Rebuilds()
+	if len(runs) == 0 {
+		t.Fatal("no rebuild")
+	}
+	if got, want := runs[len(runs)-1].Source(time.UTC), "changelog of 12 records (10 values, 2 marks)"; got != want {
+		t.Fatalf("source %q, want %q", got, want)
 	}
 }

@@ -77,6 +77,10 @@ func rebuildAfterKills(t *testing.T, strategy string, rng *rand.Rand) {
 			t.Fatalf("round %d: started with %q, want %q", round, ev.Strategy, strategy)
 		case strategy != "replay" && ev.Reason != "" && saved:
 			t.Fatalf("round %d: fell back to a replay after a %s was saved: %s", round, strategy, ev.Reason)
+		case strategy == "changelog" && ev.Reason == "" && (ev.Marks < 1 || ev.Count-ev.Marks < int64(ev.Sensors)):
+			// Every sensor restored has its value among the records read,
+			// and a publication ends with its mark.
+			t.Fatalf("round %d: read %d changelog records, %d of them marks, for %d sensors", round, ev.Count, ev.Marks, ev.Sensors)
 		}
 		t.Logf("round %d: %s", round, rebuildWords(ev))
 	}
@@ -135,7 +139,7 @@ func rebuildWords(ev status.Event) string {
 	case ev.Strategy == "snapshot":
 		return fmt.Sprintf("snapshot of %s, %d sensors, from %v", ev.SnapshotAt.Format("15:04:05.000"), ev.Sensors, ev.Positions)
 	case ev.Strategy == "changelog":
-		return fmt.Sprintf("changelog of %d records, %d sensors, from %v", ev.Count, ev.Sensors, ev.Positions)
+		return fmt.Sprintf("changelog of %d records (%d marks), %d sensors, from %v", ev.Count, ev.Marks, ev.Sensors, ev.Positions)
 	}
 	return "replay from " + fmt.Sprint(ev.Positions)
 }

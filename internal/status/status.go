@@ -84,7 +84,7 @@ const (
 	// the whole topic instead: no snapshot, an unreadable or foreign one, an
 	// empty changelog; empty when it did not fall back), SnapshotAt (when
 	// the snapshot it loaded was written), Count (changelog records read),
-	// Sensors (sensor states restored), Positions (where each partition's
+	// Marks (of them, the marks: the offsets a publication covers), Sensors (sensor states restored), Positions (where each partition's
 	// reading starts; the high watermark -1).
 	Rebuild Type = "rebuild"
 	// Prepares: what consumer-current keeps up for its next start. Fields:
@@ -94,8 +94,8 @@ const (
 	Prepares Type = "prepares"
 	// Prepared: consumer-current saved, for the first time since its
 	// Prepares, what its next start needs. Fields: Strategy, SnapshotAt
-	// (the snapshot written), Count (the changelog records published),
-	// Sensors.
+	// (the snapshot written), Count (the changelog records published:
+	// the values, then one mark), Sensors.
 	Prepared Type = "prepared"
 	// InvalidMessage: a message was counted and skipped. Fields: Partition, Offset, Error.
 	InvalidMessage Type = "invalid_message"
@@ -194,6 +194,7 @@ type Event struct {
 	Generation  int32      `json:"generation,omitempty"`
 	InFlight    int64      `json:"in_flight,omitempty"`
 	Count       int64      `json:"count,omitempty"`
+	Marks       int64      `json:"marks,omitempty"`
 	Prevented   int64      `json:"prevented,omitempty"`
 	Late        int64      `json:"late,omitempty"`
 	Reason      string     `json:"reason,omitempty"`
