@@ -187,7 +187,7 @@ var registry = []Action{
 		Doc:    "consumer-usage offset reset latest / earliest (a running one restarts)",
 		Script: true, Target: TargetUsage, OffScript: true, Hint: "to switch {process} to {value} (it restarts)"},
 	{Name: CrashAt, Keys: []string{"c"}, Help: Line{"c", "usage crash point"}, Short: Line{"c", "crash point"},
-		Doc:    "consumer-usage crash point: none → after-delta → after-checkpoint → none",
+		Doc:    "consumer-usage crash point: none → after-delta → after-checkpoint → none; the point c rests on is armed 1.5 s later, so c c passes over after-delta",
 		Script: true, Target: TargetUsage, OffScript: true, Hint: "to arm the crash point after-delta on {process}"},
 	{Name: ResetLab, Keys: []string{"R"}, Help: Line{"R", "reset lab (usage 0)"}, Short: Line{"R", "reset lab"},
 		Doc:    "reset the lab: a new baseline, usage records and checkpoints cleared, usage counted from 0",

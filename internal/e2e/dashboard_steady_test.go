@@ -232,14 +232,6 @@ func TestDashboardSteadyVerdicts(t *testing.T) {
 			return nil
 		}
 	}
-	armed := func(point string) func(string) error {
-		return func(s string) error {
-			if !strings.Contains(s, "crash point "+point+" (armed)") {
-				return fmt.Errorf("%s not shown armed", point)
-			}
-			return nil
-		}
-	}
 	crashedAt := func(point string) func(string) error {
 		return func(s string) error {
 			if err := usageIs("crashed")(s); err != nil {
@@ -269,24 +261,11 @@ func TestDashboardSteadyVerdicts(t *testing.T) {
 	tm.key("c")
 	watch("consumer-usage crashed at after-delta", crashedAt("after-delta"), 30*time.Second)
 	restart()
-	// after-checkpoint: the cycle passes after-delta, so the producer is
-	// paused and consumer-usage caught up (a restart leaves a backlog)
-	// while c moves on, so nothing reaches a point; then it is resumed.
-	tm.key("p")
-	watch("producer paused and consumer-usage caught up", func(s string) error {
-		if err := producerPaused(s); err != nil {
-			return err
-		}
-		if lag := procRows(s)["consumer-usage"].Lag; lag != "0" {
-			return fmt.Errorf("consumer-usage lag %q", lag)
-		}
-		return nil
-	}, 60*time.Second)
+	// after-checkpoint while the producer runs: c c passes over
+	// after-delta (which fires within a fraction of a second) and arms
+	// after-checkpoint alone, once c rests.
 	tm.key("c")
-	watch("after-delta armed", armed("after-delta"), 10*time.Second)
 	tm.key("c")
-	watch("after-checkpoint armed", armed("after-checkpoint"), 10*time.Second)
-	tm.key("p")
 	watch("consumer-usage crashed at after-checkpoint", crashedAt("after-checkpoint"), 30*time.Second)
 	restart()
 	tm.key("p")

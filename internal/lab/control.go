@@ -130,21 +130,6 @@ func (l *Lab) ArmCrash(name, point string) error {
 	return l.armLocked(name, point)
 }
 
-// CycleCrashPoint moves consumer-usage's crash point one step along
-// none → after-delta → after-checkpoint → none, arming only the point it
-// moves to, and returns it.
-func (l *Lab) CycleCrashPoint(name string) (lesson.CrashPoint, error) {
-	if name != board.Usage {
-		return "", fmt.Errorf("crash points exist only on %s", board.Usage)
-	}
-	l.armMu.Lock()
-	defer l.armMu.Unlock()
-	var armed string
-	l.Observe(func(b *board.Board) { armed = b.Process(name).Armed })
-	next := lesson.NextCrashPoint(lesson.CrashPoint(armed))
-	return next, l.armLocked(name, string(next))
-}
-
 func (l *Lab) armLocked(name, point string) error {
 	addr, err := l.awaitHTTP(name, 10*time.Second)
 	if err != nil {

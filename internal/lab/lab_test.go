@@ -356,22 +356,15 @@ func startUsageWithHTTP(t *testing.T, tl *testLab, h *usageHTTP) {
 	}
 }
 
-// TestCycleCrashPoint: c moves along none → after-delta → after-checkpoint
-// → none, from what the board shows, arming only that point.
-func TestCycleCrashPoint(t *testing.T) {
+// TestArmCrashShowsTheLatest: arms one after another (c's choices) leave
+// the latest on the board the UI reads.
+func TestArmCrashShowsTheLatest(t *testing.T) {
 	tl := newTestLab(t)
 	startUsageWithHTTP(t, tl, &usageHTTP{sup: tl.sup})
-	var got []lesson.CrashPoint
-	for range 4 {
-		p, err := tl.CycleCrashPoint(board.Usage)
-		if err != nil {
+	for _, p := range []lesson.CrashPoint{lesson.AfterDelta, lesson.AfterCheckpoint, lesson.NoCrashPoint, lesson.AfterDelta} {
+		if err := tl.ArmCrash(board.Usage, string(p)); err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, p)
-	}
-	want := []lesson.CrashPoint{lesson.AfterDelta, lesson.AfterCheckpoint, lesson.NoCrashPoint, lesson.AfterDelta}
-	if !slices.Equal(got, want) {
-		t.Fatalf("cycle %v, want %v", got, want)
 	}
 	tl.settle(t)
 	var armed string

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/kafka-recovery-lab/krl/internal/lab"
-	"github.com/kafka-recovery-lab/krl/internal/lesson"
 )
 
 // attendeeControl is an attendee's keys on their own lab: the lab itself,
@@ -43,9 +42,7 @@ func (readOnlyControl) InjectBad(int) (int, error)              { return 0, errR
 func (readOnlyControl) Scale(int) error                         { return errReadOnly }
 func (readOnlyControl) ToggleAcks() (string, error)             { return "", errReadOnly }
 func (readOnlyControl) Tail(string, int) []string               { return nil }
-func (readOnlyControl) CycleCrashPoint(string) (lesson.CrashPoint, error) {
-	return "", errReadOnly
-}
+func (readOnlyControl) ArmCrash(string, string) error           { return errReadOnly }
 
 func (readOnlyControl) CycleRebuild() (string, error) { return "", errReadOnly }
 func (readOnlyControl) AddPartitions(int) error       { return errReadOnly }

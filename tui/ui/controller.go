@@ -5,7 +5,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 )
 
@@ -29,10 +28,9 @@ type Controller interface {
 	// TogglePause pauses a publishing producer or resumes a paused one
 	// (SIGUSR1/SIGUSR2); paused tells which it asked for.
 	TogglePause() (paused bool, err error)
-	// CycleCrashPoint moves the named process's crash point one step along
-	// none → after-delta → after-checkpoint → none (consumer-usage's
-	// POST /crash-at) and returns the point it moved to.
-	CycleCrashPoint(name string) (lesson.CrashPoint, error)
+	// ArmCrash arms the named process's crash point (none disarms it:
+	// consumer-usage's POST /crash-at).
+	ArmCrash(name, point string) error
 	// ToggleUsageMode switches consumer-usage between naive and guarded
 	// from its next start, restarting it only if it runs.
 	ToggleUsageMode() (mode string, restarted bool, err error)
@@ -70,7 +68,7 @@ type Controller interface {
 const (
 	OpPause     = "pause"      // TogglePause: "pause" or "resume"
 	OpFreeze    = "freeze"     // ToggleFreeze: "frozen" or "thawed"
-	OpArm       = "arm"        // CycleCrashPoint: the point moved to
+	OpArm       = "arm"        // ArmCrash: the point armed
 	OpMode      = "mode"       // ToggleUsageMode: the mode
 	OpReset     = "reset"      // ToggleUsageReset: the reset
 	OpResetLab  = "reset-lab"  // ResetLab

@@ -352,13 +352,13 @@ func (f *fakeController) CycleRebuild() (string, error) {
 	return f.rebuild, err
 }
 
-func (f *fakeController) CycleCrashPoint(name string) (lesson.CrashPoint, error) {
-	f.armed = lesson.NextCrashPoint(f.armed)
-	err := f.record("arm " + name + " " + string(f.armed))
+func (f *fakeController) ArmCrash(name, point string) error {
+	f.armed = lesson.CrashPoint(point)
+	err := f.record("arm " + name + " " + point)
 	if err == nil {
-		f.emit(board.ProcStatus{Name: name, At: at(70), Event: status.Event{Type: status.CrashPointArmed, Point: string(f.armed)}})
+		f.emit(board.ProcStatus{Name: name, At: at(70), Event: status.Event{Type: status.CrashPointArmed, Point: point}})
 	}
-	return f.armed, err
+	return err
 }
 func (f *fakeController) ToggleUsageMode() (string, bool, error) {
 	f.mode = lesson.Mode(orDefault(string(f.mode), string(lesson.Naive))).Other()

@@ -44,6 +44,9 @@ type Options struct {
 	// LogLines is how many lines the log overlay asks Controller.Tail for
 	// (default 200).
 	LogLines int
+	// ArmAfter is how long c waits for another c before it arms the point
+	// chosen (default DefaultArmAfter).
+	ArmAfter time.Duration
 	// Scenarios, when set, enables the g key (the scenario picker) and the
 	// narration panel; without it g only says scenarios are not available.
 	Scenarios ScenarioHost
@@ -119,6 +122,8 @@ type Model struct {
 	// crashBeforeArm is the latest crash point hit the board knew of when c
 	// was pressed: a hit is this arm's firing only if it is newer.
 	crashBeforeArm *board.CrashPointHit
+	// choice: the crash point c is choosing, armed once c rests (crashpoint.go).
+	choice crashChoice
 
 	// scroll: the narration's or the log view's scrolling (scroll.go).
 	scroll scrollState
@@ -131,6 +136,9 @@ type Model struct {
 func New(b *board.Board, ctl Controller, opts Options) Model {
 	if opts.LogLines <= 0 {
 		opts.LogLines = 200
+	}
+	if opts.ArmAfter <= 0 {
+		opts.ArmAfter = DefaultArmAfter
 	}
 	if opts.LogEvery <= 0 {
 		opts.LogEvery = time.Second
@@ -204,6 +212,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil // no mouse actions (and none in a read-only view)
 	case ActionResultMsg:
 		return m.result(msg), nil
+	case crashChoiceDue:
+		return m.armChosen(msg)
 	case LogTailMsg:
 		if msg.Name == m.logName {
 			m.logLines, m.logFetched = msg.Lines, true
@@ -471,23 +481,6 @@ func (m Model) usageSwitch(op string, toggle func() (string, bool, error)) (tea.
 	return m, func() tea.Msg {
 		value, restarted, err := toggle()
 		return ActionResultMsg{Op: op, Name: board.Usage, Value: value, Restarted: restarted, Err: err}
-	}
-}
-
-// armCrash handles c: consumer-usage's crash point moves one step along
-// none → after-delta → after-checkpoint → none; only the point shown is armed.
-func (m Model) armCrash() (tea.Model, tea.Cmd) {
-	pv := m.board.Process(board.Usage)
-	if !m.board.Has(board.Usage) || !pv.Alive {
-		m.setStatus(board.LevelWarn, "c: consumer-usage is not running, nothing to arm")
-		return m, nil
-	}
-	m.setStatus(board.LevelAction, "c: moving consumer-usage's crash point…")
-	m.crashBeforeArm = pv.LastCrashPoint
-	ctl := m.ctl
-	return m, func() tea.Msg {
-		p, err := ctl.CycleCrashPoint(board.Usage)
-		return ActionResultMsg{Op: OpArm, Name: board.Usage, Value: string(p), Err: err}
 	}
 }
 

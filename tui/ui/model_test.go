@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -157,7 +158,7 @@ func feedInputs(m tea.Model) tea.Model {
 }
 
 func newModel(s *scene, ctl Controller) tea.Model {
-	m, _ := New(s.b, ctl, Options{}).Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	m, _ := New(s.b, ctl, Options{ArmAfter: time.Millisecond}).Update(tea.WindowSizeMsg{Width: 120, Height: 36})
 	return m
 }
 
@@ -440,11 +441,12 @@ func TestStatusNamesTheLatestOfTwoCrashPoints(t *testing.T) {
 		board.ProcStatus{Name: board.Usage, At: at(72.5), Event: status.Event{Type: status.Started, Mode: "naive", Reset: "latest", GroupID: "demo-usage"}},
 	})
 
-	// The second arm: the lab reads the board (nothing armed since the
-	// crash) and arms after-delta again; its answer is taken before the
-	// announcement it emitted.
+	// The second arm: c moves on from the board (nothing armed since the
+	// crash) to after-delta again, armed once c rests; the lab's answer is
+	// taken before the announcement it emitted.
 	ctl.armed = lesson.NoCrashPoint
 	m, cmd := m.Update(keyMsg("c"))
+	m, cmd = m.Update(cmd()) // c rested
 	m, _ = m.Update(cmd())
 	if got := statusLine(m); !strings.Contains(got, "crash point after-delta armed") {
 		t.Fatalf("status line after the second arm was answered: %q", got)
@@ -523,5 +525,29 @@ func TestDoneWordsFitTheProjectorWidth(t *testing.T) {
 				t.Errorf("%s %q: %d cells, over 118: %q", op, v, len([]rune(s)), s)
 			}
 		}
+	}
+}
+
+// TestCrashPointChosenBeforeArmed: c c arms after-checkpoint alone, once c
+// rests: after-delta, which fires within a fraction of a second while the
+// producer runs, is passed over, not armed.
+func TestCrashPointChosenBeforeArmed(t *testing.T) {
+	ctl := &fakeController{}
+	m, _ := New(sceneRunning().b, ctl, Options{ArmAfter: time.Hour}).Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	m, _ = m.Update(keyMsg("c"))
+	m, _ = m.Update(keyMsg("c"))
+	if !strings.Contains(m.View(), "c: crash point after-checkpoint, armed in 3600.0 s (c again: next point)") {
+		t.Fatalf("the second c does not show its choice:\n%s", m.View())
+	}
+	m, cmd := m.Update(crashChoiceDue{seq: 1}) // the first c's rest: stale
+	if cmd != nil || len(ctl.Calls()) != 0 {
+		t.Fatalf("the first c's rest armed something: %v", ctl.Calls())
+	}
+	m = drain(m.Update(crashChoiceDue{seq: 2}))
+	if got := ctl.Calls(); !slices.Equal(got, []string{"arm consumer-usage after-checkpoint"}) {
+		t.Fatalf("calls %v, want after-checkpoint armed alone", got)
+	}
+	if !strings.Contains(m.View(), "crash point after-checkpoint armed") {
+		t.Fatalf("no armed status:\n%s", m.View())
 	}
 }
