@@ -41,6 +41,12 @@ type Runner struct {
 // errNotReady: the host has no board yet (the stack was not launched).
 var errNotReady = errors.New("the dashboard has no board yet")
 
+// refusal: the scenario cannot run on this lab as it is; said before the
+// run changes anything.
+type refusal struct{ why string }
+
+func (r refusal) Error() string { return r.why }
+
 // errStopped: the run was cancelled (the presenter stopped it, or the
 // dashboard is quitting).
 var errStopped = errors.New("stopped before the end")
@@ -82,7 +88,9 @@ func (r Runner) Run(ctx context.Context, sc Scenario) Result {
 	if errors.Is(x.err, context.Canceled) {
 		x.err = fmt.Errorf("getting the stack ready: %w", errStopped)
 	}
-	if cleanup := x.cleanup(); cleanup != "" && x.err != nil {
+	var refused refusal
+	notRun := errors.As(x.err, &refused)
+	if cleanup := x.cleanup(); cleanup != "" && x.err != nil && !notRun {
 		cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		if err := x.do(cctx, cleanup); err != nil {
 			r.Host.Note(fmt.Sprintf("scenario %s: cleanup failed: %v", sc.Name, err))
@@ -91,7 +99,7 @@ func (r Runner) Run(ctx context.Context, sc Scenario) Result {
 	}
 	x.evaluate(true)
 
-	res := Result{Name: sc.Name, Title: sc.Title, Checks: x.results, Seconds: time.Since(start).Seconds()}
+	res := Result{Name: sc.Name, Title: sc.Title, Checks: x.results, Seconds: time.Since(start).Seconds(), NotRun: notRun}
 	res.Passed = x.err == nil && len(x.results) > 0
 	for _, c := range x.results {
 		res.Passed = res.Passed && c.Passed
@@ -113,8 +121,11 @@ func (r Runner) Run(ctx context.Context, sc Scenario) Result {
 	if res.Error != "" {
 		note += " (" + res.Error + ")"
 	}
+	if notRun {
+		note = fmt.Sprintf("scenario %s cannot run here: %s", sc.Name, res.Error)
+	}
 	r.Host.Note(note)
-	x.prog.Done, x.prog.Passed, x.prog.Err = true, res.Passed, res.Error
+	x.prog.Done, x.prog.Passed, x.prog.Err, x.prog.NotRun = true, res.Passed, res.Error, notRun
 	x.prog.Press, x.prog.Waiting = nil, ""
 	x.report()
 	return res
@@ -161,6 +172,10 @@ func (x *run) prepare(ctx context.Context) error {
 		}
 		names = append(names, b)
 	}
+	// Before anything changes: a refused lesson leaves the lab as it was.
+	if err := x.fitsReplay(); err != nil {
+		return err
+	}
 	acts := x.preparing(o, names)
 	x.prog.Waiting = stackReady.What
 	if x.sc.Baseline {
@@ -175,7 +190,7 @@ func (x *run) prepare(ctx context.Context) error {
 	if err := x.waitFor(ctx, stackReady, time.Second, DefaultTimeout); err != nil {
 		return fmt.Errorf("preparing the stack: %w", err)
 	}
-	return x.fitsReplay()
+	return nil
 }
 
 // preparing is the script actions that bring the stack to the scenario's
@@ -222,9 +237,9 @@ func (x *run) fitsReplay() error {
 		return err
 	}
 	if n := o.HWMSum(); n > x.sc.MaxReplay {
-		return fmt.Errorf("the topic holds %s messages (a replay lesson's history stays in it): replaying them "+
+		return refusal{fmt.Sprintf("the topic holds %s messages (a replay lesson's history stays in it): replaying them "+
 			"through the store would take longer than this lesson's %s, so %s needs a topic of at most %s; "+
-			"play it before replay, or in a new lab", board.Count(n), replayTimeout, x.sc.Name, board.Count(x.sc.MaxReplay))
+			"play it before replay, or in a new lab. Nothing was changed", board.Count(n), replayTimeout, x.sc.Name, board.Count(x.sc.MaxReplay))}
 	}
 	return nil
 }
@@ -514,6 +529,26 @@ func (x *run) observe() (Observation, error) {
 	return o, nil
 }
 
+// unmeasured says why a check's marks were never taken; the run's error is
+// said once, in the result, not in every check.
+func (x *run) unmeasured(missing []string) string {
+	if errors.As(x.err, new(refusal)) {
+		return "not run: the scenario could not start here (its error says why)"
+	}
+	marks := "its mark " + strconv.Quote(missing[0]) + " was"
+	if len(missing) > 1 {
+		q := make([]string, len(missing))
+		for i, m := range missing {
+			q[i] = strconv.Quote(m)
+		}
+		marks = "its marks " + strings.Join(q, ", ") + " were"
+	}
+	if x.err != nil {
+		return "not measured: the run stopped before " + marks + " taken"
+	}
+	return "not measured: the run ended before " + marks + " taken"
+}
+
 // evaluate runs every pending check whose marks exist; at the end (final)
 // the others fail as not measured.
 func (x *run) evaluate(final bool) {
@@ -529,12 +564,10 @@ func (x *run) evaluate(final bool) {
 		}
 		if len(missing) > 0 {
 			if final {
-				why := "the run ended before " + strings.Join(missing, ", ") + " was measured"
-				if x.err != nil {
-					why += ": " + x.err.Error()
+				x.results[i] = CheckResult{What: c.What, Observed: x.unmeasured(missing)}
+				if !errors.As(x.err, new(refusal)) {
+					x.r.Host.Note(fmt.Sprintf("scenario %s check ✗ %s: %s", x.sc.Name, c.What, x.results[i].Observed))
 				}
-				x.results[i] = CheckResult{What: c.What, Observed: "not measured: " + why}
-				x.r.Host.Note(fmt.Sprintf("scenario %s check ✗ %s: %s", x.sc.Name, c.What, x.results[i].Observed))
 			}
 			continue
 		}

@@ -278,7 +278,7 @@ func TestRunnerTimeoutLeavesChecksUnmeasured(t *testing.T) {
 	if !strings.Contains(res.Error, "step 2/2 (back): timed out after 50ms waiting for: something that never happens") {
 		t.Fatalf("error %q", res.Error)
 	}
-	if c := res.Checks[0]; c.Passed || !strings.HasPrefix(c.Observed, "not measured: the run ended before back was measured") {
+	if c := res.Checks[0]; c.Passed || c.Observed != `not measured: the run stopped before its mark "back" was taken` {
 		t.Fatalf("check %+v", c)
 	}
 	if calls := h.Calls(); calls[len(calls)-1] != "resume" {
@@ -436,5 +436,35 @@ func TestRunnerRefusesAReplayTheTopicIsTooLongFor(t *testing.T) {
 	sc.MaxReplay = 30
 	if res := (Runner{Host: newFakeHost(), Poll: 5 * time.Millisecond}.Run(context.Background(), sc)); strings.Contains(res.Error, "the topic holds") {
 		t.Fatalf("refused a topic within the bound: %+v", res)
+	}
+}
+
+// TestRunnerRefusesBeforeChangingAnything: a scenario whose replay the
+// topic is too long for says so and stops before any action (no reset-lab,
+// no mode switch), its checks not run, the reason said once.
+func TestRunnerRefusesBeforeChangingAnything(t *testing.T) {
+	h := newFakeHost()
+	sc := crashAndBack()
+	sc.Baseline, sc.UsageMode, sc.MaxReplay = true, "guarded", 20 // the topic holds 30
+	res := Runner{Host: h, Poll: 5 * time.Millisecond}.Run(context.Background(), sc)
+	if res.Passed || !res.NotRun || !strings.Contains(res.Error, "the topic holds 30 messages") || !strings.Contains(res.Error, "Nothing was changed") {
+		t.Fatalf("result %+v", res)
+	}
+	if calls := h.Calls(); len(calls) != 0 {
+		t.Fatalf("a refused scenario acted: %q", calls)
+	}
+	for _, c := range res.Checks {
+		if c.Passed || c.Observed != "not run: the scenario could not start here (its error says why)" {
+			t.Fatalf("check %+v", c)
+		}
+	}
+	var said []string
+	for _, n := range strings.Split(h.Notes(), "\n") {
+		if strings.Contains(n, "the topic holds 30 messages") {
+			said = append(said, n)
+		}
+	}
+	if len(said) != 1 || !strings.HasPrefix(said[0], "scenario test cannot run here: ") {
+		t.Fatalf("the reason is said %d times: %q", len(said), h.Notes())
 	}
 }

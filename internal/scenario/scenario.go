@@ -175,6 +175,9 @@ type Result struct {
 	// failed, it was cancelled); empty when every step ran.
 	Error   string  `json:"error,omitempty"`
 	Seconds float64 `json:"seconds"`
+	// NotRun: the scenario refused to start on this lab (Error says why)
+	// before it changed anything.
+	NotRun bool `json:"not_run,omitempty"`
 }
 
 // PanelCost is the rebuild-cost chart (Scenario.Panel).
@@ -205,10 +208,12 @@ type Progress struct {
 	// a view can count down; zero otherwise.
 	HoldUntil time.Time
 	Checks    []CheckResult
-	// Done: the run ended; Passed and Err are final.
+	// Done: the run ended; Passed and Err are final; NotRun: it refused to
+	// start, changing nothing (Err says why).
 	Done   bool
 	Passed bool
 	Err    string
+	NotRun bool
 }
 
 // Catalog returns every scenario, in teaching order.

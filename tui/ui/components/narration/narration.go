@@ -48,6 +48,8 @@ type Panel struct {
 func (p Panel) Title() string {
 	pr := p.Progress
 	switch {
+	case pr.Done && pr.NotRun:
+		return fmt.Sprintf("Scenario %s · NOT RUN: it cannot start here · g another · esc close", pr.Name)
 	case pr.Done && pr.Passed:
 		return fmt.Sprintf("Scenario %s · PASSED ✓ %s · g another · esc close", pr.Name, checkCount(pr.Checks))
 	case pr.Done:
@@ -183,7 +185,11 @@ func (p Panel) body(width int) []string {
 	st, pr := p.Styles, p.Progress
 	var out []string
 	if pr.Done {
-		if pr.Err != "" {
+		switch {
+		case pr.NotRun:
+			out = append(out, wrapIndent(st.Warn.Render("not run: ")+pr.Err, width, 2)...)
+			return out // its checks were never started: the reason is all there is
+		case pr.Err != "":
 			out = append(out, wrapIndent(st.Bad.Render("✗ stopped early: ")+pr.Err, width, 2)...)
 		}
 		// Each check: its claim, then what was measured, in full.
