@@ -59,8 +59,8 @@ func (m Model) scrollBy(up bool) Model {
 	off := m.scrollOffset()
 	if m.showLogs {
 		// Logs scroll back from the newest line: [ goes back in time.
-		_, bh := logsBody(m.width, sc.wholeLowerH(), sc.full)
-		limit := m.logsPanel().MaxBack(bh)
+		bw, bh := logsBody(m.width, sc.wholeLowerH(), sc.full)
+		limit := m.logsPanel(bw).MaxBack(bh)
 		if up {
 			off += scrollStep
 		} else {

@@ -291,8 +291,8 @@ func (m Model) events(w, h int, full bool) string {
 
 func (m Model) logsView(w, h int, full bool) string {
 	st := m.styles
-	p := m.logsPanel()
 	bw, bh := logsBody(w, h, full)
+	p := m.logsPanel(bw)
 	body := common.Lines(p.View(bw, bh))
 	if full {
 		return common.Box(st, p.Title(bw, bh), body, w, h)
@@ -308,12 +308,14 @@ func logsBody(w, h int, full bool) (int, int) {
 	return w, h - 1
 }
 
-func (m Model) logsPanel() logs.Panel {
+// logsPanel is the log view at a body width of w: each line wrapped whole,
+// its end (often the useful part: a point, an error) never cut off.
+func (m Model) logsPanel(w int) logs.Panel {
 	lines := m.logLines
 	if !m.logFetched || len(lines) == 0 {
 		lines = m.board.Tail(m.logName, m.opts.LogLines)
 	}
-	return logs.Panel{Styles: m.styles, Name: m.logName, Lines: lines, Back: m.scrollOffset()}
+	return logs.Panel{Styles: m.styles, Name: m.logName, Lines: logs.Wrap(lines, w), Back: m.scrollOffset()}
 }
 
 func (m Model) header(w int) string {

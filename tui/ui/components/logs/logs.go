@@ -21,6 +21,27 @@ type Panel struct {
 	Back int
 }
 
+// Wrap folds each line to width, its continuations indented by two
+// spaces: a log line's end is where its point or error is.
+func Wrap(lines []string, width int) []string {
+	if width < 8 {
+		return lines
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		parts := common.Wrap(l, width)
+		if len(parts) <= 1 {
+			out = append(out, l)
+			continue
+		}
+		out = append(out, parts[0])
+		for _, rest := range common.Wrap(strings.Join(parts[1:], " "), width-2) {
+			out = append(out, "  "+rest)
+		}
+	}
+	return out
+}
+
 // Title is the box title, with where the view is when it scrolls.
 func (p Panel) Title(width, height int) string {
 	t := "Logs · " + p.Name + " (stderr, newest last) · l or esc to close"
