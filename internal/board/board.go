@@ -101,7 +101,11 @@ type Board struct {
 	commitSeen      bool
 	commitErr       error
 
-	lagHist   map[string][]int64
+	lagHist map[string][]int64
+	// statusHist: the samples each consumer's LagStatus is judged over.
+	statusHist map[string][]lagSample
+	// fleet: the producer's sensors, one message each per interval.
+	fleet     int
 	sampledAt time.Time
 
 	sensors     []SensorState
@@ -163,6 +167,7 @@ func New(processes []string, cfg Config) *Board {
 		procs:      map[string]*proc{},
 		groupsSeen: map[string]bool{},
 		lagHist:    map[string][]int64{},
+		statusHist: map[string][]lagSample{},
 		usage:      map[string]UsageTotals{},
 		truth:      map[string]Truth{},
 		mode:       orDefault(cfg.UsageMode, "naive"),

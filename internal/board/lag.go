@@ -99,6 +99,11 @@ func (b *Board) sampleLag() {
 			h = append([]int64(nil), h[over:]...)
 		}
 		b.lagHist[name] = h
+		sh := append(b.statusHist[name], lagSample{lag: s, consumed: b.consumed(name)})
+		if over := len(sh) - StatusWindow; over > 0 {
+			sh = append([]lagSample(nil), sh[over:]...)
+		}
+		b.statusHist[name] = sh
 	}
 }
 

@@ -516,6 +516,8 @@ type ProcView struct {
 
 	Lag     Lag
 	History []int64 // lag samples, oldest first; -1 = unknown
+	// LagStatus: the lag judged over the last StatusWindow samples.
+	LagStatus LagStatus
 
 	// What the current incarnation reported about itself (Progress and
 	// CaughtUp events); zero before its first report.
@@ -682,6 +684,7 @@ func (b *Board) Process(name string) ProcView {
 		PauseAsked: p.pauseAsked,
 		Lag:        b.lagOf(name),
 		History:    append([]int64(nil), b.lagHist[name]...),
+		LagStatus:  b.lagStatus(name),
 
 		Positions:        append([]status.Position(nil), p.positions...),
 		Processed:        p.processed,

@@ -104,6 +104,9 @@ type ReportProcess struct {
 	Crashes int    `json:"crashes"`
 	// Lag in messages; null when it does not apply or is not fully known.
 	Lag *int64 `json:"lag"`
+	// LagStatus: the lag judged over the last 10 s as Burrow does (OK,
+	// WARN, STALL, STOP; "" before 10 s of samples or without Kafka lag).
+	LagStatus string `json:"lag_status,omitempty"`
 	// Mode and Reset: consumer-usage only.
 	Mode  string `json:"mode,omitempty"`
 	Reset string `json:"reset,omitempty"`
@@ -298,7 +301,7 @@ func reportPartitions(pv PartitionsView) []ReportPartition {
 func reportProcess(pv ProcView) ReportProcess {
 	rp := ReportProcess{
 		Name: pv.Name, State: string(pv.State), PID: pv.PID,
-		Starts: pv.Starts, Crashes: pv.Crashes, Health: pv.Health.Word,
+		Starts: pv.Starts, Crashes: pv.Crashes, Health: pv.Health.Word, LagStatus: string(pv.LagStatus),
 	}
 	if pv.Lag.Known() {
 		rp.Lag = ptr(pv.Lag.Messages)

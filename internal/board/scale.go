@@ -88,6 +88,7 @@ func (b *Board) procRemoved(v ProcRemoved) {
 	}
 	delete(b.procs, v.Name)
 	delete(b.lagHist, v.Name)
+	delete(b.statusHist, v.Name)
 	b.order = slices.DeleteFunc(b.order, func(n string) bool { return n == v.Name })
 	b.event(v.At, v.Name, LevelAction, "removed from the dashboard")
 }

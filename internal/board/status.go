@@ -171,6 +171,9 @@ func (b *Board) onProgress(s statusEvent) {
 	p.processed, p.invalid = e.Processed, e.Invalid
 	if role.Lookup(p.name).Lag == role.LagSent {
 		p.produced = e.Produced
+		if e.Sensors > 0 {
+			b.fleet = e.Sensors
+		}
 		b.producerWaiting(s)
 	}
 	if IsUsage(p.name) {

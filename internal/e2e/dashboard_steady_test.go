@@ -103,6 +103,7 @@ func (v verdictTally) String() string {
 func watchSteady(t *testing.T, tm *tmuxTerm, what string, d time.Duration) (screens int, tally verdictTally) {
 	t.Helper()
 	tally = verdictTally{}
+	currentMax := int64(-1)
 	end := time.Now().Add(d)
 	for time.Now().Before(end) {
 		s := tm.capture()
@@ -117,6 +118,15 @@ func watchSteady(t *testing.T, tm *tmuxTerm, what string, d time.Duration) (scre
 		if len(rows) < 11 {
 			t.Fatalf("%s, screen %d: %d usage rows, want 10 sensors and the total:\n%s", what, screens, len(rows), s)
 		}
+		// Keeping up, whatever its lag's size: never judged behind.
+		for name, r := range procRows(s) {
+			if r.LagStatus != "" && r.LagStatus != "OK" {
+				t.Fatalf("%s, screen %d: %s's lag %s judged %s with nothing broken:\n%s", what, screens, name, r.Lag, r.LagStatus, s)
+			}
+			if n, ok := lagValue(r.Lag); ok && name == "consumer-current" {
+				currentMax = max(currentMax, n)
+			}
+		}
 		for id, r := range rows {
 			tally[r.verdict]++
 			if r.verdict != "exact" {
@@ -125,7 +135,7 @@ func watchSteady(t *testing.T, tm *tmuxTerm, what string, d time.Duration) (scre
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Logf("%s: %d screens in %s, verdict cells: %s", what, screens, d, tally)
+	t.Logf("%s: %d screens in %s, verdict cells: %s; consumer-current's lag at most %d", what, screens, d, tally, currentMax)
 	return screens, tally
 }
 

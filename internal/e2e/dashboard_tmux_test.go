@@ -189,9 +189,12 @@ type procRow struct {
 	Crashes  int
 	Lag      string
 	Health   string // ok, alive, …, down, frozen, stuck 12s
+	// LagStatus: the word beside the lag (OK, WARN, STALL, STOP; "" before
+	// it is judged).
+	LagStatus string
 }
 
-var procRowRe = regexp.MustCompile(`(▸| ) (\d) +(\S+)\s+(.+?)\s+(crashed \([^)]*\)|crashed|crashing…|running \(paused\)|running|replaying \d+%|starting|stopping|stopped|restarting|frozen|retrying(?: \S+)?|backpressure \S+|failed(?:: \S+(?: \S+)?)?)\s+(ok|alive|…|down|frozen|stuck \d+[smh])\s+(\d+|—)\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+(— down|…|no commit|≥[\d,]+|[\d,]+ sent|paused, [\d,]+ sent|no Kafka lag|[\d,]+)(?: stale)?)?`)
+var procRowRe = regexp.MustCompile(`(▸| ) (\d) +(\S+)\s+(.+?)\s+(crashed \([^)]*\)|crashed|crashing…|running \(paused\)|running|replaying \d+%|starting|stopping|stopped|restarting|frozen|retrying(?: \S+)?|backpressure \S+|failed(?:: \S+(?: \S+)?)?)\s+(ok|alive|…|down|frozen|stuck \d+[smh])\s+(\d+|—)\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+(— down|…|no commit|≥[\d,]+|[\d,]+ sent|paused, [\d,]+ sent|no Kafka lag|[\d,]+)(?: stale)?(?: (OK|WARN|STALL|STOP))?)?`)
 
 // procRows parses the process table of a screen.
 func procRows(screen string) map[string]procRow {
@@ -204,7 +207,7 @@ func procRows(screen string) map[string]procRow {
 		if _, seen := rows[m[3]]; seen {
 			continue
 		}
-		r := procRow{Selected: m[1] == "▸", State: m[5], Health: m[6], Lag: m[11]}
+		r := procRow{Selected: m[1] == "▸", State: m[5], Health: m[6], Lag: m[11], LagStatus: m[12]}
 		r.PID, _ = strconv.Atoi(m[7])
 		r.Starts, _ = strconv.Atoi(m[9])
 		r.Crashes, _ = strconv.Atoi(m[10])

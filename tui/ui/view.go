@@ -84,12 +84,13 @@ func (m Model) screen() screen {
 			bars = lag.WideBars
 		}
 		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(min(processes.Width(false), inner-lag.WidthFor(bars)-1), len(procs)+1)
-		lagCol := lag.Panel{Styles: st, Procs: procs, Bars: bars}.View(lag.WidthFor(bars), len(procs)+1)
+		floor := common.SparkFloor(m.board.Fleet())
+		lagCol := lag.Panel{Styles: st, Procs: procs, Bars: bars, Floor: floor}.View(lag.WidthFor(bars), len(procs)+1)
 		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
 		if m.board.Has(board.Usage) {
 			body = append(body, processes.UsageLine(st, m.board.Process(board.Usage), procs, inner))
 		}
-		title := "Processes · lag (" + common.SparkLegend + ")"
+		title := "Processes · lag (" + common.SparkLegend(floor) + ")"
 		lines, more := m.partitionLines(len(body)+m.rowsToCome(), inner, h, sc.footer)
 		body = append(body, lines...)
 		title += more

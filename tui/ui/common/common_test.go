@@ -61,13 +61,21 @@ func TestSparkline(t *testing.T) {
 		{nil, 4, 15, "    "},
 	}
 	for _, tc := range tests {
-		if got := Sparkline(tc.samples, tc.cells, tc.perCell); got != tc.want {
+		if got := Sparkline(tc.samples, tc.cells, tc.perCell, 10); got != tc.want {
 			t.Errorf("Sparkline(%v, %d, %d) = %q, want %q", tc.samples, tc.cells, tc.perCell, got, tc.want)
 		}
 	}
+	// A fleet of 10 sensors: one interval behind is 10 of a floor of 50,
+	// low bars; only a lag five intervals deep reaches the top.
+	if got := Sparkline([]int64{10, 10, 10, 10}, 4, 1, SparkFloor(10)); got != "▃▃▃▃" {
+		t.Errorf("a steady lag of one interval with 10 sensors: %q", got)
+	}
+	if got := Sparkline([]int64{10, 30, 50}, 3, 1, SparkFloor(10)); got != "▃▅█" {
+		t.Errorf("a lag growing to five intervals: %q", got)
+	}
 	// The window is fixed: 60 samples in 15 bars, whatever the history holds.
 	long := make([]int64, 100)
-	if got := Sparkline(long, 15, 4); len([]rune(got)) != 15 {
+	if got := Sparkline(long, 15, 4, 10); len([]rune(got)) != 15 {
 		t.Errorf("window of %d bars", len([]rune(got)))
 	}
 }

@@ -70,12 +70,22 @@ func SparkLevel(n, peak int64) rune {
 	return bars[min(top, 1+(top-1)*n/peak)]
 }
 
-// SparkLegend says how to read a sparkline, for a panel's title.
-const SparkLegend = "bars: last 60 s, ▁ 0, █ the row's peak or 10"
+// SparkLegend says how to read a sparkline whose full bar stands for at
+// least floor messages, for a panel's title.
+func SparkLegend(floor int64) string {
+	return "bars: last 60 s, ▁ 0, █ the row's peak or " + Count(floor)
+}
 
-// sparkFloor is the least a full bar stands for: a lag steady at 2 (a
-// batch in hand) draws low bars, not full ones.
-const sparkFloor = 10
+// SparkFloor is the least a full bar stands for with a fleet of sensors:
+// five intervals' messages, so a consumer one interval behind (a batch in
+// hand, as it keeps up) draws low bars, not full ones. Without a fleet
+// known yet, 10.
+func SparkFloor(fleet int) int64 {
+	if fleet <= 0 {
+		return 10
+	}
+	return 5 * int64(fleet)
+}
 
 // Sparkline draws a fixed window of samples (one per second, oldest first)
 // in cells bars of perCell samples each, the newest at the right edge: a
@@ -84,7 +94,7 @@ const sparkFloor = 10
 // window's peak (SparkLevel); a dot when none of them is known (-1), blank
 // before the history starts. The window is cells×perCell samples whatever
 // the history holds.
-func Sparkline(samples []int64, cells, perCell int) string {
+func Sparkline(samples []int64, cells, perCell int, floor int64) string {
 	if cells <= 0 || perCell <= 0 {
 		return ""
 	}
@@ -92,7 +102,7 @@ func Sparkline(samples []int64, cells, perCell int) string {
 	if len(samples) > window {
 		samples = samples[len(samples)-window:]
 	}
-	peak := int64(sparkFloor)
+	peak := max(1, floor)
 	for _, s := range samples {
 		peak = max(peak, s)
 	}

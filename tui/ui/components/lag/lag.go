@@ -62,18 +62,29 @@ func Text(p board.ProcView) (string, board.Level) {
 	case len(l.Unknown) > 0:
 		s, level = "≥"+common.Count(l.Messages), board.LevelWarn
 	default:
-		s = common.Count(l.Messages)
-		if l.Messages > 0 {
-			level = board.LevelWarn
-		}
+		// Its size alone says little: one interval's messages in flight is
+		// a consumer keeping up. The status (judged over 10 s) says more.
+		s, level = common.Count(l.Messages), statusLevel[p.LagStatus]
 	}
 	if l.Messages > 0 && !p.Alive {
 		level = board.LevelBad // growing while nobody consumes
 	}
 	if l.Stale {
 		s += " stale"
+	} else if w := string(p.LagStatus); w != "" && lipgloss.Width(s)+1+len(w) <= ValueWidth {
+		s += " " + w
 	}
 	return s, level
+}
+
+// statusLevel is how a lag status looks; unjudged (its first seconds) is
+// plain.
+var statusLevel = map[board.LagStatus]board.Level{
+	board.LagUnjudged: board.LevelInfo,
+	board.LagOK:       board.LevelGood,
+	board.LagWarn:     board.LevelWarn,
+	board.LagStall:    board.LevelBad,
+	board.LagStop:     board.LevelBad,
 }
 
 // sentText is the producer's messages sent, "— down" while it is dead.
@@ -136,6 +147,8 @@ type Panel struct {
 	Procs  []board.ProcView
 	// Bars is the sparkline's bars: Bars (0) or WideBars.
 	Bars int
+	// Floor is the least a full bar stands for (common.SparkFloor).
+	Floor int64
 }
 
 // View renders the header and the rows: the value, and for consumers the
@@ -152,7 +165,7 @@ func (p Panel) View(width, height int) string {
 		t, lv := Text(pv)
 		line := st.Level(lv).Render(pad(ansi.Truncate(t, ValueWidth, "…"), ValueWidth))
 		if pv.Lag.Applies {
-			line += " " + st.Level(lv).UnsetBold().Render(common.Sparkline(withNow(pv), bars, perBar))
+			line += " " + st.Level(lv).UnsetBold().Render(common.Sparkline(withNow(pv), bars, perBar, p.Floor))
 		}
 		lines = append(lines, line)
 	}
