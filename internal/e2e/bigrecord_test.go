@@ -12,6 +12,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/consumers/usage"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kafkacfgtest"
+	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
@@ -30,9 +31,9 @@ const bigFieldBytes = 1_000_000
 //     sizes, a prefix of the value, the cut flag), moves on, and its
 //     committed offsets reach the high watermarks (lag 0); restarted in a
 //     fresh group it forwards nothing twice;
-//   - consumer-current (also when restarted from its changelog) and the
-//     audit read both large records, skip the poison one and hold the
-//     valid one as the sensor's last state.
+//   - consumer-current and the audit read both large records, skip the
+//     poison one and hold the valid one as the sensor's last state;
+//     consumer-current's changelog holds that state for its next start.
 func TestOversizedPoisonRecord(t *testing.T) {
 	in := Stack(t)
 	dlqTopic := kafkacfg.DeadLetterTopic(in.Topic)
@@ -65,7 +66,8 @@ func TestOversizedPoisonRecord(t *testing.T) {
 	t.Logf("poison record %s: %d bytes (key %d, value %d)", pos(big.Partition, big.Offset), len(big.Key)+len(big.Value), len(big.Key), len(big.Value))
 
 	use := in.Role(t, "consumer", "usage", "--reset", "earliest", "--group", group)
-	cur := in.Role(t, "consumer", "current")
+	curArgs := []string{"consumer", "current", "--rebuild", "changelog"}
+	cur := in.Role(t, curArgs...)
 	qry := in.Role(t, "consumer", "query")
 	awaitUsageInvalid(t, use, tp, 1)
 	checkInvalidEvents(t, use, poison)
@@ -83,8 +85,14 @@ func TestOversizedPoisonRecord(t *testing.T) {
 	// again from its changelog, and the audit.
 	checkState(t, cur.URL(30*time.Second), tp, truth)
 	checkInvalidEvents(t, cur, poison)
-	cur.Kill()
-	checkState(t, in.Role(t, "consumer", "current").URL(30*time.Second), tp, truth)
+	if code, took := cur.Stop(); code != 0 { // a graceful stop publishes the changelog
+		t.Fatalf("consumer-current exited %d after SIGTERM (%s)", code, took)
+	}
+	cur2 := in.Role(t, curArgs...)
+	if ev := cur2.Await("rebuild announced", isType(status.Rebuild), 60*time.Second); ev.Strategy != "changelog" || ev.Reason != "" {
+		t.Fatalf("consumer-current restarted with %q (%s), want the changelog", ev.Strategy, ev.Reason)
+	}
+	awaitStateIs(t, cur2.URL(30*time.Second), tp, truth)
 	checkAudit(t, in.Brokers, in.Topic, tp, truth, poison, cps)
 
 	// Every record delivered again in a fresh group: the poison record is
