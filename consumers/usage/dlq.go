@@ -243,17 +243,7 @@ func (d *deadLetter) Forward(ctx context.Context, r Record, reason string) error
 		return err
 	}
 	dc := make(chan kafka.Event, 1)
-	msg := &kafka.Message{
-		TopicPartition: kafka.TopicPartition{Topic: &d.topic, Partition: kafka.PartitionAny},
-		Key:            r.Key,
-		Value:          r.Value,
-		Headers: []kafka.Header{
-			{Key: HeaderReason, Value: []byte(reason)},
-			{Key: HeaderSourceTopic, Value: []byte(d.source)},
-			{Key: HeaderSourcePartition, Value: []byte(strconv.FormatInt(int64(r.Partition), 10))},
-			{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
-		},
-	}
+	msg, sent, cut := envelope(d.topic, d.source, r, reason, kafkacfg.DeadLetterMaxBytes)
 	for {
 		err := d.producer.Produce(msg, dc)
 		if err == nil {
@@ -278,9 +268,10 @@ func (d *deadLetter) Forward(ctx context.Context, r Record, reason string) error
 		if err := m.TopicPartition.Error; err != nil {
 			return fmt.Errorf("dead-letter topic %s: delivery failed: %w", d.topic, err)
 		}
-		d.forwarded[sourcePos{r.Partition, r.Offset}] = reason
+		d.forwarded[sourcePos{r.Partition, r.Offset}] = sent
 		d.log.Info("forwarded to the dead-letter topic", "partition", r.Partition, "offset", r.Offset,
-			"dlq_partition", m.TopicPartition.Partition, "dlq_offset", m.TopicPartition.Offset, "reason", reason)
+			"dlq_partition", m.TopicPartition.Partition, "dlq_offset", m.TopicPartition.Offset, "reason", sent,
+			"size", len(r.Key)+len(r.Value), "cut", cut)
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -241,7 +241,13 @@ func expectedUsage(tp Topic, checkpoints map[string]store.Checkpoint, recordAt f
 // acks=all producer, waits for every delivery and returns where each landed.
 func Produce(t testing.TB, brokers, topic string, recs ...[2][]byte) []Record {
 	t.Helper()
-	p, err := kafka.NewProducer(kafkacfg.Producer(brokers))
+	return ProduceWith(t, kafkacfg.Producer(brokers), topic, recs...)
+}
+
+// ProduceWith is Produce with a producer of config cfg.
+func ProduceWith(t testing.TB, cfg *kafka.ConfigMap, topic string, recs ...[2][]byte) []Record {
+	t.Helper()
+	p, err := kafka.NewProducer(cfg)
 	if err != nil {
 		t.Fatalf("producer: %v", err)
 	}

@@ -255,8 +255,16 @@ func DeadLetterProducer(brokers string) *kafka.ConfigMap {
 	(*c)["client.id"] = "krl-consumer-usage-dlq"
 	(*c)["linger.ms"] = 0
 	(*c)["message.timeout.ms"] = 0
+	(*c)["message.max.bytes"] = DeadLetterMaxBytes
 	return c
 }
+
+// DeadLetterMaxBytes is the largest record the dead-letter producer sends
+// (its message.max.bytes, librdkafka's default, under the 1048588 bytes a
+// topic takes by default on Apache Kafka and the embedded broker). The
+// source topic may hold larger records: consumer-usage cuts their
+// dead-letter record to fit (consumers/usage/dlqenvelope.go).
+const DeadLetterMaxBytes = 1_000_000
 
 // DeadLetterReader reads the dead-letter topic once, by assignment (no
 // group join, no commits; librdkafka only wants a group id).

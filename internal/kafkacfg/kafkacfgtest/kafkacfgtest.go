@@ -47,3 +47,13 @@ func CommittedReader(brokers, groupID string) *kafka.ConfigMap {
 	c["enable.auto.offset.store"] = false
 	return &c
 }
+
+// LargeProducer is a test's own producer of records up to maxBytes: what
+// any client of the topic may write, beyond what the product's producers
+// send.
+func LargeProducer(brokers string, maxBytes int) *kafka.ConfigMap {
+	c := kafkacfg.Producer(brokers)
+	(*c)["client.id"] = "krl-test-large-producer"
+	(*c)["message.max.bytes"] = maxBytes
+	return c
+}
