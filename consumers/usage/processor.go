@@ -195,15 +195,21 @@ func (p *Processor) Checkpoint(sensorID string) (store.Checkpoint, bool) {
 	return cp, ok
 }
 
-// Through is, per partition, the offset after the furthest record whose
-// checkpoint this consumer knows (in memory: durable ones after Load, plus
-// its own since). A record below it was processed before, so a consumer
-// that starts reading below it gets those records delivered again. Invalid
-// records write no checkpoint, so trailing invalid ones are not counted.
+// Through is, per partition, the offset after the furthest message this
+// consumer knows was processed (in memory: durable ones after Load, plus
+// its own since): checkpointed, or with a usage record past its sensor's
+// checkpoint (a crash between the delta and the checkpoint: processed
+// half-way, and its delta counts again when it is delivered again). A
+// message below it was processed before, so a consumer that starts reading
+// below it gets those messages delivered again. Invalid messages write
+// neither, so trailing invalid ones are not counted.
 func (p *Processor) Through() map[int32]int64 {
 	out := map[int32]int64{}
 	for _, cp := range p.checkpoints {
 		out[cp.Partition] = max(out[cp.Partition], cp.Offset+1)
+		for _, f := range cp.Summary.Furthest {
+			out[f.Partition] = max(out[f.Partition], f.Offset+1)
+		}
 	}
 	return out
 }

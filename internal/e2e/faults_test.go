@@ -183,39 +183,7 @@ quit
 `, "--usage-mode", "guarded", "--interval", "50ms", "--seed", "22")
 
 	d.awaitLog("the crash", regexp.MustCompile(`consumer-usage crashed on request`), 90*time.Second)
-	brokers, mongo := d.external, ""
-	if m := regexp.MustCompile(`broker listening \(kafka\) on (\S+)`).FindStringSubmatch(d.stderr()); brokers == "" && m != nil {
-		brokers = m[1]
-	}
-	if m := regexp.MustCompile(`store listening \(mongo\) on (\S+)`).FindStringSubmatch(d.stderr()); m != nil {
-		mongo = "mongodb://" + m[1] + "/krl"
-	}
-	if brokers == "" || mongo == "" {
-		t.Fatalf("addresses not in the event log (broker %q, store %q)", brokers, mongo)
-	}
-	committed := Committed(t, brokers, d.group, d.topic)
-	through := map[int32]int64{}
-	for _, cp := range LoadCheckpoints(t, mongo) {
-		through[cp.Partition] = max(through[cp.Partition], cp.Offset+1)
-	}
-	// A kill in the middle of a batch leaves records past their checkpoints:
-	// those messages were processed too (their effects are written).
-	WithStore(t, mongo, func(ctx context.Context, st *store.Store) error {
-		recorded, err := st.RecordedCoverage(ctx)
-		for _, c := range recorded {
-			if c.Records > 0 {
-				through[c.Through.Partition] = max(through[c.Through.Partition], c.Through.Offset+1)
-			}
-		}
-		return err
-	})
-	var want int64
-	for p, end := range through {
-		if c, ok := committed[p]; ok && end > c {
-			want += end - c
-		}
-	}
-	t.Logf("while consumer-usage is down: committed %v, processed through %v: %d to deliver again", committed, through, want)
+	want := toDeliverAgain(t, d)
 	if !stillDown(d) {
 		t.Fatal("consumer-usage started again before the offsets were read; the script's wait is too short")
 	}
@@ -291,4 +259,103 @@ func startRealKafka(t *testing.T, dir, addr string) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("restart real Kafka: %v\n%s", err, out.String())
 	}
+}
+
+// toDeliverAgain reads, while consumer-usage is down, what its restart
+// will be delivered again: per partition, from the committed offset to
+// the furthest message processed, by a checkpoint or by a usage record
+// past its sensor's checkpoint (processed half-way). An independent
+// reading of the broker and the store.
+func toDeliverAgain(t *testing.T, d *dashboard) int64 {
+	t.Helper()
+	brokers, mongo := d.external, ""
+	if m := regexp.MustCompile(`broker listening \(kafka\) on (\S+)`).FindStringSubmatch(d.stderr()); brokers == "" && m != nil {
+		brokers = m[1]
+	}
+	if m := regexp.MustCompile(`store listening \(mongo\) on (\S+)`).FindStringSubmatch(d.stderr()); m != nil {
+		mongo = "mongodb://" + m[1] + "/krl"
+	}
+	if brokers == "" || mongo == "" {
+		t.Fatalf("addresses not in the event log (broker %q, store %q)", brokers, mongo)
+	}
+	committed := Committed(t, brokers, d.group, d.topic)
+	through := map[int32]int64{}
+	for _, cp := range LoadCheckpoints(t, mongo) {
+		through[cp.Partition] = max(through[cp.Partition], cp.Offset+1)
+	}
+	// A kill in the middle of a batch, or between a delta and its
+	// checkpoint, leaves records past their checkpoints: those messages
+	// were processed too (their effects are written).
+	recorded := map[int32]int64{}
+	WithStore(t, mongo, func(ctx context.Context, st *store.Store) error {
+		cov, err := st.RecordedCoverage(ctx)
+		for _, c := range cov {
+			for _, f := range c.Furthest {
+				recorded[f.Partition] = max(recorded[f.Partition], f.Offset+1)
+			}
+			if c.Records > 0 {
+				recorded[c.Through.Partition] = max(recorded[c.Through.Partition], c.Through.Offset+1)
+			}
+		}
+		return err
+	})
+	var want int64
+	for p, end := range through {
+		end = max(end, recorded[p])
+		if c, ok := committed[p]; ok && end > c {
+			want += end - c
+		}
+	}
+	t.Logf("while consumer-usage is down: committed %v, checkpointed through %v, recorded through %v: %d to deliver again", committed, through, recorded, want)
+	return want
+}
+
+// TestRedeliveredAfterDelta: a naive crash between the delta and the
+// checkpoint; the restart's "delivered again" counts the half-processed
+// message, the one whose delta is counted again, as the drift names it.
+func TestRedeliveredAfterDelta(t *testing.T) {
+	d := newDashboard(t)
+	d.startHeadless(`
+wait-caught-up 60s
+wait 2s
+crash-at consumer-usage after-delta
+wait-down consumer-usage 60s
+wait 4s
+start consumer-usage
+wait-caught-up 60s
+pause producer
+wait-caught-up 60s
+quit
+`, "--usage-mode", "naive", "--interval", "50ms", "--seed", "42")
+
+	d.awaitLog("the crash point", regexp.MustCompile(`crash point after-delta reached`), 90*time.Second)
+	want := toDeliverAgain(t, d)
+	if !stillDown(d) {
+		t.Fatal("consumer-usage started again before the offsets were read; the script's wait is too short")
+	}
+	if want < 1 {
+		t.Fatalf("nothing to deliver again after a crash between a delta and its checkpoint")
+	}
+	d.awaitLog("the restart's redelivery event", regexp.MustCompile(`crash point after-delta reached(?s:.*)consumer-usage resumes`), 60*time.Second)
+	after := d.stderr()[strings.Index(d.stderr(), "crash point after-delta reached"):]
+	m := regexp.MustCompile(`consumer-usage resumes [^\n]*?(\d+) messages? delivered again`).FindStringSubmatch(after)
+	if m == nil {
+		t.Fatalf("no redelivery count after the crash in:\n%s", d.stderr())
+	}
+	got, _ := strconv.ParseInt(m[1], 10, 64)
+	if got != want {
+		t.Errorf("the dashboard says %d messages delivered again, the committed offsets, checkpoints and records say %d", got, want)
+	}
+	if code := d.waitExit(3 * time.Minute); code != 0 {
+		t.Fatalf("dashboard exited %d", code)
+	}
+	r := d.readReport()
+	if u := r.proc(t, "consumer-usage"); u.Redelivered == nil || *u.Redelivered != want {
+		t.Errorf("report redelivered = %v, want %d", fmtLag(u.Redelivered), want)
+	}
+	again := r.DriftCausesByKind["counted-again"]
+	if again.Messages < 1 || int64(again.Messages) > want {
+		t.Errorf("%d messages counted again, %d delivered again: every message counted again was delivered again", again.Messages, want)
+	}
+	t.Logf("delivered again %d; counted again %d messages (+%.2f h)", want, again.Messages, again.DriftHours)
 }
