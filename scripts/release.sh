@@ -115,7 +115,7 @@ platform: linux
 version: $version
 section: utils
 priority: optional
-maintainer: Kafka Recovery Lab <krl@users.noreply.github.com>
+maintainer: Kafka Recovery Lab <krl@kafka-recovery-lab.invalid>
 description: |
   Kafka Recovery Lab: watch Kafka consumers crash and recover, live,
   in a terminal dashboard, on an embedded broker and store.
