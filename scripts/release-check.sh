@@ -78,10 +78,13 @@ step "arm64"
 arm=$(mktemp -d "$troot/arm64.XXXXXX")
 tar -xzf "$out/krl_${version}_linux_arm64.tar.gz" -C "$arm"
 armbin=$arm/krl_${version}_linux_arm64/krl
-file "$armbin" | tee /dev/stderr | grep -q 'ARM aarch64' || fail "the arm64 binary is not an aarch64 ELF"
+desc=$(file "$armbin")
+echo "$desc"
+grep -q 'ARM aarch64' <<<"$desc" || fail "the arm64 binary is not an aarch64 ELF"
 if command -v qemu-aarch64 >/dev/null && [ -d /usr/aarch64-linux-gnu ]; then
-  qemu-aarch64 -L /usr/aarch64-linux-gnu "$armbin" --version | tee /dev/stderr | grep -qx "krl $version" ||
-    fail "the arm64 binary under qemu-aarch64 does not say $version"
+  v=$(qemu-aarch64 -L /usr/aarch64-linux-gnu "$armbin" --version)
+  echo "$v"
+  grep -qx "krl $version" <<<"$v" || fail "the arm64 binary under qemu-aarch64 does not say $version"
 else
   echo "qemu-aarch64 or the arm64 libc (/usr/aarch64-linux-gnu) is not installed: the arm64 binary was not run"
 fi
