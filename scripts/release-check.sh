@@ -72,6 +72,9 @@ fi
 # The report's scenario result, read with the tools of a bare machine.
 passed=$(tr -d '\n' <"$run/report.json" | grep -o '"scenario": *{ *"name": *"'"$scenario"'", *"title": *"[^"]*", *"passed": *[a-z]*' | sed 's/.*: *//')
 [ "$passed" = true ] || { tail -n 40 "$run/stderr.log" >&2; fail "report: scenario $scenario passed=${passed:-missing}"; }
+if tr -d '\n' <"$run/report.json" | grep -q '"observed": *"\(not measured[^"]*\)\?"'; then
+  fail "report: a check of $scenario was not measured"
+fi
 echo "ok: $scenario passed in $(($(date +%s) - start)) s from the installed binary"
 
 step "arm64"
