@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What one attendee lab costs the workshop server (tui serve): RSS and CPU of
+# What one attendee lab costs the workshop server (krl serve): RSS and CPU of
 # the server's whole process tree (the server, the shared broker and store,
 # the presenter's lab, each attendee's producer and three consumers, the
 # supervisors' watchdog shells):

@@ -12,7 +12,7 @@
 #     10,000 (producer paused, consumers caught up, 20 s later);
 #   - the dashboard's idle CPU per process, its librdkafka threads and its
 #     crash-key latency (scripts/bench-dashboard.sh);
-#   - what one attendee lab costs tui serve (scripts/bench-serve.sh 5);
+#   - what one attendee lab costs krl serve (scripts/bench-serve.sh 5);
 #   - one GET /usage answer (the summaries) beside a scan of the same
 #     records, at 1k/10k/100k usage records on the embedded store;
 #   - consumer-usage's maximum sustained rate in each mode, and guarded at
@@ -247,7 +247,7 @@ fi
 
 if want serve; then
 	echo
-	echo "## one attendee lab in tui serve (scripts/bench-serve.sh 5, $runs runs)"
+	echo "## one attendee lab in krl serve (scripts/bench-serve.sh 5, $runs runs)"
 	for r in $(seq "$runs"); do
 		scripts/bench-serve.sh 5 >"$work/serve-$r.out" 2>&1 || { cat "$work/serve-$r.out"; exit 1; }
 		# per lab: RSS MB, PSS MB, CPU %core, processes

@@ -42,7 +42,7 @@ type dashboardFlags struct {
 // keys and the flags on stdout and returns flag.ErrHelp.
 func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error) {
 	var f dashboardFlags
-	fs := flag.NewFlagSet("tui", flag.ContinueOnError)
+	fs := flag.NewFlagSet("krl", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText, "\ndashboard keys:\n", keysHelp(), "\ndashboard flags:\n")
@@ -155,7 +155,7 @@ func runDashboard(args []string) int {
 	if err != nil {
 		code := cli.Exit(os.Stderr, err)
 		if code == cli.ExitUsage {
-			fmt.Fprintln(os.Stderr, "(tui -h lists the dashboard's flags and keys)")
+			fmt.Fprintln(os.Stderr, "(krl -h lists the dashboard's flags and keys)")
 		}
 		return code
 	}

@@ -1,4 +1,4 @@
-// Command tui is Kafka Recovery Lab: with no subcommand it opens the
+// Command tui builds krl, Kafka Recovery Lab: with no subcommand it opens the
 // dashboard; with one it runs one of the roles the dashboard supervises, so
 // every role is a real child process of the same binary.
 package main
@@ -15,21 +15,23 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/procs"
 	"github.com/kafka-recovery-lab/krl/internal/role"
+	"github.com/kafka-recovery-lab/krl/internal/version"
 	"github.com/kafka-recovery-lab/krl/producer"
 )
 
 const usageText = `Kafka Recovery Lab
 
 usage:
-  tui [flags]                     the dashboard (tui -h for its keys and flags)
-  tui broker   [flags]            embedded Kafka-protocol broker (kfake)
-  tui store    [flags]            embedded MongoDB-wire store (FerretDB, SQLite)
-  tui kafka-node [flags]          one Apache Kafka node of --cluster N (a JVM)
-  tui producer [flags]            telemetry simulator
-  tui consumer current [flags]    consumer-current: replay from earliest, state in memory
-  tui consumer usage [flags]      consumer-usage: checkpoint in the store + latest
-  tui consumer query [flags]      consumer-query: stateless usage totals over HTTP
-  tui serve [flags]               the workshop over SSH: a lab per attendee (tui serve -h)
+  krl [flags]                     the dashboard (krl -h for its keys and flags)
+  krl broker   [flags]            embedded Kafka-protocol broker (kfake)
+  krl store    [flags]            embedded MongoDB-wire store (FerretDB, SQLite)
+  krl kafka-node [flags]          one Apache Kafka node of --cluster N (a JVM)
+  krl producer [flags]            telemetry simulator
+  krl consumer current [flags]    consumer-current: replay from earliest, state in memory
+  krl consumer usage [flags]      consumer-usage: checkpoint in the store + latest
+  krl consumer query [flags]      consumer-query: stateless usage totals over HTTP
+  krl serve [flags]               the workshop over SSH: a lab per attendee (krl serve -h)
+  krl version                     the version, the commit, Go and librdkafka (also krl --version)
 `
 
 func main() {
@@ -48,6 +50,10 @@ var commands = map[string]func(args []string, stderr io.Writer) int{
 	"producer":   func(args []string, _ io.Writer) int { return producer.Main(args) },
 	"serve":      func(args []string, _ io.Writer) int { return serveMain(args) },
 	"consumer":   consumerMain,
+	"version": func([]string, io.Writer) int {
+		fmt.Fprint(os.Stdout, version.Read())
+		return cli.ExitOK
+	},
 	"help": func([]string, io.Writer) int {
 		fmt.Fprint(os.Stdout, usageText)
 		return cli.ExitOK
@@ -62,6 +68,9 @@ var consumers = map[string]func(args []string) int{
 }
 
 func dispatch(args []string, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args[0] = "version"
+	}
 	if len(args) == 0 || (len(args[0]) > 0 && args[0][0] == '-') {
 		return runDashboard(args)
 	}

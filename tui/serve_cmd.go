@@ -60,10 +60,10 @@ func joinAuthFile(args []string) []string {
 func parseServeFlags(args []string, stdout io.Writer) (serveFlags, error) {
 	var f serveFlags
 	auth := authFlag{mode: serve.AuthOpen}
-	fs := flag.NewFlagSet("tui serve", flag.ContinueOnError)
+	fs := flag.NewFlagSet("krl serve", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: tui serve [flags]
+		fmt.Fprint(fs.Output(), `usage: krl serve [flags]
 
 The workshop over SSH: one shared broker and store, the presenter's lab, and
 for every attendee who connects (ssh -p PORT HOST) a lab of their own; user
@@ -120,7 +120,7 @@ func serveMain(args []string) int {
 		return cli.Exit(os.Stderr, err)
 	}
 	if err := checkTerminal(); err != nil && !f.headless {
-		return cli.Exit(os.Stderr, fmt.Errorf("tui serve's screen needs a terminal (%v): run it in one, or add --headless to run without", err))
+		return cli.Exit(os.Stderr, fmt.Errorf("krl serve's screen needs a terminal (%v): run it in one, or add --headless to run without", err))
 	}
 	if f.DataDir, err = filepath.Abs(f.DataDir); err != nil {
 		return cli.Exit(os.Stderr, err)

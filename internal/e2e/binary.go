@@ -67,7 +67,7 @@ func buildBinary() (string, error) {
 			return "", fmt.Errorf("go tool not found: %w", err)
 		}
 	}
-	out := filepath.Join(dir, "tui")
+	out := filepath.Join(dir, "krl")
 	cmd := exec.Command(goTool, "build", "-o", out, "./tui")
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {

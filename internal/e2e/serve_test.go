@@ -25,7 +25,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 )
 
-// The workshop over SSH, end to end: the real server (tui serve) with its
+// The workshop over SSH, end to end: the real server (krl serve) with its
 // embedded store (and broker, unless KAFKA_BROKER names one), real SSH
 // clients with a pty (golang.org/x/crypto/ssh), real keys typed into real
 // dashboards, and every lab's numbers compared afterwards with its own
