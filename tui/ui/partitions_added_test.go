@@ -151,3 +151,22 @@ func TestPartitionsAddedGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionsViewScrolls: at 120x36 the partitions view with four
+// partitions does not fit; its title says which lines show, and ] brings
+// the last sections (Keys, Acked) into view whole, never cut.
+func TestPartitionsViewScrolls(t *testing.T) {
+	top := render(t, scenePartitionsAdded(), 120, 36, keyMsg("t"))
+	if !strings.Contains(top, "· lines 1-13 of 24 · [ ] scroll") || strings.Contains(top, "Acked") {
+		t.Fatalf("no scroll hint, or Acked already shown:\n%s", top)
+	}
+	if strings.Contains(top, "read…") {
+		t.Fatalf("a partition's line is cut:\n%s", top)
+	}
+	bottom := render(t, scenePartitionsAdded(), 120, 36, keyMsg("t"), keyMsg("]"), keyMsg("]"), keyMsg("]"), keyMsg("]"))
+	for _, want := range []string{"lines 12-24 of 24", "Keys     10 sensors", "Acked "} {
+		if !strings.Contains(bottom, want) {
+			t.Fatalf("after ] the view lacks %q:\n%s", want, bottom)
+		}
+	}
+}

@@ -27,6 +27,8 @@ func (m Model) scrollTarget() string {
 		return ""
 	case m.showLogs:
 		return "logs:" + m.logName
+	case m.showPartitions && !m.showWhy:
+		return "partitions"
 	case m.narration != nil:
 		return "narration:" + m.narration.Name + "/" + m.narration.StepTitle + "/" + boolWord(m.narration.Done)
 	}
@@ -65,6 +67,17 @@ func (m Model) scrollBy(up bool) Model {
 			off += scrollStep
 		} else {
 			off -= scrollStep
+		}
+		m.scroll = scrollState{target: target, offset: max(0, min(off, limit))}
+		return m
+	}
+	if target == "partitions" {
+		bw, bh := partitionsBody(m.width, sc.middleH, sc.full)
+		limit := max(0, len(m.partitionsDetail(bw))-bh)
+		if up {
+			off -= scrollStep
+		} else {
+			off += scrollStep
 		}
 		m.scroll = scrollState{target: target, offset: max(0, min(off, limit))}
 		return m

@@ -218,14 +218,32 @@ func (m Model) middleOrPartitions(sc screen, w int, full bool) string {
 	if !m.showPartitions {
 		return m.middle(sc.sensors, sc.usage, w, sc.middleH, full)
 	}
-	st, h := m.styles, sc.middleH
-	pv := m.board.Partitions()
-	p := partitions.Panel{Styles: st, View: pv}
-	title := "Partitions of " + pv.Topic + " · t or esc closes"
-	if full {
-		return common.Box(st, title, p.Detail(w-2, h-2), w, h)
+	st := m.styles
+	bw, bh := partitionsBody(w, sc.middleH, full)
+	lines := m.partitionsDetail(bw)
+	title := "Partitions of " + m.board.Partitions().Topic + " · t or esc closes"
+	off := min(m.scrollOffset(), max(0, len(lines)-bh))
+	if len(lines) > bh && bh > 0 {
+		title += fmt.Sprintf(" · lines %d-%d of %d · [ ] scroll", off+1, off+bh, len(lines))
+		lines = lines[off : off+bh]
 	}
-	return common.Section(st.Title.Render(title), p.Detail(w, h-1), w, h)
+	if full {
+		return common.Box(st, title, lines, w, sc.middleH)
+	}
+	return common.Section(st.Title.Render(title), lines, w, sc.middleH)
+}
+
+// partitionsBody is the partitions view's body size in an area of w×h.
+func partitionsBody(w, h int, full bool) (int, int) {
+	if full {
+		return w - 2, h - 2
+	}
+	return w, h - 1
+}
+
+// partitionsDetail is every line of the partitions view at body width w.
+func (m Model) partitionsDetail(w int) []string {
+	return partitions.Panel{Styles: m.styles, View: m.board.Partitions()}.Detail(w)
 }
 
 // costView is the rebuild-cost chart in the sensors' and usage's place,

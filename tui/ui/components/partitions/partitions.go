@@ -27,7 +27,11 @@ type Panel struct {
 // cluster is ("one node (id 0), no replication" on the embedded broker),
 // right-aligned on a partition's line when one has room, else on a line
 // of its own. Before the first metadata read it is one line saying so.
-func (p Panel) Lines(width int) []string {
+func (p Panel) Lines(width int) []string { return p.lines(width, false) }
+
+// lines is Lines; with wrap, a partition's line too long for width goes on
+// below it (what moved in, what is read elsewhere) instead of being cut.
+func (p Panel) lines(width int, wrap bool) []string {
 	st, v := p.Styles, p.View
 	if !v.Seen {
 		return []string{common.Fit(" "+st.Muted.Render(p.waiting()), width)}
@@ -35,7 +39,15 @@ func (p Panel) Lines(width int) []string {
 	cols := p.columns()
 	lines := make([]string, 0, len(v.Rows)+1)
 	for _, row := range v.Rows {
-		lines = append(lines, " "+p.row(row, cols))
+		head, tail := p.rowParts(row, cols)
+		if !wrap || common.Width(" "+head+tail) <= width {
+			lines = append(lines, " "+head+tail)
+			continue
+		}
+		lines = append(lines, " "+head)
+		for _, l := range common.Wrap(strings.TrimLeft(tail, " "), width-rowIndent) {
+			lines = append(lines, strings.Repeat(" ", rowIndent)+l)
+		}
 	}
 	// The note goes right-aligned on the shortest line that has room for
 	// it, else on a line of its own.
@@ -177,7 +189,13 @@ func (p Panel) isr(row board.PartitionRow) string {
 	return t
 }
 
-func (p Panel) row(row board.PartitionRow, c columns) string {
+// rowIndent is where a partition line's continuation starts: under its
+// leader, clear of the partition's name.
+const rowIndent = 5
+
+// rowParts is a partition's line: its columns and sensors (head), then
+// what moved in and what is read elsewhere (tail, "" when nothing).
+func (p Panel) rowParts(row board.PartitionRow, c columns) (head, tail string) {
 	st := p.Styles
 	muted := st.Muted.Render
 	var b strings.Builder
@@ -198,11 +216,11 @@ func (p Panel) row(row board.PartitionRow, c columns) string {
 	ct := committedText(row)
 	b.WriteString(muted("committed ") + pad(ct, len(ct), c.committed) + "  ")
 	b.WriteString(muted("sensors ") + shortIDs(row.Sensors))
-	b.WriteString(p.movedIn(row))
+	tail = p.movedIn(row)
 	if len(row.Misplaced) > 0 {
-		b.WriteString("  " + st.Bad.Render("read elsewhere: "+shortIDs(row.Misplaced)))
+		tail += "  " + st.Bad.Render("read elsewhere: "+shortIDs(row.Misplaced))
 	}
-	return b.String()
+	return b.String(), tail
 }
 
 // shortIDs is "01 04 07": sensor ids without their common "sensor-"
@@ -218,16 +236,16 @@ func shortIDs(ids []string) string {
 	return strings.Join(out, " ")
 }
 
-// Detail is the partitions view (the t key): Lines, then per partition
-// its latest leader change, whether acks=all writes are taken, whether the
-// audit found every key in its partition and in order, and what the
-// columns mean. Each line is exactly width cells; at most height
-// lines (the explanations are left out first when there is no room).
-func (p Panel) Detail(width, height int) []string {
+// Detail is the partitions view (the t key): Lines (wrapped, never cut),
+// then per partition its latest leader change, whether acks=all writes are
+// taken, whether the audit found every key in its partition and in order,
+// and what the columns mean. Each line is exactly width cells; all of
+// them, however many: the view scrolls what does not fit.
+func (p Panel) Detail(width int) []string {
 	st, v := p.Styles, p.View
-	lines := p.Lines(width)
+	lines := p.lines(width, true)
 	if !v.Seen {
-		return common.FitLines(lines, width, height)
+		return lines
 	}
 	muted := st.Muted.Render
 	var more []string
@@ -295,7 +313,7 @@ func (p Panel) Detail(width, height int) []string {
 			add(muted(l))
 		}
 	}
-	return common.FitLines(append(lines, more...), width, height)
+	return append(lines, more...)
 }
 
 // lastMove is a partition's latest leader change seen in this run, and
