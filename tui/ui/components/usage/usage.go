@@ -93,8 +93,9 @@ func (p Panel) View(width, height int) string {
 	}
 	// The status line, the header and the total leave the rest to rows.
 	shown, more := common.Shown(len(v.Rows), height-3)
+	kept := keptRows(v.Rows, shown)
 	rows := make([][]common.Cell, 0, shown+1)
-	for _, r := range v.Rows[:shown] {
+	for _, r := range kept {
 		rows = append(rows, p.row(r, lipgloss.Style{}, cols))
 	}
 	total := p.row(v.Total, st.Strong, cols)
@@ -102,10 +103,76 @@ func (p Panel) View(width, height int) string {
 	totalLine, body := body[len(body)-1], body[:len(body)-1]
 	lines = append(append(lines, head), body...)
 	if more > 0 {
-		lines = append(lines, st.Muted.Render("  … "+board.Plural(int64(more), "more sensor")))
+		lines = append(lines, st.Muted.Render("  … "+board.Plural(int64(more), "more sensor")+hiddenWord(v.Rows, kept)))
 	}
 	lines = append(lines, totalLine)
 	return strings.Join(common.FitLines(lines, width, height), "\n")
+}
+
+// keptRows is the n rows a short panel shows: the sensors that drift first
+// (a scenario's checks are about them), the others in order after them,
+// all in sensor order.
+func keptRows(rows []board.UsageRow, n int) []board.UsageRow {
+	if n >= len(rows) {
+		return rows
+	}
+	keep := make([]bool, len(rows))
+	left := n
+	for pass := 0; pass < 2 && left > 0; pass++ {
+		for i, r := range rows {
+			if left == 0 {
+				break
+			}
+			if !keep[i] && (pass == 1 || drifts(r)) {
+				keep[i], left = true, left-1
+			}
+		}
+	}
+	out := make([]board.UsageRow, 0, n)
+	for i, r := range rows {
+		if keep[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func drifts(r board.UsageRow) bool {
+	switch r.Verdict {
+	case board.VerdictOver, board.VerdictLost, board.VerdictMixed:
+		return true
+	}
+	return false
+}
+
+// hiddenWord says what the rows left out are: ", exact" when every one
+// of them is, ", N of them drifting" when some drift (more drift than fit),
+// so the panel never hides a drift without saying so.
+func hiddenWord(rows, kept []board.UsageRow) string {
+	shown := map[string]bool{}
+	for _, r := range kept {
+		shown[r.SensorID] = true
+	}
+	drifting, exact, hidden := 0, 0, 0
+	for _, r := range rows {
+		if shown[r.SensorID] {
+			continue
+		}
+		hidden++
+		switch {
+		case drifts(r):
+			drifting++
+		case r.Verdict == board.VerdictExact:
+			exact++
+		}
+	}
+	switch {
+	case drifting > 0:
+		return fmt.Sprintf(", %d of them drifting", drifting)
+	case exact == hidden:
+		return ", exact"
+	}
+	return ""
 }
 
 // row is one sensor's cells, in the order of cols.

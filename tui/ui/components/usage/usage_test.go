@@ -1,44 +1,35 @@
 package usage
 
 import (
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
 )
 
-// A sensor whose records the audit has not read yet says "pending", with
-// no drift, beside one that is exact.
-func TestPendingIsShown(t *testing.T) {
-	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	b := board.New([]string{board.Usage, board.Query}, board.Config{})
-	b.Apply(board.Tick{Now: at})
-	b.Apply(board.ProcStarted{Name: board.Usage, PID: 2, At: at})
-	b.Apply(board.ProcStarted{Name: board.Query, PID: 3, At: at})
-	b.Apply(board.TruthSnapshot{At: at, Sensors: []board.Truth{{SensorID: "sensor-01"}, {SensorID: "sensor-02"}}})
-	b.Apply(board.UsageSnapshot{At: at, Sensors: []board.UsageTotals{
-		{SensorID: "sensor-01", Hours: 1.25, Km: 3, Records: 2, Expect: board.ExpectPending},
-		{SensorID: "sensor-02", Hours: 1, Km: 2, Records: 1, Expect: board.ExpectReady, ExpectedHours: 1, ExpectedKm: 2},
-	}})
-	view := New(theme.New(nil), b.Usage(), false).View(120, 10)
-	var pending, exact string
-	for _, line := range strings.Split(view, "\n") {
-		switch {
-		case strings.Contains(line, "sensor-01"):
-			pending = line
-		case strings.Contains(line, "sensor-02"):
-			exact = line
-		}
+// TestShortPanelKeepsTheDrift: with room for 5 of 10 sensors, the one that
+// over-counted (sensor-09) stays on screen and the cut line says the rest
+// are exact; with more drifting sensors than rows, it says how many hide.
+func TestShortPanelKeepsTheDrift(t *testing.T) {
+	rows := make([]board.UsageRow, 10)
+	for i := range rows {
+		rows[i] = board.UsageRow{SensorID: fmt.Sprintf("sensor-%02d", i+1), Verdict: board.VerdictExact}
 	}
-	if !strings.Contains(pending, "pending") || strings.Contains(pending, "0.00") {
-		t.Errorf("pending row %q", pending)
+	rows[8].Verdict = board.VerdictOver
+	v := board.UsageView{Truth: board.Live, Rows: rows, Total: board.UsageRow{SensorID: "total", Verdict: board.VerdictOver}}
+	out := Panel{Styles: theme.New(nil), State: v}.View(Width(false), 9)
+	plain := ansi.Strip(out)
+	if !strings.Contains(plain, "sensor-09") || !strings.Contains(plain, "… 5 more sensors, exact") {
+		t.Fatalf("the drifting sensor is hidden, or the cut line does not say the rest are exact:\n%s", plain)
 	}
-	if !strings.Contains(exact, "exact") {
-		t.Errorf("exact row %q", exact)
+	for i := range rows {
+		rows[i].Verdict = board.VerdictLost
 	}
-	if !strings.Contains(view, "total") || !strings.Contains(view, "pending") {
-		t.Errorf("view\n%s", view)
+	out = Panel{Styles: theme.New(nil), State: v}.View(Width(false), 9)
+	if plain := ansi.Strip(out); !strings.Contains(plain, "… 5 more sensors, 5 of them drifting") {
+		t.Fatalf("hidden drifts not said:\n%s", plain)
 	}
 }
