@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
 // MaxHistory bounds one history request (the dashboard's --preload limit).
@@ -26,9 +28,16 @@ type HistoryRequest struct {
 
 // HistoryResult is what a history request published.
 type HistoryResult struct {
-	Delivered int64  `json:"delivered"`
-	Millis    int64  `json:"millis"`
-	Error     string `json:"error,omitempty"`
+	Delivered int64 `json:"delivered"`
+	Millis    int64 `json:"millis"`
+	// Advanced is how far the burst moved the fleet: the most engine hours
+	// one sensor's counter grew by, and the time its readings' timestamps
+	// span. One message is a step of simulated machine time (sim.go), and
+	// on a topic with recent messages the burst cannot be back-dated, so
+	// hours grow far faster than the timestamps: said, not hidden.
+	AdvancedHours float64 `json:"advanced_hours"`
+	StampedMillis int64   `json:"stamped_millis"`
+	Error         string  `json:"error,omitempty"`
 }
 
 // publishHistory publishes rounds messages of every sensor of fleet, stamped
@@ -76,6 +85,10 @@ func (l *publishLoop) history(ctx context.Context, req HistoryRequest) {
 	start := time.Now()
 	base := l.pub.delivered.Load()
 	rounds := (req.N + l.cfg.Sensors - 1) / l.cfg.Sensors
+	before := make([]telemetry.Message, l.cfg.Sensors)
+	for i := range before {
+		before[i] = l.fleet.Last(i)
+	}
 	err := l.pub.publishHistory(burst, l.fleet, l.cfg.Sensors, rounds, l.cfg.Interval)
 	if ctx.Err() == nil && burst.Err() != nil {
 		// The asker gave up: what was enqueued lands now, not after it
@@ -86,6 +99,14 @@ func (l *publishLoop) history(ctx context.Context, req HistoryRequest) {
 		l.known[i] = true
 	}
 	res := HistoryResult{Delivered: l.pub.delivered.Load() - base, Millis: time.Since(start).Milliseconds()}
+	for i, b := range before {
+		after := l.fleet.Last(i)
+		if b.Timestamp == 0 {
+			continue // no reading before the burst: nothing it jumped from
+		}
+		res.AdvancedHours = max(res.AdvancedHours, telemetry.Round2(after.Odometry.HoursTot-b.Odometry.HoursTot))
+		res.StampedMillis = max(res.StampedMillis, after.Timestamp-b.Timestamp)
+	}
 	if err != nil {
 		res.Error = err.Error()
 	}

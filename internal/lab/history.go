@@ -162,8 +162,10 @@ func (l *Lab) publishHistory(ctx context.Context, n int64, why string) error {
 		rctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		var res struct {
-			Delivered int64 `json:"delivered"`
-			Millis    int64 `json:"millis"`
+			Delivered     int64   `json:"delivered"`
+			Millis        int64   `json:"millis"`
+			AdvancedHours float64 `json:"advanced_hours"`
+			StampedMillis int64   `json:"stamped_millis"`
 		}
 		q := url.Values{"n": {strconv.FormatInt(n, 10)}}
 		if err := postControl(rctx, addr, "/history", q, "history", &res); err != nil {
@@ -171,8 +173,22 @@ func (l *Lab) publishHistory(ctx context.Context, n int64, why string) error {
 		}
 		l.Note(fmt.Sprintf("history: the producer published %s messages in %.1f s",
 			board.Count(res.Delivered), float64(res.Millis)/1000))
+		if res.AdvancedHours > 0 {
+			l.Note(historyAdvance(res.AdvancedHours, res.StampedMillis))
+		}
 		return nil
 	})
+}
+
+// historyAdvance says what a burst did to the odometers: each message is
+// a step of simulated machine time, and the burst's readings follow the
+// sensors' latest ones (a key's timestamps never go back), so engine hours
+// grow far faster than the clock. An engineer reading the sensors panel
+// asks how a machine ran thousands of hours in seconds: this is the answer.
+func historyAdvance(hours float64, stamped int64) string {
+	return fmt.Sprintf("history: engine hours moved on by up to %s h in %s of timestamps: every message is a step of "+
+		"simulated machine time (0.05-0.20 h), published at once after each sensor's latest reading, not back-dated "+
+		"before it (a key's timestamps never go back)", board.Count(int64(math.Round(hours))), time.Duration(stamped)*time.Millisecond)
 }
 
 // GrowHistory makes the topic hold at least n messages: the producer
