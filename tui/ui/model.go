@@ -82,9 +82,11 @@ type Model struct {
 	keys   KeyMap
 
 	width, height int
-	selected      string
-	showHelp      bool
-	showLogs      bool
+	// sizeNote says the window is larger than the model draws (size.go).
+	sizeNote string
+	selected string
+	showHelp bool
+	showLogs bool
 	// showPartitions: the t view, the topic's partitions in full in place
 	// of the sensors and usage.
 	showPartitions bool
@@ -193,7 +195,7 @@ func (m *Model) refreshLogs() tea.Cmd {
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
+		m.width, m.height, m.sizeNote = boundSize(msg.Width, msg.Height)
 		return m, nil
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
