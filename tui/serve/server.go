@@ -69,6 +69,12 @@ type Config struct {
 	Keep           time.Duration
 	Auth           string
 	AuthorizedKeys string
+	// Handshake bounds a connection without a session with a terminal:
+	// from its opening, or from its last session's end (default 30 s).
+	Handshake time.Duration
+	// Idle closes a session nothing came from (no key, no resize) for
+	// this long; 0 never does.
+	Idle time.Duration
 	// Lab is the template of every lab: the presenter's as is (it starts
 	// the embedded broker and store unless Brokers / Mongo are set), the
 	// attendees' on the presenter's broker and store.
@@ -88,6 +94,8 @@ type Server struct {
 	closing bool
 	// refused counts sessions turned away because the workshop was full.
 	refused int
+	// waiting counts connections without a session yet (guard.go).
+	waiting int
 }
 
 // labHub is a lab with its dashboard hub and scenario session.
@@ -155,6 +163,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxLabs < 1 {
 		return nil, errors.New("serve: --max-labs must be at least 1")
 	}
+	if cfg.Handshake <= 0 {
+		cfg.Handshake = DefaultHandshake
+	}
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "ssh"), 0o700); err != nil {
 		return nil, fmt.Errorf("serve: data dir: %w", err)
 	}
@@ -173,7 +184,9 @@ func New(cfg Config) (*Server, error) {
 			sessionEnd,
 			bm.MiddlewareWithProgramHandler(s.program, termenv.ANSI256),
 			needTerminal,
+			guardSession,
 		),
+		func(srv *ssh.Server) error { srv.ConnCallback = s.guardConn; return nil },
 	}
 	switch cfg.Auth {
 	case AuthOpen:
@@ -372,6 +385,19 @@ func roleNames(l *lab.Lab) []string {
 	return names
 }
 
+// notRunning lists the lab's own processes that are not running.
+func notRunning(l *lab.Lab) []string {
+	var down []string
+	l.Observe(func(b *board.Board) {
+		for _, p := range b.Processes() {
+			if p.Name != board.Broker && p.Name != board.Store && !p.Alive {
+				down = append(down, p.Name)
+			}
+		}
+	})
+	return down
+}
+
 // expire drops a lab nobody came back to within Keep.
 func (s *Server) expire(a *attendee) {
 	s.mu.Lock()
@@ -424,7 +450,10 @@ func (s *Server) finish(ctx context.Context, a *attendee) {
 	a.opMu.Lock()
 	running := !a.stopped && a.launchErr == nil
 	a.opMu.Unlock()
-	if running {
+	if down := notRunning(a.lab); running && len(down) > 0 {
+		// Catching up needs every process: a crashed one never would.
+		s.cfg.Log.Info("lab not waited for: a process is not running", "lab", a.id, "not_running", strings.Join(down, ","))
+	} else if running {
 		if err := a.lab.Pause(); err == nil {
 			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			if err := a.lab.WaitCaughtUp(wctx); err != nil {
@@ -533,9 +562,21 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	}
 	p := tea.NewProgram(w.Model(), append(bm.MakeOptions(sess), tea.WithAltScreen(), tea.WithFPS(ui.FPS))...)
 	go w.Pump(p.Send)
+	done := make(chan struct{})
+	var idled atomic.Bool
+	if s.cfg.Idle > 0 {
+		go s.closeWhenIdle(w, p, done, &idled)
+	}
 	// The middleware calls the next handler once the program ended,
-	// whatever ended it (q, the client gone, the server closing).
-	sess.Context().SetValue(cleanupKey{}, func() { w.Detach(); release() })
+	// whatever ended it (q, the client gone, idle, the server closing).
+	sess.Context().SetValue(cleanupKey{}, func() {
+		close(done)
+		w.Detach()
+		release()
+		if idled.Load() {
+			s.idleLine(sess)
+		}
+	})
 	return p
 }
 
