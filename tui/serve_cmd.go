@@ -210,35 +210,23 @@ func stopServer(srv *serve.Server, sigs <-chan os.Signal) {
 	srv.Close(ctx)
 }
 
-// serveHeadless logs the table of labs whenever it changes (at most every
-// 2 s) until a signal.
+// serveHeadless logs the table of labs, then what changes in it (read
+// every 2 s), until a signal.
 func serveHeadless(srv *serve.Server, f serveFlags, sigs <-chan os.Signal) {
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
-	last := ""
+	changes := serve.ChangeLog{MaxLabs: f.MaxLabs}
 	for {
 		select {
 		case sig := <-sigs:
 			f.Log.Info("signal, stopping", "signal", sig.String())
 			return
 		case <-tick.C:
-			t := serve.FormatTable(stripUptime(srv.Labs()), f.MaxLabs, srv.Refused())
-			if t != last {
-				last = t
+			if t := changes.Next(srv.Labs(), srv.Refused()); t != "" {
 				fmt.Fprint(os.Stderr, indent(t))
 			}
 		}
 	}
-}
-
-// stripUptime leaves out what changes every second, so the log shows a
-// table only when something happened.
-func stripUptime(rows []serve.LabRow) []serve.LabRow {
-	for i := range rows {
-		rows[i].Uptime = 0
-		rows[i].KeepLeft = rows[i].KeepLeft.Truncate(time.Minute)
-	}
-	return rows
 }
 
 func indent(s string) string {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -97,16 +98,27 @@ func (s *Server) Refused() int {
 // headless log).
 func FormatTable(rows []LabRow, maxLabs, refused int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "labs %d/%d", len(rows), maxLabs)
-	if refused > 0 {
-		fmt.Fprintf(&b, " · %d refused (full)", refused)
-	}
-	b.WriteString("\n")
+	b.WriteString(countLine(len(rows), maxLabs, refused))
 	if len(rows) == 0 {
 		b.WriteString("no attendee connected yet\n")
 		return b.String()
 	}
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	writeRows(&b, rows)
+	return b.String()
+}
+
+// countLine is the table's first line: labs in use and turned away.
+func countLine(labs, maxLabs, refused int) string {
+	line := fmt.Sprintf("labs %d/%d", labs, maxLabs)
+	if refused > 0 {
+		line += fmt.Sprintf(" · %d refused (full)", refused)
+	}
+	return line + "\n"
+}
+
+// writeRows writes rows under the table's column names.
+func writeRows(w io.Writer, rows []LabRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAB\tKEY\tSTATE\tUPTIME\tPROCS\tCRASHES\tBASELINE\tUSAGE DRIFT")
 	for _, r := range rows {
 		state := r.State
@@ -126,7 +138,6 @@ func FormatTable(rows []LabRow, maxLabs, refused int) string {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, shortFingerprint(r.Fingerprint), state, r.Uptime, r.Running, r.Crashes, baseline(r), verdict)
 	}
 	tw.Flush()
-	return b.String()
 }
 
 // baseline says what the lab's usage counts from, read from consumer-usage's
