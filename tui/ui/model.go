@@ -142,7 +142,7 @@ func New(b *board.Board, ctl Controller, opts Options) Model {
 	if opts.ReadOnlyNote == "" {
 		opts.ReadOnlyNote = DefaultReadOnlyNote
 	}
-	keys := DefaultKeyMap()
+	keys := DefaultKeyMap().withJumpRows(highestJumpKey(b))
 	if opts.ReadOnly {
 		keys = keys.readOnly()
 	}
@@ -155,6 +155,15 @@ func New(b *board.Board, ctl Controller, opts Options) Model {
 		m.selected = names[0]
 	}
 	return m
+}
+
+// highestJumpKey is the highest jump key among the board's rows.
+func highestJumpKey(b *board.Board) int {
+	n := 0
+	for _, p := range b.Processes() {
+		n = max(n, p.Key)
+	}
+	return n
 }
 
 // oneLine makes text fit for a single screen line: no escape sequences

@@ -410,7 +410,7 @@ func (m Model) statusLine(w int, compact bool) string {
 	}
 	plain := text == ""
 	if plain {
-		text = "select a process with ↑/↓ or 1-6 · x crash · s stop · r restart"
+		text = "select a process with ↑/↓ or " + m.keys.jumpLabel() + " · x crash · s stop · r restart"
 	}
 	symbol := map[board.Level]string{board.LevelGood: "✓ ", board.LevelBad: "✗ ", board.LevelWarn: "! ", board.LevelAction: "› "}[level]
 	left := st.Level(level).Render(symbol + text)
