@@ -215,14 +215,14 @@ func stopServer(srv *serve.Server, sigs <-chan os.Signal) {
 func serveHeadless(srv *serve.Server, f serveFlags, sigs <-chan os.Signal) {
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
-	changes := serve.ChangeLog{MaxLabs: f.MaxLabs}
+	var changes serve.ChangeLog
 	for {
 		select {
 		case sig := <-sigs:
 			f.Log.Info("signal, stopping", "signal", sig.String())
 			return
 		case <-tick.C:
-			if t := changes.Next(srv.Labs(), srv.Refused()); t != "" {
+			if t := changes.Next(srv.Labs(), srv.Head()); t != "" {
 				fmt.Fprint(os.Stderr, indent(t))
 			}
 		}
@@ -242,7 +242,7 @@ func serveScreen(srv *serve.Server, f serveFlags, addr string, sigs <-chan os.Si
 		close(stop)
 	}()
 	for {
-		m := newTableModel(srv, f.MaxLabs, connectLines(addr))
+		m := newTableModel(srv, connectLines(addr))
 		p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithoutSignalHandler(), tea.WithFPS(ui.FPS))
 		go func() {
 			<-stop

@@ -13,18 +13,17 @@ import (
 // and keep countdown are not changes of their own, but a row printed
 // shows them as they are.
 type ChangeLog struct {
-	MaxLabs int
-	head    string
-	rows    map[string]string
+	head string
+	rows map[string]string
 }
 
 // Next is what to print for the table as of now ("" when nothing changed).
-func (c *ChangeLog) Next(rows []LabRow, refused int) string {
+func (c *ChangeLog) Next(rows []LabRow, h TableHead) string {
 	if c.rows == nil {
 		c.rows = map[string]string{}
 	}
 	var b strings.Builder
-	head := countLine(len(rows), c.MaxLabs, refused)
+	head := h.line(len(rows))
 	if len(rows) == 0 {
 		head += "no attendee connected yet\n"
 	}

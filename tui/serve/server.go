@@ -94,6 +94,8 @@ type Server struct {
 	closing bool
 	// refused counts sessions turned away because the workshop was full.
 	refused int
+	// dropped counts labs dropped after --keep (and deleted).
+	dropped int
 	// waiting counts connections without a session yet (guard.go).
 	waiting int
 }
@@ -410,7 +412,16 @@ func (s *Server) expire(a *attendee) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	a.shutdown(ctx)
-	s.cfg.Log.Info("lab dropped: not reconnected within --keep", "lab", a.id, "keep", s.cfg.Keep)
+	dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer dcancel()
+	if err := s.discard(dctx, a.id); err != nil {
+		s.cfg.Log.Warn("lab dropped, but not all it left was deleted", "lab", a.id, "err", err)
+	} else {
+		s.cfg.Log.Info("lab dropped: not reconnected within --keep; its topics, database and directory deleted", "lab", a.id, "keep", s.cfg.Keep)
+	}
+	s.mu.Lock()
+	s.dropped++
+	s.mu.Unlock()
 }
 
 // Close stops accepting sessions, ends every session and stops every lab,

@@ -86,19 +86,11 @@ func (s *Server) Labs() []LabRow {
 	return out
 }
 
-// Refused is how many sessions were turned away because the workshop was
-// full.
-func (s *Server) Refused() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refused
-}
-
 // FormatTable renders rows as the server's table (its screen and its
 // headless log).
-func FormatTable(rows []LabRow, maxLabs, refused int) string {
+func FormatTable(rows []LabRow, head TableHead) string {
 	var b strings.Builder
-	b.WriteString(countLine(len(rows), maxLabs, refused))
+	b.WriteString(head.line(len(rows)))
 	if len(rows) == 0 {
 		b.WriteString("no attendee connected yet\n")
 		return b.String()
@@ -107,11 +99,28 @@ func FormatTable(rows []LabRow, maxLabs, refused int) string {
 	return b.String()
 }
 
-// countLine is the table's first line: labs in use and turned away.
-func countLine(labs, maxLabs, refused int) string {
-	line := fmt.Sprintf("labs %d/%d", labs, maxLabs)
-	if refused > 0 {
-		line += fmt.Sprintf(" · %d refused (full)", refused)
+// TableHead is what the table's first line says: the labs in use of
+// the bound, what is kept of a lab and for how long, and the labs
+// dropped and sessions turned away so far.
+type TableHead struct {
+	MaxLabs, Dropped, Refused int
+	Keep                      time.Duration
+}
+
+// Head is the table's first line as of now.
+func (s *Server) Head() TableHead {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return TableHead{MaxLabs: s.cfg.MaxLabs, Dropped: s.dropped, Refused: s.refused, Keep: s.cfg.Keep}
+}
+
+func (h TableHead) line(labs int) string {
+	line := fmt.Sprintf("labs %d/%d · a lab is kept %s after its last session, then deleted (directory, topics, database)", labs, h.MaxLabs, h.Keep)
+	if h.Dropped > 0 {
+		line += fmt.Sprintf(" · %d deleted", h.Dropped)
+	}
+	if h.Refused > 0 {
+		line += fmt.Sprintf(" · %d refused (full)", h.Refused)
 	}
 	return line + "\n"
 }
