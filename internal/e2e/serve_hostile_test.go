@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net"
@@ -14,7 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg/kafkacfgtest"
+	"github.com/kafka-recovery-lab/krl/internal/store"
 )
 
 // The workshop server tried as a hostile client would: huge windows,
@@ -26,6 +31,7 @@ const (
 	hostileHandshake = 2 * time.Second
 	hostileIdle      = 6 * time.Second
 	hostileSilent    = 45
+	hostileKeep      = 3 * time.Second
 	// hostileRSSBound is the serve process's memory the huge windows may
 	// not push it past (it idles near 50 MB).
 	hostileRSSBound = 200 << 20
@@ -123,8 +129,9 @@ func TestServeHostile(t *testing.T) {
 	bin := Binary(t)
 	tag := "krl-e2e-" + RandomSuffix()
 	t.Setenv(tagEnv, tag)
-	srv, addr := startServe(t, bin, filepath.Join(t.TempDir(), "serve"),
-		"--handshake-timeout", hostileHandshake.String(), "--idle", hostileIdle.String())
+	dataDir := filepath.Join(t.TempDir(), "serve")
+	srv, addr := startServe(t, bin, dataDir,
+		"--handshake-timeout", hostileHandshake.String(), "--idle", hostileIdle.String(), "--keep", hostileKeep.String())
 	pid := srv.PID()
 	t.Logf("server on %s: RSS %d MB at rest", addr, rss(t, pid)>>20)
 
@@ -244,8 +251,10 @@ func TestServeHostile(t *testing.T) {
 		}
 	})
 
+	var dropped string
 	t.Run("idle session", func(t *testing.T) {
 		quiet, id := newKey(t)
+		dropped = id
 		a := connect(t, addr, "attendee", quiet)
 		start := time.Now()
 		busySigner, _ := newKey(t)
@@ -281,6 +290,23 @@ func TestServeHostile(t *testing.T) {
 		default:
 		}
 	})
+
+	// The idle session's lab, not reconnected within --keep, is dropped
+	// and deleted; checked on the broker and store after the stop.
+	if dropped != "" {
+		AwaitCondition(t, "lab "+dropped+" dropped", hostileKeep+30*time.Second, 100*time.Millisecond, func() error {
+			if !strings.Contains(srv.StderrTail(1<<30), "lab "+dropped+" dropped") {
+				return fmt.Errorf("not yet")
+			}
+			return nil
+		})
+		if _, err := os.Stat(filepath.Join(dataDir, "labs", dropped)); !os.IsNotExist(err) {
+			t.Errorf("lab %s dropped, its directory is still there (%v)", dropped, err)
+		}
+		if tail := srv.StderrTail(1 << 30); strings.Contains(tail, "not all it left was deleted") {
+			t.Errorf("the drop left something: %s", Tail(tail, 5))
+		}
+	}
 
 	// Last: the server stops while a lab's consumer-usage is crashed.
 	signer, id := newKey(t)
@@ -318,4 +344,70 @@ func TestServeHostile(t *testing.T) {
 		t.Errorf("the log does not say the lab was not waited for")
 	}
 	awaitNoProcesses(t, tag, nil, 10*time.Second)
+
+	if dropped != "" {
+		checkDropped(t, bin, dataDir, dropped, id)
+	}
+}
+
+// checkDropped reads the shared broker and store after the server
+// stopped: the dropped lab's topics and database are gone, the kept lab's
+// are there.
+func checkDropped(t *testing.T, bin, dataDir, dropped, kept string) {
+	t.Helper()
+	brokers := os.Getenv("KAFKA_BROKER")
+	if brokers == "" {
+		b := Start(t, bin, "broker", "--data-dir", filepath.Join(dataDir, "presenter", "broker"), "--listen", "127.0.0.1:0")
+		brokers = b.Listening("kafka", 30*time.Second)
+	}
+	st := Start(t, bin, "store", "--data-dir", filepath.Join(dataDir, "presenter", "store"), "--listen", "127.0.0.1:0")
+	storeAddr := st.Listening("mongo", 30*time.Second)
+	topics := topicNames(t, brokers)
+	for _, tc := range []struct {
+		id   string
+		want bool
+	}{{dropped, false}, {kept, true}} {
+		var have []string
+		for _, n := range topics {
+			if strings.HasPrefix(n, "sensor-data-"+tc.id) {
+				have = append(have, n)
+			}
+		}
+		var exists bool
+		WithStore(t, "mongodb://"+storeAddr+"/krl_"+tc.id, func(ctx context.Context, st *store.Store) (err error) {
+			exists, err = st.Exists(ctx)
+			return err
+		})
+		_, dirErr := os.Stat(filepath.Join(dataDir, "labs", tc.id))
+		t.Logf("lab %s (kept %v): topics %v, database %v, directory %v", tc.id, tc.want, have, exists, dirErr == nil)
+		if (len(have) > 0) != tc.want || exists != tc.want || (dirErr == nil) != tc.want {
+			t.Errorf("lab %s: topics %v, database %v, directory %v; want all %v", tc.id, have, exists, dirErr == nil, tc.want)
+		}
+	}
+	if os.Getenv("KAFKA_BROKER") != "" {
+		for _, n := range topics {
+			if strings.HasPrefix(n, "sensor-data-"+kept) {
+				deleteTopic(t, brokers, n)
+			}
+		}
+	}
+}
+
+// topicNames lists the broker's topics.
+func topicNames(t *testing.T, brokers string) []string {
+	t.Helper()
+	admin, err := kafka.NewAdminClient(kafkacfgtest.Admin(brokers))
+	if err != nil {
+		t.Fatalf("admin client: %v", err)
+	}
+	defer admin.Close()
+	md, err := admin.GetMetadata(nil, true, 10000)
+	if err != nil {
+		t.Fatalf("broker %s: %v", brokers, err)
+	}
+	var names []string
+	for n := range md.Topics {
+		names = append(names, n)
+	}
+	return names
 }
