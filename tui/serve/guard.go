@@ -144,7 +144,7 @@ func isInput(msg tea.Msg) bool {
 // client for Idle, and reports whether it did; it returns when done
 // closes.
 func (s *Server) closeWhenIdle(w *Window, p *tea.Program, done <-chan struct{}, idled *atomic.Bool) {
-	every := min(s.cfg.Idle/4, time.Second)
+	every := max(min(s.cfg.Idle/4, time.Second), 10*time.Millisecond)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
