@@ -9,9 +9,10 @@ import (
 
 // ChangeLog is the headless server's log of the table: the first table
 // whole, then only what changed (the count line, the rows that changed
-// and the labs dropped), so a quiet room writes nothing. A row's uptime
-// and keep countdown are not changes of their own, but a row printed
-// shows them as they are.
+// and the labs dropped), so a quiet room writes nothing. A row's uptime,
+// keep countdown and records counted (once there are some) move all the
+// time: they are not changes of their own, but a row printed shows them
+// as they are.
 type ChangeLog struct {
 	head string
 	rows map[string]string
@@ -36,7 +37,7 @@ func (c *ChangeLog) Next(rows []LabRow, h TableHead) string {
 	for _, r := range rows {
 		seen[r.ID] = true
 		key := r
-		key.Uptime = 0
+		key.Uptime, key.Records = 0, min(key.Records, 1) // none yet, or some
 		key.KeepLeft = key.KeepLeft.Truncate(time.Minute)
 		k := fmt.Sprintf("%+v", key)
 		if c.rows[r.ID] != k {

@@ -18,21 +18,27 @@ func TestChangeLogPrintsChangesOnly(t *testing.T) {
 	if got := c.Next(nil, h); got != "" {
 		t.Errorf("nothing changed, printed %q", got)
 	}
-	a := LabRow{ID: "3f2a9c01b4", Fingerprint: "SHA256:abcdefghijklmnop", Sessions: 1, State: "connected", Uptime: 3 * time.Second, Running: 4, Group: "demo-usage-3f2a9c01b4"}
+	a := LabRow{ID: "3f2a9c01b4", Fingerprint: "SHA256:abcdefghijklmnop", Sessions: 1, State: "connected", Verdict: "exact", Records: 10, Uptime: 3 * time.Second, Running: 4, Group: "demo-usage-3f2a9c01b4"}
 	b := LabRow{ID: "77aa00bb11", Fingerprint: "SHA256:zz", Sessions: 1, State: "connected", Uptime: time.Second, Running: 4, Group: "demo-usage-77aa00bb11"}
 	got := c.Next([]LabRow{a, b}, h)
 	if !strings.HasPrefix(got, "labs 2/5"+kept+"\nLAB ") || !strings.Contains(got, "3f2a9c01b4") || !strings.Contains(got, "77aa00bb11") || !strings.Contains(got, " 3s ") {
 		t.Errorf("two labs: %q", got)
 	}
-	// A minute on, nothing happened but the clock: nothing printed.
-	a.Uptime, b.Uptime = time.Minute, 58*time.Second
+	// A minute on, nothing happened but the clock and the records
+	// counted: nothing printed.
+	a.Uptime, b.Uptime, a.Records = time.Minute, 58*time.Second, 120
 	if got := c.Next([]LabRow{a, b}, h); got != "" {
 		t.Errorf("only the uptime moved, printed %q", got)
+	}
+	// The first records counted are news.
+	b.Verdict, b.Records = "exact", 1
+	if got := c.Next([]LabRow{a, b}, h); !strings.Contains(got, "77aa00bb11") || strings.Contains(got, "3f2a9c01b4") {
+		t.Errorf("first records: %q", got)
 	}
 	// One lab's consumer crashes: its row alone, with its uptime.
 	a.Uptime, a.Crashes, a.Running = 65*time.Second, 1, 3
 	got = c.Next([]LabRow{a, b}, h)
-	if strings.Contains(got, "labs 2/5") || strings.Contains(got, "77aa00bb11") || !strings.Contains(got, "3f2a9c01b4") || !strings.Contains(got, "1m5s") {
+	if strings.Contains(got, "labs 2/5") || strings.Contains(got, "77aa00bb11") || !strings.Contains(got, "3f2a9c01b4") || !strings.Contains(got, "1m5s") || !strings.Contains(got, "120 records") {
 		t.Errorf("one crash: %q", got)
 	}
 	// The keep countdown moves by the minute, the second lab is dropped,
