@@ -32,6 +32,9 @@ const (
 	hostileIdle      = 6 * time.Second
 	hostileSilent    = 45
 	hostileKeep      = 3 * time.Second
+	// serveMaxWaiting is the server's cap (serve.MaxWaiting) on
+	// connections open at once without a session.
+	serveMaxWaiting = 64
 	// hostileRSSBound is the serve process's memory the huge windows may
 	// not push it past (it idles near 50 MB).
 	hostileRSSBound = 200 << 20
@@ -204,6 +207,39 @@ func TestServeHostile(t *testing.T) {
 			hostileSilent, left, (hostileHandshake + 5*time.Second).Seconds(), slowest.Seconds(), hostileHandshake, serverLeft)
 		if left > 0 || serverLeft > 0 {
 			t.Errorf("%d of %d silent connections still open (%d server sockets), want none", left, hostileSilent, serverLeft)
+		}
+	})
+
+	t.Run("more silent connections than the cap", func(t *testing.T) {
+		n := serveMaxWaiting + 6
+		start := time.Now()
+		conns := make([]net.Conn, n)
+		for i := range conns {
+			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			if err != nil {
+				t.Fatalf("dial %d: %v", i, err)
+			}
+			defer c.Close()
+			conns[i] = c
+		}
+		early := 0
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if took, closed := closedAfter(c, start, hostileHandshake+5*time.Second); closed && took < hostileHandshake/2 {
+					mu.Lock()
+					early++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		t.Logf("%d silent connections at once: %d closed at once (cap %d), the rest after the bound", n, early, serveMaxWaiting)
+		if early != n-serveMaxWaiting {
+			t.Errorf("%d of %d closed at once, want the %d over the cap", early, n, n-serveMaxWaiting)
 		}
 	})
 
