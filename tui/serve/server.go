@@ -93,8 +93,10 @@ type Server struct {
 	closing bool
 	// refused counts sessions turned away because the workshop was full.
 	refused int
-	// dropped counts labs dropped after --keep (and deleted).
-	dropped int
+	// dropped counts labs dropped after --keep (and deleted);
+	// discarding holds the ids being deleted, closed when done.
+	dropped    int
+	discarding map[string]chan struct{}
 	// waiting counts connections without a session yet (guard.go).
 	waiting int
 }
@@ -176,7 +178,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	s := &Server{cfg: cfg, presenter: presenter, labs: map[string]*attendee{}}
+	s := &Server{cfg: cfg, presenter: presenter, labs: map[string]*attendee{}, discarding: map[string]chan struct{}{}}
 	opts := []ssh.Option{
 		wish.WithAddress(cfg.Listen),
 		// Created once, reused: attendees' known_hosts stay valid.
@@ -264,7 +266,17 @@ func (s *Server) fullError() error {
 // acquire returns key's lab, creating and launching it if it has none.
 func (s *Server) acquire(key ssh.PublicKey) (*attendee, error) {
 	id := LabID(key)
-	s.mu.Lock()
+	// A lab of this id being deleted: the new one waits, so the deletion
+	// cannot take its topic, database or directory.
+	for {
+		s.mu.Lock()
+		deleted := s.discarding[id]
+		if deleted == nil {
+			break
+		}
+		s.mu.Unlock()
+		<-deleted
+	}
 	defer s.mu.Unlock()
 	if s.closing {
 		return nil, errClosing
@@ -394,7 +406,16 @@ func (s *Server) expire(a *attendee) {
 		return
 	}
 	delete(s.labs, a.id)
+	deleted := make(chan struct{})
+	s.discarding[a.id] = deleted
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.discarding, a.id)
+		s.dropped++
+		s.mu.Unlock()
+		close(deleted)
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	a.shutdown(ctx)
@@ -405,9 +426,6 @@ func (s *Server) expire(a *attendee) {
 	} else {
 		s.cfg.Log.Info("lab dropped: not reconnected within --keep; its topics, database and directory deleted", "lab", a.id, "keep", s.cfg.Keep)
 	}
-	s.mu.Lock()
-	s.dropped++
-	s.mu.Unlock()
 }
 
 type cleanupKey struct{}
