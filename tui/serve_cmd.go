@@ -78,6 +78,8 @@ flags:
 	fs.DurationVar(&f.Keep, "keep", 10*time.Minute, "keep a disconnected attendee's lab this long for a reconnect with the same key")
 	fs.Var(&auth, "auth", "open (any public key: a room on a private network) or keys FILE (the keys of an authorized_keys file)")
 	fs.StringVar(&f.AuthorizedKeys, "authorized-keys", "", "the `FILE` of --auth keys (--auth keys FILE sets it)")
+	fs.DurationVar(&f.Handshake, "handshake-timeout", serve.DefaultHandshake, "close a connection without a session with a terminal after this long (a silent socket, a client that never logs in, ssh -N)")
+	fs.DurationVar(&f.Idle, "idle", serve.DefaultIdle, "close a session that sent no key and no resize for this long (0: never); its lab is kept for --keep")
 	fs.StringVar(&f.DataDir, "data-dir", filepath.Join(os.TempDir(), "krl-serve"), "the server's directory: host key, the presenter's and every attendee's lab")
 	fs.BoolVar(&f.headless, "headless", false, "no screen: log the table of labs to stderr")
 	fs.StringVar(&f.Lab.Brokers, "brokers", os.Getenv("KAFKA_BROKER"), "Kafka bootstrap servers; empty starts the embedded broker (env KAFKA_BROKER)")
@@ -94,9 +96,16 @@ flags:
 	}
 	f.Auth = auth.mode
 	if f.Auth == serve.AuthKeys {
-		if _, err := os.Stat(f.AuthorizedKeys); err != nil {
+		data, err := os.ReadFile(f.AuthorizedKeys)
+		if err != nil {
 			return f, cli.Usagef("--auth keys %s: %v", f.AuthorizedKeys, err)
 		}
+		if _, err := serve.CheckAuthorizedKeys(data); err != nil {
+			return f, cli.Usagef("--auth keys %s: %v", f.AuthorizedKeys, err)
+		}
+	}
+	if f.Handshake <= 0 || f.Idle < 0 {
+		return f, cli.Usagef("--handshake-timeout must be positive and --idle not negative, got %s and %s", f.Handshake, f.Idle)
 	}
 	if _, _, err := net.SplitHostPort(f.Listen); err != nil {
 		return f, cli.Usagef("--ssh %q: %v", f.Listen, err)
@@ -201,35 +210,23 @@ func stopServer(srv *serve.Server, sigs <-chan os.Signal) {
 	srv.Close(ctx)
 }
 
-// serveHeadless logs the table of labs whenever it changes (at most every
-// 2 s) until a signal.
+// serveHeadless logs the table of labs, then what changes in it (read
+// every 2 s), until a signal.
 func serveHeadless(srv *serve.Server, f serveFlags, sigs <-chan os.Signal) {
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
-	last := ""
+	var changes serve.ChangeLog
 	for {
 		select {
 		case sig := <-sigs:
 			f.Log.Info("signal, stopping", "signal", sig.String())
 			return
 		case <-tick.C:
-			t := serve.FormatTable(stripUptime(srv.Labs()), f.MaxLabs, srv.Refused())
-			if t != last {
-				last = t
+			if t := changes.Next(srv.Labs(), srv.Head()); t != "" {
 				fmt.Fprint(os.Stderr, indent(t))
 			}
 		}
 	}
-}
-
-// stripUptime leaves out what changes every second, so the log shows a
-// table only when something happened.
-func stripUptime(rows []serve.LabRow) []serve.LabRow {
-	for i := range rows {
-		rows[i].Uptime = 0
-		rows[i].KeepLeft = rows[i].KeepLeft.Truncate(time.Minute)
-	}
-	return rows
 }
 
 func indent(s string) string {
@@ -245,7 +242,7 @@ func serveScreen(srv *serve.Server, f serveFlags, addr string, sigs <-chan os.Si
 		close(stop)
 	}()
 	for {
-		m := newTableModel(srv, f.MaxLabs, connectLines(addr))
+		m := newTableModel(srv, connectLines(addr))
 		p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithoutSignalHandler(), tea.WithFPS(ui.FPS))
 		go func() {
 			<-stop

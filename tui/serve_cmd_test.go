@@ -6,11 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kafka-recovery-lab/krl/internal/cli"
 )
 
 func TestParseServeFlags(t *testing.T) {
 	keys := filepath.Join(t.TempDir(), "authorized_keys")
-	if err := os.WriteFile(keys, nil, 0o600); err != nil {
+	key := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBaJk6FZbqv0SKUiM7/Ee4yUJ5t6+tHoJmBXM9JrdSvF alice@laptop\n"
+	if err := os.WriteFile(keys, []byte(key), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	f, err := parseServeFlags([]string{"--ssh", "0.0.0.0:2222", "--auth", "keys", keys, "--max-labs", "7", "--keep", "5m"}, io.Discard)
@@ -31,9 +34,31 @@ func TestParseServeFlags(t *testing.T) {
 		{"--ssh", "nonsense"},
 		{"stray"},
 		{"--usage-mode", "sloppy"},
+		{"--handshake-timeout", "0s"},
+		{"--idle", "-1m"},
 	} {
 		if _, err := parseServeFlags(bad, io.Discard); err == nil {
 			t.Errorf("%q: no error", strings.Join(bad, " "))
+		}
+	}
+}
+
+// --auth keys with a file nobody could enter by refuses to start (exit
+// 2) and names the lines that are not keys.
+func TestServeRefusesKeysNobodyCanUse(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ file, want string }{
+		"empty":   {"", "no key in it: nobody could enter"},
+		"garbage": {"not a key\n\n# a comment\nssh-rsa AAAA\n", "lines 1, 4: not public keys"},
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := parseServeFlags([]string{"--auth", "keys", path}, io.Discard)
+		var out strings.Builder
+		if err == nil || cli.Exit(&out, err) != cli.ExitUsage || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%s: %v (%q), want exit %d saying %q", name, err, out.String(), cli.ExitUsage, tc.want)
 		}
 	}
 }

@@ -14,28 +14,27 @@ import (
 // tableModel is the serve process's own screen: the table of labs.
 type tableModel struct {
 	srv           *serve.Server
-	maxLabs       int
 	connect       string
 	rows          []serve.LabRow
-	refused       int
+	head          serve.TableHead
 	width, height int
 	openPresenter bool
 }
 
 type labsMsg struct {
-	rows    []serve.LabRow
-	refused int
+	rows []serve.LabRow
+	head serve.TableHead
 }
 
-func newTableModel(srv *serve.Server, maxLabs int, connect string) tableModel {
-	return tableModel{srv: srv, maxLabs: maxLabs, connect: connect}
+func newTableModel(srv *serve.Server, connect string) tableModel {
+	return tableModel{srv: srv, connect: connect, head: srv.Head()}
 }
 
 // readLabs asks the server for the table (it waits on every lab's hub, so
 // it runs as a Cmd).
 func (m tableModel) readLabs(after time.Duration) tea.Cmd {
 	srv := m.srv
-	return tea.Tick(after, func(time.Time) tea.Msg { return labsMsg{srv.Labs(), srv.Refused()} })
+	return tea.Tick(after, func(time.Time) tea.Msg { return labsMsg{srv.Labs(), srv.Head()} })
 }
 
 func (m tableModel) Init() tea.Cmd { return m.readLabs(0) }
@@ -45,7 +44,7 @@ func (m tableModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 	case labsMsg:
-		m.rows, m.refused = msg.rows, msg.refused
+		m.rows, m.head = msg.rows, msg.head
 		return m, m.readLabs(time.Second)
 	case tea.KeyMsg:
 		switch msg.String() {
@@ -68,7 +67,7 @@ func (m tableModel) View() string {
 	var b strings.Builder
 	b.WriteString(titleStyle.Render("Kafka Recovery Lab · workshop server") + "\n\n")
 	b.WriteString(m.connect + "\n")
-	b.WriteString(serve.FormatTable(m.rows, m.maxLabs, m.refused))
+	b.WriteString(serve.FormatTable(m.rows, m.head))
 	b.WriteString("\n" + mutedStyle.Render("p: the presenter's dashboard (q there comes back) · q: stop the server and every lab") + "\n")
 	out := b.String()
 	if m.width > 0 {

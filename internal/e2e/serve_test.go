@@ -83,6 +83,12 @@ func newKey(t *testing.T) (gossh.Signer, string) {
 // does.
 func connect(t *testing.T, addr, user string, signer gossh.Signer) *attendee {
 	t.Helper()
+	return connectSized(t, addr, user, signer, 120, 36)
+}
+
+// connectSized is connect with a pty of w×h.
+func connectSized(t *testing.T, addr, user string, signer gossh.Signer, w, h int) *attendee {
+	t.Helper()
 	a := &attendee{signer: signer, out: &syncBuffer{}, done: make(chan error, 1)}
 	raw, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
@@ -101,7 +107,7 @@ func connect(t *testing.T, addr, user string, signer gossh.Signer) *attendee {
 	if a.sess, err = client.NewSession(); err != nil {
 		t.Fatalf("ssh session: %v", err)
 	}
-	if err := a.sess.RequestPty("xterm-256color", 36, 120, gossh.TerminalModes{}); err != nil {
+	if err := a.sess.RequestPty("xterm-256color", h, w, gossh.TerminalModes{}); err != nil {
 		t.Fatalf("pty: %v", err)
 	}
 	if a.stdin, err = a.sess.StdinPipe(); err != nil {

@@ -698,3 +698,20 @@ func (s *Store) UsageOffsets(ctx context.Context) (map[string][]Position, error)
 	}
 	return out, cur.Err()
 }
+
+// DropDatabase removes the whole database (a workshop lab that is gone).
+func (s *Store) DropDatabase(ctx context.Context) error {
+	if err := s.db.Drop(ctx); err != nil {
+		return fmt.Errorf("store: drop database %s: %w", s.db.Name(), err)
+	}
+	return nil
+}
+
+// Exists reports whether the store holds the database.
+func (s *Store) Exists(ctx context.Context) (bool, error) {
+	names, err := s.client.ListDatabaseNames(ctx, bson.M{"name": s.db.Name()})
+	if err != nil {
+		return false, fmt.Errorf("store: list databases: %w", err)
+	}
+	return len(names) > 0, nil
+}

@@ -174,7 +174,9 @@ func (h *Hub) Attach(build func(*board.Board) tea.Model) (*Window, bool) {
 	}
 	select {
 	case v := <-reply:
-		return &Window{hub: h, v: v}, true
+		w := &Window{hub: h, v: v}
+		w.input.touch()
+		return w, true
 	case <-h.done:
 		return nil, false
 	}
@@ -182,8 +184,9 @@ func (h *Hub) Attach(build func(*board.Board) tea.Model) (*Window, bool) {
 
 // Window is a session's view of a hub viewer.
 type Window struct {
-	hub *Hub
-	v   *viewer
+	hub   *Hub
+	v     *viewer
+	input lastInput
 }
 
 // Detach removes the viewer; idempotent.
@@ -239,6 +242,9 @@ func (m windowModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case cmdMsg:
 		return m, msg.cmd
 	default:
+		if isInput(msg) {
+			m.w.input.touch()
+		}
 		m.w.hub.send(toViewer{m.w.v.id, msg})
 	}
 	return m, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -189,12 +190,66 @@ func TestFormatTable(t *testing.T) {
 		{ID: "77aa00bb11", Fingerprint: "SHA256:zz", State: "stopped", KeepLeft: 9 * time.Minute, Uptime: time.Minute,
 			Verdict: "over-counted", DriftH: 1.5, Records: 12, Group: "demo-usage-77aa00bb11"},
 	}
-	got := FormatTable(rows, 5, 1)
-	want := "labs 2/5 · 1 refused (full)\n" +
+	got := FormatTable(rows, TableHead{MaxLabs: 5, Refused: 1, Keep: 10 * time.Minute})
+	want := "labs 2/5 · a lab is kept 10m0s after its last session, then deleted (directory, topics, database) · 1 refused (full)\n" +
 		"LAB         KEY                   STATE               UPTIME  PROCS  CRASHES  BASELINE   USAGE DRIFT\n" +
 		"3f2a9c01b4  SHA256:abcdefghijkl…  connected           1m35s   4      2        reset #1   exact (+0.00 h / +0.00 km) over 90 records\n" +
 		"77aa00bb11  SHA256:zz             stopped, kept 9m0s  1m0s    0      0        lab start  over-counted (+1.50 h / +0.00 km) over 12 records\n"
 	if got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// countingModel counts its View calls.
+type countingModel struct{ views *atomic.Int64 }
+
+func (m countingModel) Init() tea.Cmd                       { return nil }
+func (m countingModel) Update(tea.Msg) (tea.Model, tea.Cmd) { return m, nil }
+func (m countingModel) View() string                        { return fmt.Sprint(m.views.Add(1)) }
+
+// A viewer whose client left is drawn no more: the hub renders only
+// attached viewers, whatever the lab goes on sending.
+func TestHubStopsDrawingADetachedViewer(t *testing.T) {
+	b := board.New([]string{board.Producer}, board.Config{Topic: "t"})
+	inputs := make(chan any)
+	h := NewHub(b, inputs)
+	defer h.Close()
+	var views atomic.Int64
+	w, ok := h.Attach(func(*board.Board) tea.Model { return countingModel{&views} })
+	if !ok {
+		t.Fatal("attach failed")
+	}
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	inputs <- board.Tick{Now: at}
+	awaitBoardAt(t, h, at)
+	if views.Load() < 2 {
+		t.Fatalf("drawn %d times while attached, want at least 2", views.Load())
+	}
+	w.Detach()
+	h.Inspect(func(*board.Board) {}) // the detach is handled
+	drawn := views.Load()
+	last := at
+	for i := range 5 {
+		last = at.Add(time.Duration(i+1) * time.Second)
+		inputs <- board.Tick{Now: last}
+	}
+	awaitBoardAt(t, h, last)
+	if n := views.Load(); n != drawn {
+		t.Errorf("drawn %d more times after the viewer detached, want 0", n-drawn)
+	}
+}
+
+// awaitBoardAt waits until the hub's board took the tick at now.
+func awaitBoardAt(t *testing.T, h *Hub, now time.Time) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var at time.Time
+		h.Inspect(func(b *board.Board) { at = b.Now() })
+		if at.Equal(now) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the board is at %s, want %s", at, now)
+		}
 	}
 }

@@ -23,7 +23,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +68,12 @@ type Config struct {
 	Keep           time.Duration
 	Auth           string
 	AuthorizedKeys string
+	// Handshake bounds a connection without a session with a terminal:
+	// from its opening, or from its last session's end (default 30 s).
+	Handshake time.Duration
+	// Idle closes a session nothing came from (no key, no resize) for
+	// this long; 0 never does.
+	Idle time.Duration
 	// Lab is the template of every lab: the presenter's as is (it starts
 	// the embedded broker and store unless Brokers / Mongo are set), the
 	// attendees' on the presenter's broker and store.
@@ -88,6 +93,12 @@ type Server struct {
 	closing bool
 	// refused counts sessions turned away because the workshop was full.
 	refused int
+	// dropped counts labs dropped after --keep (and deleted);
+	// discarding holds the ids being deleted, closed when done.
+	dropped    int
+	discarding map[string]chan struct{}
+	// waiting counts connections without a session yet (guard.go).
+	waiting int
 }
 
 // labHub is a lab with its dashboard hub and scenario session.
@@ -155,6 +166,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxLabs < 1 {
 		return nil, errors.New("serve: --max-labs must be at least 1")
 	}
+	if cfg.Handshake <= 0 {
+		cfg.Handshake = DefaultHandshake
+	}
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "ssh"), 0o700); err != nil {
 		return nil, fmt.Errorf("serve: data dir: %w", err)
 	}
@@ -164,7 +178,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	s := &Server{cfg: cfg, presenter: presenter, labs: map[string]*attendee{}}
+	s := &Server{cfg: cfg, presenter: presenter, labs: map[string]*attendee{}, discarding: map[string]chan struct{}{}}
 	opts := []ssh.Option{
 		wish.WithAddress(cfg.Listen),
 		// Created once, reused: attendees' known_hosts stay valid.
@@ -173,7 +187,9 @@ func New(cfg Config) (*Server, error) {
 			sessionEnd,
 			bm.MiddlewareWithProgramHandler(s.program, termenv.ANSI256),
 			needTerminal,
+			guardSession,
 		),
+		func(srv *ssh.Server) error { srv.ConnCallback = s.guardConn; return nil },
 	}
 	switch cfg.Auth {
 	case AuthOpen:
@@ -250,7 +266,17 @@ func (s *Server) fullError() error {
 // acquire returns key's lab, creating and launching it if it has none.
 func (s *Server) acquire(key ssh.PublicKey) (*attendee, error) {
 	id := LabID(key)
-	s.mu.Lock()
+	// A lab of this id being deleted: the new one waits, so the deletion
+	// cannot take its topic, database or directory.
+	for {
+		s.mu.Lock()
+		deleted := s.discarding[id]
+		if deleted == nil {
+			break
+		}
+		s.mu.Unlock()
+		<-deleted
+	}
 	defer s.mu.Unlock()
 	if s.closing {
 		return nil, errClosing
@@ -380,76 +406,26 @@ func (s *Server) expire(a *attendee) {
 		return
 	}
 	delete(s.labs, a.id)
+	deleted := make(chan struct{})
+	s.discarding[a.id] = deleted
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.discarding, a.id)
+		s.dropped++
+		s.mu.Unlock()
+		close(deleted)
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	a.shutdown(ctx)
-	s.cfg.Log.Info("lab dropped: not reconnected within --keep", "lab", a.id, "keep", s.cfg.Keep)
-}
-
-// Close stops accepting sessions, ends every session and stops every lab,
-// the presenter's last (it holds the embedded broker and store).
-func (s *Server) Close(ctx context.Context) {
-	s.mu.Lock()
-	s.closing = true
-	labs := make([]*attendee, 0, len(s.labs))
-	for _, a := range s.labs {
-		if a.expiry != nil {
-			a.expiry.Stop()
-		}
-		labs = append(labs, a)
+	dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer dcancel()
+	if err := s.discard(dctx, a.id); err != nil {
+		s.cfg.Log.Warn("lab dropped, but not all it left was deleted", "lab", a.id, "err", err)
+	} else {
+		s.cfg.Log.Info("lab dropped: not reconnected within --keep; its topics, database and directory deleted", "lab", a.id, "keep", s.cfg.Keep)
 	}
-	s.labs = map[string]*attendee{}
-	s.mu.Unlock()
-	_ = s.srv.Close()
-	var wg sync.WaitGroup
-	for _, a := range labs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-a.launched
-			s.finish(ctx, a)
-			a.shutdown(ctx)
-		}()
-	}
-	wg.Wait()
-	s.presenter.shutdown(ctx)
-}
-
-// finish ends a running lab as the dashboard ends a run: the producer
-// paused, the consumers caught up (at most 30 s), then its report written
-// to report.json in its run directory: the lab's numbers as they were,
-// for the presenter (and the tests) to compare with the topic.
-func (s *Server) finish(ctx context.Context, a *attendee) {
-	a.opMu.Lock()
-	running := !a.stopped && a.launchErr == nil
-	a.opMu.Unlock()
-	if running {
-		if err := a.lab.Pause(); err == nil {
-			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			if err := a.lab.WaitCaughtUp(wctx); err != nil {
-				s.cfg.Log.Warn("lab not caught up before the server stopped", "lab", a.id, "err", err)
-			}
-			cancel()
-		}
-	}
-	b, err := json.MarshalIndent(a.lab.Report(), "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(s.cfg.DataDir, "labs", a.id, "report.json"), append(b, '\n'), 0o644)
-	}
-	if err != nil {
-		s.cfg.Log.Warn("lab report not written", "lab", a.id, "err", err)
-	}
-}
-
-// KillAll kills every child at once (a second signal while stopping).
-func (s *Server) KillAll() {
-	s.mu.Lock()
-	for _, a := range s.labs {
-		a.lab.KillAll()
-	}
-	s.mu.Unlock()
-	s.presenter.lab.KillAll()
 }
 
 type cleanupKey struct{}
@@ -533,9 +509,21 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	}
 	p := tea.NewProgram(w.Model(), append(bm.MakeOptions(sess), tea.WithAltScreen(), tea.WithFPS(ui.FPS))...)
 	go w.Pump(p.Send)
+	done := make(chan struct{})
+	var idled atomic.Bool
+	if s.cfg.Idle > 0 {
+		go s.closeWhenIdle(w, p, done, &idled)
+	}
 	// The middleware calls the next handler once the program ended,
-	// whatever ended it (q, the client gone, the server closing).
-	sess.Context().SetValue(cleanupKey{}, func() { w.Detach(); release() })
+	// whatever ended it (q, the client gone, idle, the server closing).
+	sess.Context().SetValue(cleanupKey{}, func() {
+		close(done)
+		w.Detach()
+		release()
+		if idled.Load() {
+			s.idleLine(sess)
+		}
+	})
 	return p
 }
 

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -85,28 +86,48 @@ func (s *Server) Labs() []LabRow {
 	return out
 }
 
-// Refused is how many sessions were turned away because the workshop was
-// full.
-func (s *Server) Refused() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refused
-}
-
 // FormatTable renders rows as the server's table (its screen and its
 // headless log).
-func FormatTable(rows []LabRow, maxLabs, refused int) string {
+func FormatTable(rows []LabRow, head TableHead) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "labs %d/%d", len(rows), maxLabs)
-	if refused > 0 {
-		fmt.Fprintf(&b, " · %d refused (full)", refused)
-	}
-	b.WriteString("\n")
+	b.WriteString(head.line(len(rows)))
 	if len(rows) == 0 {
 		b.WriteString("no attendee connected yet\n")
 		return b.String()
 	}
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	writeRows(&b, rows)
+	return b.String()
+}
+
+// TableHead is what the table's first line says: the labs in use of
+// the bound, what is kept of a lab and for how long, and the labs
+// dropped and sessions turned away so far.
+type TableHead struct {
+	MaxLabs, Dropped, Refused int
+	Keep                      time.Duration
+}
+
+// Head is the table's first line as of now.
+func (s *Server) Head() TableHead {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return TableHead{MaxLabs: s.cfg.MaxLabs, Dropped: s.dropped, Refused: s.refused, Keep: s.cfg.Keep}
+}
+
+func (h TableHead) line(labs int) string {
+	line := fmt.Sprintf("labs %d/%d · a lab is kept %s after its last session, then deleted (directory, topics, database)", labs, h.MaxLabs, h.Keep)
+	if h.Dropped > 0 {
+		line += fmt.Sprintf(" · %d deleted", h.Dropped)
+	}
+	if h.Refused > 0 {
+		line += fmt.Sprintf(" · %d refused (full)", h.Refused)
+	}
+	return line + "\n"
+}
+
+// writeRows writes rows under the table's column names.
+func writeRows(w io.Writer, rows []LabRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAB\tKEY\tSTATE\tUPTIME\tPROCS\tCRASHES\tBASELINE\tUSAGE DRIFT")
 	for _, r := range rows {
 		state := r.State
@@ -126,7 +147,6 @@ func FormatTable(rows []LabRow, maxLabs, refused int) string {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, shortFingerprint(r.Fingerprint), state, r.Uptime, r.Running, r.Crashes, baseline(r), verdict)
 	}
 	tw.Flush()
-	return b.String()
 }
 
 // baseline says what the lab's usage counts from, read from consumer-usage's

@@ -54,6 +54,29 @@ func digitKeys(n int) ([]string, string) {
 	return keys, fmt.Sprintf("1-%d", n)
 }
 
+// withJumpRows returns the key map whose jump help says 1-n, n the
+// highest jump key of the board's rows: an attendee's lab, whose broker
+// and store are the presenter's, says 1-4. The other digits stay bound
+// (they say that process is not supervised here).
+func (k KeyMap) withJumpRows(n int) KeyMap {
+	b, ok := k.bindings[action.Jump]
+	if !ok || n < 1 {
+		return k
+	}
+	bindings := make(map[action.Name]key.Binding, len(k.bindings))
+	for name, kb := range k.bindings {
+		bindings[name] = kb
+	}
+	_, label := digitKeys(n)
+	b.SetHelp(label, b.Help().Desc)
+	bindings[action.Jump] = b
+	k.bindings = bindings
+	return k
+}
+
+// jumpLabel is the jump keys' help ("1-6").
+func (k KeyMap) jumpLabel() string { return k.Binding(action.Jump).Help().Key }
+
 // Binding is the action's binding (a disabled empty one for an action
 // without keys).
 func (k KeyMap) Binding(n action.Name) key.Binding {
@@ -168,8 +191,8 @@ func (k KeyMap) Pinned() []key.Binding {
 	return out
 }
 
-// readOnly leaves a watcher's keys: help, the partitions view, close and
-// quit (they change only what this viewer sees). The footer and the ?
+// readOnly leaves a watcher's keys: help, the partitions and why views,
+// close and quit (they change only what this viewer sees). The footer and the ?
 // view then list only those.
 func (k KeyMap) readOnly() KeyMap {
 	var off []action.Name

@@ -3,7 +3,10 @@ package ui
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
@@ -49,6 +52,29 @@ func TestReadOnlyKeysAreTheWatchers(t *testing.T) {
 		}
 		if km.Enabled(a.Name) != a.Watcher {
 			t.Errorf("%s: enabled %v in a read-only view, watcher %v", a.Name, km.Enabled(a.Name), a.Watcher)
+		}
+	}
+}
+
+// An attendee's lab has no broker or store row: its help and status line
+// say 1-4, not 1-6; a lab with every row says 1-6.
+func TestJumpHelpCountsTheRows(t *testing.T) {
+	for _, tc := range []struct {
+		procs []string
+		want  string
+	}{
+		{[]string{board.Producer, board.Current, board.Usage, board.Query}, "1-4"},
+		{board.Canonical, "1-6"},
+	} {
+		b := board.New(tc.procs, board.Config{Topic: "t"})
+		m, _ := tea.Model(New(b, &fakeController{}, Options{})).Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+		plain := m.View()
+		m, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("?")})
+		help := m.View()
+		for what, v := range map[string]string{"screen": plain, "help": help} {
+			if !strings.Contains(v, tc.want) || strings.Contains(v, map[string]string{"1-4": "1-6", "1-6": "1-4"}[tc.want]) {
+				t.Errorf("%d rows, %s: want %s only:\n%s", len(tc.procs), what, tc.want, v)
+			}
 		}
 	}
 }

@@ -85,9 +85,11 @@ type Model struct {
 	keys   KeyMap
 
 	width, height int
-	selected      string
-	showHelp      bool
-	showLogs      bool
+	// sizeNote says the window is larger than the model draws (size.go).
+	sizeNote string
+	selected string
+	showHelp bool
+	showLogs bool
 	// showPartitions: the t view, the topic's partitions in full in place
 	// of the sensors and usage.
 	showPartitions bool
@@ -148,7 +150,7 @@ func New(b *board.Board, ctl Controller, opts Options) Model {
 	if opts.ReadOnlyNote == "" {
 		opts.ReadOnlyNote = DefaultReadOnlyNote
 	}
-	keys := DefaultKeyMap()
+	keys := DefaultKeyMap().withJumpRows(highestJumpKey(b))
 	if opts.ReadOnly {
 		keys = keys.readOnly()
 	}
@@ -161,6 +163,15 @@ func New(b *board.Board, ctl Controller, opts Options) Model {
 		m.selected = names[0]
 	}
 	return m
+}
+
+// highestJumpKey is the highest jump key among the board's rows.
+func highestJumpKey(b *board.Board) int {
+	n := 0
+	for _, p := range b.Processes() {
+		n = max(n, p.Key)
+	}
+	return n
 }
 
 // oneLine makes text fit for a single screen line: no escape sequences
@@ -201,7 +212,7 @@ func (m *Model) refreshLogs() tea.Cmd {
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
+		m.width, m.height, m.sizeNote = boundSize(msg.Width, msg.Height)
 		return m, nil
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {

@@ -431,7 +431,7 @@ func (m Model) statusLine(w int, compact bool) string {
 	}
 	plain := text == ""
 	if plain {
-		text = "select a process with ↑/↓ or 1-6 · x crash · s stop · r restart"
+		text = "select a process with ↑/↓ or " + m.keys.jumpLabel() + " · x crash · s stop · r restart"
 	}
 	symbol := map[board.Level]string{board.LevelGood: "✓ ", board.LevelBad: "✗ ", board.LevelWarn: "! ", board.LevelAction: "› "}[level]
 	left := st.Level(level).Render(symbol + text)
@@ -453,6 +453,9 @@ func (m Model) statusLine(w int, compact bool) string {
 		}
 		right = st.Muted.Render(right)
 	}
+	if m.sizeNote != "" {
+		right = strings.TrimPrefix(right+" · "+st.Level(board.LevelWarn).Render("! "+m.sizeNote), " · ")
+	}
 	if right != "" {
 		lw := w - lipgloss.Width(right) - 1
 		if lw > 20 {
@@ -464,17 +467,19 @@ func (m Model) statusLine(w int, compact bool) string {
 
 func (m Model) tooSmall() string {
 	st := m.styles
-	msg := lipgloss.JoinVertical(lipgloss.Center,
+	lines := []string{
 		st.App.Render("Kafka Recovery Lab"),
 		"",
 		"This terminal is too small for the dashboard.",
 		fmt.Sprintf("It needs at least %d×%d; it is %d×%d.", MinWidth, MinHeight, m.width, m.height),
 		"Enlarge the window or reduce the font size.",
-		"",
-		st.Muted.Render("q quits"),
-	)
+	}
+	if m.sizeNote != "" {
+		lines = append(lines, m.sizeNote)
+	}
+	msg := lipgloss.JoinVertical(lipgloss.Center, append(lines, "", st.Muted.Render("q quits"))...)
 	// Wrap to the width first so even a very narrow terminal gets the message.
 	msg = st.NewStyle().Width(m.width).Align(lipgloss.Center).Render(msg)
-	lines := common.Lines(common.Center(st.Renderer(), msg, m.width, m.height))
-	return strings.Join(common.FitLines(lines, m.width, m.height), "\n")
+	screen := common.Lines(common.Center(st.Renderer(), msg, m.width, m.height))
+	return strings.Join(common.FitLines(screen, m.width, m.height), "\n")
 }
