@@ -79,7 +79,7 @@ flags:
 	fs.Var(&auth, "auth", "open (any public key: a room on a private network) or keys FILE (the keys of an authorized_keys file)")
 	fs.StringVar(&f.AuthorizedKeys, "authorized-keys", "", "the `FILE` of --auth keys (--auth keys FILE sets it)")
 	fs.DurationVar(&f.Handshake, "handshake-timeout", serve.DefaultHandshake, "close a connection without a session with a terminal after this long (a silent socket, a client that never logs in, ssh -N)")
-	fs.DurationVar(&f.Idle, "idle", serve.DefaultIdle, "close a session that sent no key and no resize for this long (0: never); its lab is kept for --keep")
+	fs.DurationVar(&f.Idle, "idle", serve.DefaultIdle, "close a session that sent no key and no resize for this long (0, the default: never, since a room may only watch); its lab is kept for --keep")
 	fs.StringVar(&f.DataDir, "data-dir", filepath.Join(os.TempDir(), "krl-serve"), "the server's directory: host key, the presenter's and every attendee's lab")
 	fs.BoolVar(&f.headless, "headless", false, "no screen: log the table of labs to stderr")
 	fs.StringVar(&f.Lab.Brokers, "brokers", os.Getenv("KAFKA_BROKER"), "Kafka bootstrap servers; empty starts the embedded broker (env KAFKA_BROKER)")

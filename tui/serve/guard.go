@@ -15,7 +15,9 @@ import (
 // Defaults of the bounds on connections (Config.Handshake, Config.Idle).
 const (
 	DefaultHandshake = 30 * time.Second
-	DefaultIdle      = 30 * time.Minute
+	// DefaultIdle is off: an attendee who only watches the screen sends
+	// nothing and is still in the room.
+	DefaultIdle = 0
 )
 
 // MaxWaiting is how many connections may be open at once without a
