@@ -128,6 +128,9 @@ func checkStackFlags(f dashboardFlags) error {
 
 // checkLabFlags checks the lab's flags the dashboard and serve share.
 func checkLabFlags(c lab.Config) error {
+	if err := cli.CheckTopic(c.Topic); err != nil {
+		return err
+	}
 	if c.Sensors < 1 || c.Sensors > 1000 {
 		return cli.Usagef("--sensors must be between 1 and 1000, got %d", c.Sensors)
 	}
@@ -160,6 +163,9 @@ func runDashboard(args []string) int {
 	if f.listScenarios {
 		fmt.Print(scenario.List())
 		return cli.ExitOK
+	}
+	if err := checkReportPath(f.reportPath); err != nil {
+		return cli.Exit(os.Stderr, err)
 	}
 	var actions []script.Action
 	if f.scriptPath != "" {
@@ -293,8 +299,12 @@ func runHeadless(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-c
 		}
 	}()
 	code := cli.ExitOK
-	if err := l.Launch(ctx); err != nil {
-		logger.Error("start failed", "err", err, "run_dir", f.RunDir)
+	if sig, err := launchUnlessSignalled(ctx, l, sigs); sig != nil || err != nil {
+		if sig != nil {
+			logger.Info("signal while starting, stopping", "signal", sig.String())
+		} else {
+			logger.Error("start failed", "err", err, "run_dir", f.RunDir)
+		}
 		return finish(l, f, sigs, dashboardReport{Report: l.Report()}, cli.ExitError)
 	}
 	brokers, mongo := l.Addresses()
@@ -356,6 +366,23 @@ loop:
 		logger.Error("scenario failed", "scenario", result.Name, "error", result.Error)
 	}
 	return finish(l, f, sigs, dashboardReport{Report: l.Report(), Scenario: result}, scenarioExitCode(result, code))
+}
+
+// launchUnlessSignalled launches the lab; a signal while it starts ends the
+// start at once (a wait for a broker to listen included) and is returned.
+func launchUnlessSignalled(ctx context.Context, l *lab.Lab, sigs <-chan os.Signal) (os.Signal, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	launched := make(chan error, 1)
+	go func() { launched <- l.Launch(ctx) }()
+	select {
+	case err := <-launched:
+		return nil, err
+	case sig := <-sigs:
+		cancel()
+		<-launched
+		return sig, nil
+	}
 }
 
 // scenarioExitCode: a headless scenario run fails (exit 1) when any check

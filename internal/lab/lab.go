@@ -117,7 +117,7 @@ type Lab struct {
 	changed   chan struct{} // closed (and replaced) at every input the mirror takes
 	httpAddrs map[string]httpEndpoint
 	runPID    map[string]int // the latest Started pid per process, as the pump has seen it
-	listening map[string]chan string
+	listening map[string]chan listenResult
 	arms      map[string]armNote
 	readErrs  map[string]string // per poll its latest error ("" none): logReadError
 	// baseline counts reset-labs: each gives consumer-usage a group of its
@@ -195,7 +195,7 @@ func New(cfg Config) (*Lab, error) {
 		changed:        make(chan struct{}),
 		httpAddrs:      map[string]httpEndpoint{},
 		runPID:         map[string]int{},
-		listening:      map[string]chan string{},
+		listening:      map[string]chan listenResult{},
 		arms:           map[string]armNote{},
 		readErrs:       map[string]string{},
 		quit:           make(chan struct{}),
@@ -525,10 +525,8 @@ func (l *Lab) startPollers() {
 // its address, and pins the address for later restarts.
 // firstOnly are flags of the first start only.
 func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstOnly ...string) (string, error) {
-	ch := make(chan string, 1)
-	l.mu.Lock()
-	l.listening[name] = ch
-	l.mu.Unlock()
+	ch := l.awaitListen(name)
+	defer l.forgetListen(name)
 	first := append(append(append([]string{}, args...), firstOnly...), "--listen", "127.0.0.1:0")
 	if err := l.sup.Define(supervisor.Spec{Name: name, Args: first, Tier: 0, Env: roleEnv(name)}); err != nil {
 		return "", err
@@ -537,12 +535,15 @@ func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstO
 		return "", fmt.Errorf("start %s: %w", name, err)
 	}
 	select {
-	case addr := <-ch:
+	case r := <-ch:
+		if r.exit != nil {
+			return "", l.exitedBeforeListening(name, *r.exit)
+		}
 		// Restarts reuse the port so clients reconnect to the same address.
-		if err := l.sup.SetArgs(name, append(args, "--listen", addr)); err != nil {
+		if err := l.sup.SetArgs(name, append(args, "--listen", r.addr)); err != nil {
 			return "", err
 		}
-		return addr, nil
+		return r.addr, nil
 	case <-time.After(60 * time.Second):
 		return "", fmt.Errorf("%s did not start listening within 60s; see %s", name,
 			filepath.Join(l.cfg.RunDir, "logs", name+".log"))
@@ -671,6 +672,7 @@ func (l *Lab) pump() {
 			if l.httpAddrs[e.Name].pid == e.PID {
 				delete(l.httpAddrs, e.Name)
 			}
+			l.noteListenLocked(e.Name, listenResult{exit: &e})
 			l.mu.Unlock()
 			l.emit(board.ProcExited{Name: e.Name, PID: e.PID, At: e.At, ExitCode: e.ExitCode,
 				Signal: e.Signal, Deliberate: e.Deliberate})
@@ -697,11 +699,8 @@ func (l *Lab) noteStatus(name string, ev status.Event) {
 		if ev.Endpoint == "http" {
 			l.httpAddrs[name] = httpEndpoint{addr: ev.Addr, pid: l.runPID[name]}
 		}
-		if ch, ok := l.listening[name]; ok && ev.Endpoint != "http" {
-			select {
-			case ch <- ev.Addr:
-			default:
-			}
+		if ev.Endpoint != "http" {
+			l.noteListenLocked(name, listenResult{addr: ev.Addr})
 		}
 	case status.CrashPointArmed:
 		if pid := l.runPID[name]; l.arms[name].pid == pid {
