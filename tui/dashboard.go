@@ -21,6 +21,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lab"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
+	"github.com/kafka-recovery-lab/krl/internal/redact"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/internal/script"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
@@ -76,6 +77,9 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 // checkDashboardFlags checks the values and the combinations of the
 // dashboard's flags.
 func checkDashboardFlags(f dashboardFlags) error {
+	if err := cli.CheckTopic(f.Topic); err != nil {
+		return err
+	}
 	if err := checkLabFlags(f.Config); err != nil {
 		return err
 	}
@@ -128,9 +132,6 @@ func checkStackFlags(f dashboardFlags) error {
 
 // checkLabFlags checks the lab's flags the dashboard and serve share.
 func checkLabFlags(c lab.Config) error {
-	if err := cli.CheckTopic(c.Topic); err != nil {
-		return err
-	}
 	if c.Sensors < 1 || c.Sensors > 1000 {
 		return cli.Usagef("--sensors must be between 1 and 1000, got %d", c.Sensors)
 	}
@@ -291,7 +292,7 @@ func startScript(ctx context.Context, l *lab.Lab, actions []script.Action) <-cha
 }
 
 func runHeadless(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan os.Signal) int {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	logger := slog.New(slog.NewTextHandler(redact.Writer(os.Stderr), nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
