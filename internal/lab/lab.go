@@ -23,6 +23,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/observe"
+	"github.com/kafka-recovery-lab/krl/internal/redact"
 	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
@@ -475,7 +476,7 @@ func (l *Lab) checkStore(ctx context.Context, mongo string) error {
 	err = l.db.Ping(pctx)
 	pcancel()
 	if err != nil {
-		return &launchError{"store down", fmt.Errorf("MongoDB at %s did not answer (is it running? check --mongo / MONGO_URI): %w", mongo, err)}
+		return &launchError{"store down", fmt.Errorf("MongoDB at %s did not answer (is it running? check --mongo / MONGO_URI): %w", redact.String(mongo), err)}
 	}
 	return nil
 }
@@ -485,7 +486,7 @@ func (l *Lab) checkStore(ctx context.Context, mongo string) error {
 func (l *Lab) startRoles() error {
 	if !l.defined {
 		for _, name := range roles {
-			if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1, Env: roleEnv(name)}); err != nil {
+			if err := l.sup.Define(l.roleSpec(name)); err != nil {
 				return err
 			}
 		}
@@ -552,6 +553,14 @@ func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstO
 	}
 }
 
+// roleSpec is a lesson role's process: its command line, and its
+// environment with the store's URI (MONGO_URI: passwords stay off command
+// lines).
+func (l *Lab) roleSpec(name string) supervisor.Spec {
+	_, mongo := l.Addresses()
+	return supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1, Env: append(roleEnv(name), "MONGO_URI="+mongo)}
+}
+
 // roleEnv is the environment name's role asks for beside the lab's own,
 // where the lab's does not already say.
 func roleEnv(name string) []string {
@@ -578,7 +587,9 @@ func (l *Lab) roleArgs(name string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.mirror.Config()
-	args := append(slices.Clone(r.Command), "--brokers", c.Brokers, "--mongo", c.Mongo, "--topic", l.cfg.Topic)
+	// The store's URI goes in the environment (roleSpec), where no other
+	// user can read it: a command line is world-readable.
+	args := append(slices.Clone(r.Command), "--brokers", c.Brokers, "--topic", l.cfg.Topic)
 	for _, f := range r.Flags {
 		if v, ok := roleFlags[f](l, name); ok {
 			args = append(args, f, v)
@@ -1109,5 +1120,5 @@ func OpenLog(runDir string) (*slog.Logger, io.Closer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return slog.New(slog.NewTextHandler(f, nil)), f, nil
+	return slog.New(slog.NewTextHandler(redact.Writer(f), nil)), f, nil
 }

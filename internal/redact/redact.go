@@ -4,6 +4,8 @@
 package redact
 
 import (
+	"bytes"
+	"io"
 	"regexp"
 	"strings"
 )
@@ -42,3 +44,19 @@ type redacted struct {
 
 func (r redacted) Error() string { return r.msg }
 func (r redacted) Unwrap() error { return r.err }
+
+// Writer is w with every write redacted: for loggers, which write one
+// whole record per call.
+func Writer(w io.Writer) io.Writer { return writer{w} }
+
+type writer struct{ w io.Writer }
+
+func (rw writer) Write(p []byte) (int, error) {
+	if !bytes.Contains(p, []byte("://")) {
+		return rw.w.Write(p)
+	}
+	if _, err := io.WriteString(rw.w, String(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
