@@ -2,6 +2,7 @@ package visible
 
 import (
 	"reflect"
+	"sync"
 )
 
 // Deep returns v with f applied to every string it holds, however deep
@@ -53,10 +54,7 @@ func deep(v reflect.Value, f func(string) string) (reflect.Value, bool) {
 func deepStruct(v reflect.Value, f func(string) string) (reflect.Value, bool) {
 	t := v.Type()
 	var out reflect.Value
-	for i := range t.NumField() {
-		if !t.Field(i).IsExported() {
-			continue
-		}
+	for _, i := range textFields(t) {
 		fv, changed := deep(v.Field(i), f)
 		if !changed {
 			continue
@@ -144,6 +142,33 @@ func deepInterface(v reflect.Value, f func(string) string) (reflect.Value, bool)
 	return out, true
 }
 
+// fieldsOf caches textFields per struct type.
+var fieldsOf sync.Map // reflect.Type -> []int
+
+// textFields are the exported fields of struct type t that can hold text.
+func textFields(t reflect.Type) []int {
+	if fs, ok := fieldsOf.Load(t); ok {
+		return fs.([]int)
+	}
+	// A type that holds itself (through a pointer or a slice) is taken to
+	// hold text while its own fields are looked at.
+	var exported []int
+	for i := range t.NumField() {
+		if t.Field(i).IsExported() {
+			exported = append(exported, i)
+		}
+	}
+	fieldsOf.Store(t, exported)
+	fs := []int{}
+	for _, i := range exported {
+		if sf := t.Field(i); holdsText(sf.Type) {
+			fs = append(fs, i)
+		}
+	}
+	fieldsOf.Store(t, fs)
+	return fs
+}
+
 // holdsText: whether a value of type t can hold a string (numbers,
 // booleans and their lists are skipped without a look).
 func holdsText(t reflect.Type) bool {
@@ -154,6 +179,8 @@ func holdsText(t reflect.Type) bool {
 		return false
 	case reflect.Slice, reflect.Array, reflect.Pointer:
 		return holdsText(t.Elem())
+	case reflect.Struct:
+		return t.NumField() > 0 && len(textFields(t)) > 0
 	}
 	return true
 }
