@@ -300,12 +300,14 @@ func runHeadless(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-c
 		}
 	}()
 	code := cli.ExitOK
-	if sig, err := launchUnlessSignalled(ctx, l, sigs); sig != nil || err != nil {
-		if sig != nil {
-			logger.Info("signal while starting, stopping", "signal", sig.String())
-		} else {
-			logger.Error("start failed", "err", err, "run_dir", f.RunDir)
-		}
+	sig, err := launchUnlessSignalled(ctx, l, sigs)
+	switch {
+	case sig != nil:
+		// Asked to stop, as a signal later would: not a failure.
+		logger.Info("signal while starting, stopping", "signal", sig.String())
+		return finish(l, f, sigs, dashboardReport{Report: l.Report()}, cli.ExitOK)
+	case err != nil:
+		logger.Error("start failed", "err", err, "run_dir", f.RunDir)
 		return finish(l, f, sigs, dashboardReport{Report: l.Report()}, cli.ExitError)
 	}
 	brokers, mongo := l.Addresses()

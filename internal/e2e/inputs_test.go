@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,4 +87,31 @@ func TestLaunchEndsWhenBrokerExits(t *testing.T) {
 			t.Errorf("the error lacks %q", want)
 		}
 	}
+}
+
+// TestSignalWhileStarting: SIGTERM while the headless dashboard waits for
+// a broker that does not answer ends the run at once (exit 0, no process
+// left), not when the wait gives up.
+func TestSignalWhileStarting(t *testing.T) {
+	t.Parallel()
+	d := newDashboard(t)
+	c := d.startHeadless("", "--brokers", "127.0.0.1:1", "--connect-timeout", "60s")
+	storeLog := filepath.Join(d.runDir, "logs", "store.log")
+	AwaitCondition(t, "the store listening, the broker awaited", 30*time.Second, 20*time.Millisecond, func() error {
+		if b, _ := os.ReadFile(storeLog); !strings.Contains(string(b), "store listening") {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	began := time.Now()
+	c.Signal(syscall.SIGTERM)
+	code, ok := c.WaitExit(10 * time.Second)
+	if !ok {
+		t.Fatalf("still running 10s after SIGTERM; stderr:\n%s", c.StderrTail(20))
+	}
+	t.Logf("exit %d %s after SIGTERM", code, time.Since(began).Round(time.Millisecond))
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, c.StderrTail(20))
+	}
+	awaitNoProcesses(t, d.tag, childPIDsFromLogs(t, d.runDir), 15*time.Second)
 }
