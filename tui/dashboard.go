@@ -21,6 +21,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lab"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
+	"github.com/kafka-recovery-lab/krl/internal/redact"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/internal/script"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
@@ -78,6 +79,9 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 // checkDashboardFlags checks the values and the combinations of the
 // dashboard's flags.
 func checkDashboardFlags(f dashboardFlags) error {
+	if err := cli.CheckTopic(f.Topic); err != nil {
+		return err
+	}
 	if err := checkLabFlags(f.Config); err != nil {
 		return err
 	}
@@ -162,6 +166,9 @@ func runDashboard(args []string) int {
 	if f.listScenarios {
 		fmt.Print(scenario.List())
 		return cli.ExitOK
+	}
+	if err := checkReportPath(f.reportPath); err != nil {
+		return cli.Exit(os.Stderr, err)
 	}
 	var actions []script.Action
 	if f.scriptPath != "" {
@@ -294,7 +301,7 @@ func startScript(ctx context.Context, l *lab.Lab, actions []script.Action) <-cha
 }
 
 func runHeadless(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-chan os.Signal) int {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	logger := slog.New(slog.NewTextHandler(redact.Writer(os.Stderr), nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -302,7 +309,13 @@ func runHeadless(l *lab.Lab, f dashboardFlags, actions []script.Action, sigs <-c
 		}
 	}()
 	code := cli.ExitOK
-	if err := l.Launch(ctx); err != nil {
+	sig, err := launchUnlessSignalled(ctx, l, sigs)
+	switch {
+	case sig != nil:
+		// Asked to stop, as a signal later would: not a failure.
+		logger.Info("signal while starting, stopping", "signal", sig.String())
+		return finish(l, f, sigs, dashboardReport{Report: l.Report()}, cli.ExitOK)
+	case err != nil:
 		logger.Error("start failed", "err", err, "run_dir", f.RunDir)
 		return finish(l, f, sigs, dashboardReport{Report: l.Report()}, cli.ExitError)
 	}
@@ -365,6 +378,23 @@ loop:
 		logger.Error("scenario failed", "scenario", result.Name, "error", result.Error)
 	}
 	return finish(l, f, sigs, dashboardReport{Report: l.Report(), Scenario: result}, scenarioExitCode(result, code))
+}
+
+// launchUnlessSignalled launches the lab; a signal while it starts ends the
+// start at once (a wait for a broker to listen included) and is returned.
+func launchUnlessSignalled(ctx context.Context, l *lab.Lab, sigs <-chan os.Signal) (os.Signal, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	launched := make(chan error, 1)
+	go func() { launched <- l.Launch(ctx) }()
+	select {
+	case err := <-launched:
+		return nil, err
+	case sig := <-sigs:
+		cancel()
+		<-launched
+		return sig, nil
+	}
 }
 
 // scenarioExitCode: a headless scenario run fails (exit 1) when any check

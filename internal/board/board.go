@@ -212,6 +212,7 @@ func orDefault(s, def string) string {
 // Apply feeds one input to the board. It reports whether the value was a
 // board input; anything else is ignored, so a UI can forward every message.
 func (b *Board) Apply(in any) bool {
+	in = shownInput(in)
 	return b.applyProcess(in) || b.applyPoll(in) || b.applyControl(in)
 }
 

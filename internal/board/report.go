@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/kafka-recovery-lab/krl/internal/redact"
 	"github.com/kafka-recovery-lab/krl/internal/role"
 )
 
@@ -235,7 +236,7 @@ type ReportDrift struct {
 // is null unless both usage and an expected window exist. Take it while the
 // children still run (before stopping them on quit).
 func (b *Board) Report() Report {
-	r := Report{Brokers: b.cfg.Brokers, Mongo: b.cfg.Mongo, Processes: []ReportProcess{}, Sensors: []ReportSensor{}}
+	r := Report{Brokers: b.cfg.Brokers, Mongo: redact.String(b.cfg.Mongo), Processes: []ReportProcess{}, Sensors: []ReportSensor{}}
 	pv := b.Partitions()
 	r.Partitions = reportPartitions(pv)
 	r.MovedKeys = []ReportMovedKey{}

@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/kafka-recovery-lab/krl/internal/redact"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
@@ -102,6 +103,7 @@ func Parse(fs *flag.FlagSet, args []string) error {
 
 // Exit turns a role's error into an exit code, printing it to stderr.
 func Exit(stderr io.Writer, err error) int {
+	err = redact.Error(err)
 	switch {
 	case err == nil:
 		return ExitOK
@@ -121,14 +123,14 @@ func Exit(stderr io.Writer, err error) int {
 // why the process ended and never keeps it looking alive.
 func ExitReporting(em *status.Emitter, stderr io.Writer, err error) int {
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		em.Emit(status.Event{Type: status.Error, Error: err.Error()})
+		em.Emit(status.Event{Type: status.Error, Error: redact.String(err.Error())})
 	}
 	return Exit(stderr, err)
 }
 
 // Logger is the human log of a role: text on stderr.
 func Logger(role string) *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("role", role)
+	return slog.New(slog.NewTextHandler(redact.Writer(os.Stderr), &slog.HandlerOptions{Level: slog.LevelInfo})).With("role", role)
 }
 
 // StopBound is how long a role may take to stop after SIGTERM, whatever is

@@ -40,13 +40,11 @@ func (l *Lab) startCluster(ctx context.Context) error {
 		return err
 	}
 	names := cluster.Names(plan.Brokers)
-	chans := map[string]chan string{}
-	l.mu.Lock()
+	chans := map[string]<-chan listenResult{}
 	for _, name := range names {
-		chans[name] = make(chan string, 1)
-		l.listening[name] = chans[name]
+		chans[name] = l.awaitListen(name)
+		defer l.forgetListen(name)
 	}
-	l.mu.Unlock()
 	for _, name := range names {
 		// The controller is stopped last (Tier -1): the brokers' controlled
 		// shutdown asks it to move their leaders first.
@@ -66,7 +64,10 @@ func (l *Lab) startCluster(ctx context.Context) error {
 	deadline := time.After(clusterStartTimeout)
 	for _, name := range names {
 		select {
-		case <-chans[name]:
+		case r := <-chans[name]:
+			if r.exit != nil {
+				return l.exitedBeforeListening(name, *r.exit)
+			}
 		case <-deadline:
 			return fmt.Errorf("%s did not start listening within %s; see %s/logs/%s.log", name, clusterStartTimeout, l.cfg.RunDir, name)
 		case <-ctx.Done():

@@ -23,6 +23,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/observe"
+	"github.com/kafka-recovery-lab/krl/internal/redact"
 	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/store"
@@ -117,7 +118,7 @@ type Lab struct {
 	changed   chan struct{} // closed (and replaced) at every input the mirror takes
 	httpAddrs map[string]httpEndpoint
 	runPID    map[string]int // the latest Started pid per process, as the pump has seen it
-	listening map[string]chan string
+	listening map[string]chan listenResult
 	arms      map[string]armNote
 	readErrs  map[string]string // per poll its latest error ("" none): logReadError
 	// baseline counts reset-labs: each gives consumer-usage a group of its
@@ -195,7 +196,7 @@ func New(cfg Config) (*Lab, error) {
 		changed:        make(chan struct{}),
 		httpAddrs:      map[string]httpEndpoint{},
 		runPID:         map[string]int{},
-		listening:      map[string]chan string{},
+		listening:      map[string]chan listenResult{},
 		arms:           map[string]armNote{},
 		readErrs:       map[string]string{},
 		quit:           make(chan struct{}),
@@ -475,7 +476,7 @@ func (l *Lab) checkStore(ctx context.Context, mongo string) error {
 	err = l.db.Ping(pctx)
 	pcancel()
 	if err != nil {
-		return &launchError{"store down", fmt.Errorf("MongoDB at %s did not answer (is it running? check --mongo / MONGO_URI): %w", mongo, err)}
+		return &launchError{"store down", fmt.Errorf("MongoDB at %s did not answer (is it running? check --mongo / MONGO_URI): %w", redact.String(mongo), err)}
 	}
 	return nil
 }
@@ -485,7 +486,7 @@ func (l *Lab) checkStore(ctx context.Context, mongo string) error {
 func (l *Lab) startRoles() error {
 	if !l.defined {
 		for _, name := range roles {
-			if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1, Env: roleEnv(name)}); err != nil {
+			if err := l.sup.Define(l.roleSpec(name)); err != nil {
 				return err
 			}
 		}
@@ -525,10 +526,8 @@ func (l *Lab) startPollers() {
 // its address, and pins the address for later restarts.
 // firstOnly are flags of the first start only.
 func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstOnly ...string) (string, error) {
-	ch := make(chan string, 1)
-	l.mu.Lock()
-	l.listening[name] = ch
-	l.mu.Unlock()
+	ch := l.awaitListen(name)
+	defer l.forgetListen(name)
 	first := append(append(append([]string{}, args...), firstOnly...), "--listen", "127.0.0.1:0")
 	if err := l.sup.Define(supervisor.Spec{Name: name, Args: first, Tier: 0, Env: roleEnv(name)}); err != nil {
 		return "", err
@@ -537,18 +536,29 @@ func (l *Lab) startInfra(ctx context.Context, name string, args []string, firstO
 		return "", fmt.Errorf("start %s: %w", name, err)
 	}
 	select {
-	case addr := <-ch:
+	case r := <-ch:
+		if r.exit != nil {
+			return "", l.exitedBeforeListening(name, *r.exit)
+		}
 		// Restarts reuse the port so clients reconnect to the same address.
-		if err := l.sup.SetArgs(name, append(args, "--listen", addr)); err != nil {
+		if err := l.sup.SetArgs(name, append(args, "--listen", r.addr)); err != nil {
 			return "", err
 		}
-		return addr, nil
+		return r.addr, nil
 	case <-time.After(60 * time.Second):
 		return "", fmt.Errorf("%s did not start listening within 60s; see %s", name,
 			filepath.Join(l.cfg.RunDir, "logs", name+".log"))
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// roleSpec is a lesson role's process: its command line, and its
+// environment with the store's URI (MONGO_URI: passwords stay off command
+// lines).
+func (l *Lab) roleSpec(name string) supervisor.Spec {
+	_, mongo := l.Addresses()
+	return supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1, Env: append(roleEnv(name), "MONGO_URI="+mongo)}
 }
 
 // roleEnv is the environment name's role asks for beside the lab's own,
@@ -577,7 +587,9 @@ func (l *Lab) roleArgs(name string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.mirror.Config()
-	args := append(slices.Clone(r.Command), "--brokers", c.Brokers, "--mongo", c.Mongo, "--topic", l.cfg.Topic)
+	// The store's URI goes in the environment (roleSpec), where no other
+	// user can read it: a command line is world-readable.
+	args := append(slices.Clone(r.Command), "--brokers", c.Brokers, "--topic", l.cfg.Topic)
 	for _, f := range r.Flags {
 		if v, ok := roleFlags[f](l, name); ok {
 			args = append(args, f, v)
@@ -671,6 +683,7 @@ func (l *Lab) pump() {
 			if l.httpAddrs[e.Name].pid == e.PID {
 				delete(l.httpAddrs, e.Name)
 			}
+			l.noteListenLocked(e.Name, listenResult{exit: &e})
 			l.mu.Unlock()
 			l.emit(board.ProcExited{Name: e.Name, PID: e.PID, At: e.At, ExitCode: e.ExitCode,
 				Signal: e.Signal, Deliberate: e.Deliberate})
@@ -697,11 +710,8 @@ func (l *Lab) noteStatus(name string, ev status.Event) {
 		if ev.Endpoint == "http" {
 			l.httpAddrs[name] = httpEndpoint{addr: ev.Addr, pid: l.runPID[name]}
 		}
-		if ch, ok := l.listening[name]; ok && ev.Endpoint != "http" {
-			select {
-			case ch <- ev.Addr:
-			default:
-			}
+		if ev.Endpoint != "http" {
+			l.noteListenLocked(name, listenResult{addr: ev.Addr})
 		}
 	case status.CrashPointArmed:
 		if pid := l.runPID[name]; l.arms[name].pid == pid {
@@ -1110,5 +1120,5 @@ func OpenLog(runDir string) (*slog.Logger, io.Closer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return slog.New(slog.NewTextHandler(f, nil)), f, nil
+	return slog.New(slog.NewTextHandler(redact.Writer(f), nil)), f, nil
 }

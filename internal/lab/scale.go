@@ -9,7 +9,6 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
-	"github.com/kafka-recovery-lab/krl/internal/supervisor"
 )
 
 // Scale runs n (1–3) instances of consumer-usage in its group, each its
@@ -42,7 +41,7 @@ func (l *Lab) Scale(n int) error {
 		l.emit(board.ProcAdded{Name: name, At: time.Now()})
 		// Tier 1 like the other roles: the supervisor stops it with them at
 		// Shutdown, so it never outlives the dashboard.
-		if err := l.sup.Define(supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1, Env: roleEnv(name)}); err != nil {
+		if err := l.sup.Define(l.roleSpec(name)); err != nil {
 			return fmt.Errorf("scale: %w", err)
 		}
 		if err := l.Start(name); err != nil {

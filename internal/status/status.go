@@ -7,12 +7,15 @@
 package status
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/redact"
 )
 
 // Type names an event. The set is closed: add new types here, with a comment.
@@ -230,6 +233,10 @@ func (em *Emitter) Emit(e Event) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return
+	}
+	if bytes.Contains(b, []byte("://")) {
+		// Reasons and errors can quote a connection URI.
+		b = []byte(redact.String(string(b)))
 	}
 	em.mu.Lock()
 	defer em.mu.Unlock()

@@ -33,6 +33,7 @@ import (
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 
+	"github.com/kafka-recovery-lab/krl/internal/redact"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
@@ -62,7 +63,7 @@ func Connect(ctx context.Context, uri string) (*Store, error) {
 		SetConnectTimeout(3 * time.Second)
 	client, err := mongo.Connect(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, fmt.Errorf("store: %w", redact.Error(err))
 	}
 	return &Store{client: client, db: client.Database(dbName)}, nil
 }
@@ -70,7 +71,7 @@ func Connect(ctx context.Context, uri string) (*Store, error) {
 func databaseName(uri string) (string, error) {
 	u, err := url.Parse(uri)
 	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") {
-		return "", fmt.Errorf("store: %q is not a mongodb:// URI", uri)
+		return "", fmt.Errorf("store: %q is not a mongodb:// URI", redact.String(uri))
 	}
 	if name := strings.Trim(u.Path, "/"); name != "" {
 		return name, nil
@@ -84,10 +85,10 @@ func databaseName(uri string) (string, error) {
 func WithDatabase(uri, db string) (string, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
-		return "", err
+		return "", redact.Error(err)
 	}
 	if u.Scheme != "mongodb" && u.Scheme != "mongodb+srv" {
-		return "", fmt.Errorf("%q is not a mongodb:// URI", uri)
+		return "", fmt.Errorf("%q is not a mongodb:// URI", redact.String(uri))
 	}
 	q := u.Query()
 	if u.User != nil && q.Get("authSource") == "" {

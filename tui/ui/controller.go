@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 )
 
@@ -122,7 +123,7 @@ func tail(ctl Controller, name string, n int) tea.Cmd {
 	return func() tea.Msg {
 		lines := ctl.Tail(name, n)
 		for i, l := range lines {
-			lines[i] = strings.ReplaceAll(l, "\t", "    ")
+			lines[i] = board.Shown(strings.ReplaceAll(l, "\t", "    "))
 		}
 		return LogTailMsg{Name: name, Lines: lines}
 	}
