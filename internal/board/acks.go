@@ -73,6 +73,9 @@ type acksState struct {
 	// gaps it has named.
 	lostSaid map[AckedRecord]bool
 	gapsSaid int
+	// logFailing: the producer's log fails since it said so (its error),
+	// no marker read since: the acks from then on are not listed yet.
+	logFailing string
 	// waiting: the producer's latest progress report on the records
 	// waiting for their acknowledgement.
 	waiting waitingReport
@@ -204,10 +207,12 @@ type AcksView struct {
 	Acknowledged, Pending int64
 	Missing               []LostWrite
 	Latest                map[int32]AckedRecord
-	// Unchecked, Gaps: the records the log could not list.
-	Unchecked int64
-	Gaps      []AckedGap
-	Err       error
+	// Unchecked, Gaps: the records the log could not list; LogFailing:
+	// the producer's error while its log fails (until its marker).
+	Unchecked  int64
+	Gaps       []AckedGap
+	LogFailing string
+	Err        error
 	// Waiting: the records the running producer held unacknowledged at its
 	// latest progress report (WaitingAt), none acknowledged for WaitingFor.
 	Waiting    int64
@@ -219,7 +224,7 @@ type AcksView struct {
 func (b *Board) Acks() AcksView {
 	c := b.acks.check
 	v := AcksView{Setting: b.AcksSetting(), Seen: b.acks.seen, At: c.At, Acknowledged: c.Acknowledged, Pending: c.Pending,
-		Missing: slices.Clone(c.Missing), Latest: maps.Clone(c.Latest), Unchecked: c.Unchecked, Gaps: slices.Clone(c.Gaps), Err: c.Err}
+		Missing: slices.Clone(c.Missing), Latest: maps.Clone(c.Latest), Unchecked: c.Unchecked, Gaps: slices.Clone(c.Gaps), LogFailing: b.acks.logFailing, Err: c.Err}
 	if p := b.procs[Producer]; p != nil && p.alive() {
 		v.Running = b.acks.running
 		if w := b.acks.waiting; w.pid == p.pid {
@@ -263,7 +268,9 @@ func (v AcksView) AckedSince(partition int32, t time.Time) bool {
 // and payload timestamp) as far as the audit has read; with the producer
 // paused and the audit caught up, that is all of them. Missing covers the
 // Checked ones only: the Unchecked, in UncheckedSpans, are records the log
-// could not list (a full disk), counted but not looked up.
+// could not list (a full disk), counted but not looked up. LogError: the
+// producer's log fails at the end of the run, so the acks since are
+// neither counted nor checked.
 type ReportAcks struct {
 	Setting        string             `json:"setting"`
 	Acknowledged   int64              `json:"acknowledged"`
@@ -271,6 +278,7 @@ type ReportAcks struct {
 	Unchecked      int64              `json:"unchecked"`
 	UncheckedSpans []ReportAckGap     `json:"unchecked_spans"`
 	Missing        []ReportAckMissing `json:"missing"`
+	LogError       string             `json:"log_error,omitempty"`
 }
 
 // ReportAckMissing is one acknowledged write the topic does not hold:
@@ -286,7 +294,7 @@ type ReportAckMissing struct {
 func (b *Board) reportAcks() ReportAcks {
 	v := b.Acks()
 	r := ReportAcks{Setting: v.Setting, Acknowledged: v.Acknowledged, Checked: v.Acknowledged - v.Unchecked,
-		Unchecked: v.Unchecked, UncheckedSpans: reportGaps(v.Gaps), Missing: []ReportAckMissing{}}
+		Unchecked: v.Unchecked, UncheckedSpans: reportGaps(v.Gaps), Missing: []ReportAckMissing{}, LogError: v.LogFailing}
 	if v.Running != "" {
 		r.Setting = v.Running
 	}

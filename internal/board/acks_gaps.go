@@ -29,6 +29,7 @@ type AckedGapPartition struct {
 // records; it publishes on, so its state stays, but it is its last error.
 func (b *Board) onAckedLogFailed(s statusEvent) {
 	s.p.lastError = s.e.Error
+	b.acks.logFailing = s.e.Error
 	b.say(s, LevelBad, s.e.Error+"; it publishes on, counts the acks it cannot list and names them once it can write again")
 }
 
@@ -37,6 +38,10 @@ func (b *Board) sayGaps(v AckedCheck) {
 	for _, g := range v.Gaps[min(b.acks.gapsSaid, len(v.Gaps)):] {
 		b.event(v.At, Producer, LevelBad, fmt.Sprintf("acknowledged-records log: %s not written between %s and %s (%s: %s); not checked",
 			Plural(g.Count, "ack"), g.From.Local().Format("15:04:05"), g.To.Local().Format("15:04:05"), gapOffsets(g), g.Err))
+	}
+	if len(v.Gaps) > b.acks.gapsSaid {
+		// A marker is written only once the log is written again.
+		b.acks.logFailing = ""
 	}
 	b.acks.gapsSaid = max(b.acks.gapsSaid, len(v.Gaps))
 }

@@ -23,6 +23,9 @@ func TestAckedGaps(t *testing.T) {
 	if !hasEvent(b, Producer, "no space left on device; it publishes on") {
 		t.Fatalf("failure event: %q", lastEvent(b))
 	}
+	if v := b.Acks(); !strings.Contains(v.LogFailing, "no space left") || !strings.Contains(string(mustJSON(t, b.Report())), `"log_error":"acknowledged-records log not written`) {
+		t.Fatalf("while the log fails: %+v", v)
+	}
 	from, to := at(1).Add(-time.Second), at(16)
 	gap := AckedGap{Count: 161, From: from, To: to, Err: "no space left on device",
 		Partitions: []AckedGapPartition{{Partition: 0, FirstOffset: 30, LastOffset: 90, Count: 61}, {Partition: 2, FirstOffset: 7, LastOffset: 106, Count: 100}}}
@@ -31,6 +34,9 @@ func TestAckedGaps(t *testing.T) {
 		" (p0 offsets 30–90 (61), p2 offsets 7–106 (100): no space left on device); not checked"
 	if !hasEvent(b, Producer, want) {
 		t.Fatalf("gap event %q, want %q", lastEvent(b), want)
+	}
+	if v := b.Acks(); v.LogFailing != "" {
+		t.Fatalf("written again, still failing: %q", v.LogFailing)
 	}
 	n := countEvents(b, "not checked")
 	b.Apply(AckedCheck{At: at(18), Acknowledged: 260, Unchecked: 161, Gaps: []AckedGap{gap}})

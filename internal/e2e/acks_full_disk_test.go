@@ -91,6 +91,7 @@ quit
 			Unchecked      int64             `json:"unchecked"`
 			UncheckedSpans []reportAckSpan   `json:"unchecked_spans"`
 			Missing        []json.RawMessage `json:"missing"`
+			LogError       string            `json:"log_error"`
 		} `json:"acks"`
 		Processes []struct {
 			Name      string  `json:"name"`
@@ -115,7 +116,7 @@ quit
 	if span.From.Before(filledAt.Add(-time.Second)) || span.To.After(freedAt.Add(time.Second)) || !strings.Contains(span.Error, "no space left on device") {
 		t.Errorf("span %s–%s (%s), the disk was full %s–%s", span.From, span.To, span.Error, filledAt, freedAt)
 	}
-	if a.Unchecked != span.Count || a.Checked != a.Acknowledged-a.Unchecked || len(a.Missing) != 0 {
+	if a.Unchecked != span.Count || a.Checked != a.Acknowledged-a.Unchecked || len(a.Missing) != 0 || a.LogError != "" {
 		t.Errorf("report acks %+v", a)
 	}
 	producerErr := ""
