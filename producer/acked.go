@@ -163,30 +163,10 @@ func (a *ackedLog) flush() ackedFlush {
 	if len(a.buf) == 0 && a.gap.count == 0 {
 		return ackedFlush{}
 	}
-	data, marker := a.buf, 0
-	if a.gap.count > 0 || a.torn {
-		var head []byte
-		if a.torn {
-			head = append(head, '\n')
-		}
-		if a.gap.count > 0 {
-			head = appendGapLine(head, a.gap.report())
-		}
-		marker = len(head)
-		data = append(head, a.buf...)
-	}
+	data, marker := a.withHead()
 	n, err := a.f.Write(data)
+	whole := a.keepWhole(data, n, err)
 	var out ackedFlush
-	whole, cutStays := n, false
-	if err != nil {
-		whole = bytes.LastIndexByte(data[:n], '\n') + 1
-		if n > whole && a.f.Truncate(a.size+int64(whole)) != nil {
-			// The cut line stays; the next write ends it.
-			whole, cutStays = n, true
-		}
-	}
-	a.size += int64(whole)
-	a.torn = cutStays || (a.torn && whole == 0)
 	if whole >= marker && a.gap.count > 0 {
 		g := a.gap.report()
 		out.Written = &g
@@ -204,6 +184,38 @@ func (a *ackedLog) flush() ackedFlush {
 	a.failing = err != nil
 	a.buf, a.pend = a.buf[:0], a.pend[:0]
 	return out
+}
+
+// withHead is buf after what must come first: a newline ending a cut line,
+// the gap's marker; marker is their length.
+func (a *ackedLog) withHead() (data []byte, marker int) {
+	if a.gap.count == 0 && !a.torn {
+		return a.buf, 0
+	}
+	var head []byte
+	if a.torn {
+		head = append(head, '\n')
+	}
+	if a.gap.count > 0 {
+		head = appendGapLine(head, a.gap.report())
+	}
+	return append(head, a.buf...), len(head)
+}
+
+// keepWhole settles a write of data that wrote n bytes: a cut line is cut
+// back off (else the next write ends it); it returns how many bytes of
+// data the file keeps.
+func (a *ackedLog) keepWhole(data []byte, n int, err error) int {
+	whole, cutStays := n, false
+	if err != nil {
+		whole = bytes.LastIndexByte(data[:n], '\n') + 1
+		if n > whole && a.f.Truncate(a.size+int64(whole)) != nil {
+			whole, cutStays = n, true
+		}
+	}
+	a.size += int64(whole)
+	a.torn = cutStays || (a.torn && whole == 0)
+	return whole
 }
 
 // close flushes and closes the file; a gap it could not write down is an

@@ -83,9 +83,16 @@ func (t *ackedTail) read() ([]audit.Acked, []audit.AckGap, error) {
 		return nil, nil, nil
 	}
 	t.rest = append([]byte(nil), data[end+1:]...)
+	out, gaps := t.parseLines(data[:end])
+	return out, gaps, nil
+}
+
+// parseLines reads whole lines: records, gaps' markers; what it cannot read
+// is counted in bad.
+func (t *ackedTail) parseLines(data []byte) ([]audit.Acked, []audit.AckGap) {
 	var out []audit.Acked
 	var gaps []audit.AckGap
-	for line := range bytes.SplitSeq(data[:end], []byte("\n")) {
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
 		if len(line) == 0 {
 			continue
 		}
@@ -113,7 +120,7 @@ func (t *ackedTail) read() ([]audit.Acked, []audit.AckGap, error) {
 		}
 		out = append(out, r)
 	}
-	return out, gaps, nil
+	return out, gaps
 }
 
 // parseLine reads a record or a gap's marker (g non-nil).
