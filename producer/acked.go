@@ -2,6 +2,7 @@ package producer
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,11 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
+
+// ackedBuffer bounds the lines held between two flushes: a history burst
+// writes them out many times a second, the telemetry's rate once in
+// minutes.
+const ackedBuffer = 64 << 10
 
 // AckedFlushEvery is how often the acknowledged-records log is written out:
 // lines are buffered in between (a history burst acknowledges a hundred
@@ -55,6 +61,9 @@ type ackedLog struct {
 	// newline so that it stays a line of its own.
 	torn    bool
 	failing bool
+	// noted: what the writes add made itself did, for the next flush to
+	// say.
+	noted ackedFlush
 }
 
 // pendingAck is a record of buf: where it was stored, when it was
@@ -110,6 +119,14 @@ func (a *ackedLog) add(partition int32, offset int64, key []byte, timestamp int6
 	defer a.mu.Unlock()
 	a.buf = appendAcked(a.buf, partition, offset, key, timestamp, acks)
 	a.pend = append(a.pend, pendingAck{partition: partition, offset: offset, at: at, end: len(a.buf)})
+	if len(a.buf) >= ackedBuffer {
+		out := a.flushLocked()
+		a.noted.Failed = a.noted.Failed || out.Failed
+		a.noted.Err = cmp.Or(out.Err, a.noted.Err)
+		if out.Written != nil {
+			a.noted.Written = out.Written
+		}
+	}
 }
 
 // appendAcked is AckedRecord's JSON line, written without reflection (one
@@ -160,6 +177,19 @@ func (a *ackedLog) flush() ackedFlush {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	out, noted := a.flushLocked(), a.noted
+	a.noted = ackedFlush{}
+	out.Failed = out.Failed || noted.Failed
+	if out.Failed && out.Err == nil {
+		out.Err = noted.Err
+	}
+	if out.Written == nil {
+		out.Written = noted.Written
+	}
+	return out
+}
+
+func (a *ackedLog) flushLocked() ackedFlush {
 	if len(a.buf) == 0 && a.gap.count == 0 {
 		return ackedFlush{}
 	}

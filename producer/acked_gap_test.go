@@ -80,6 +80,33 @@ func TestAckedLogFullDisk(t *testing.T) {
 	t.Logf("full disk: %d of 301 records listed whole before the cut, the marker names %d: %+v", listed, g.Count, g.Partitions)
 }
 
+// TestAckedLogFullDiskBurst: a burst fills the buffer between two flushes,
+// so add writes it out itself; its failure is said by the next flush, and
+// the marker counts every record not listed.
+func TestAckedLogFullDiskBurst(t *testing.T) {
+	disk := fulldisk.Mount(t, 1<<20)
+	path := filepath.Join(disk.Dir, "acked.ndjson")
+	a, err := openAckedLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	disk.Fill(t)
+	const n = 3000 // over ackedBuffer's worth of lines
+	for i := range int64(n) {
+		a.add(0, i, []byte("sensor-01"), 1+i, lesson.AcksAll)
+	}
+	if out := a.flush(); !errors.Is(out.Err, syscall.ENOSPC) || !out.Failed {
+		t.Fatalf("flush after a burst on a full disk: %+v", out)
+	}
+	disk.Free(t)
+	out := a.flush()
+	listed := int64(len(readLines(t, path))) - 1
+	if out.Err != nil || out.Written == nil || out.Written.Count+listed != n {
+		t.Fatalf("after space returned: %+v, %d lines listed, want the marker to count the rest of %d", out, listed, n)
+	}
+}
+
 // TestAckedLogEndsCutLine: a log that ends in a cut line (a producer killed
 // mid-write) gets the next producer's lines on lines of their own.
 func TestAckedLogEndsCutLine(t *testing.T) {
