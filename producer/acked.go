@@ -1,7 +1,8 @@
 package producer
 
 import (
-	"bufio"
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,17 +12,19 @@ import (
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
+	"github.com/kafka-recovery-lab/krl/internal/status"
 )
+
+// ackedBuffer bounds the lines held between two flushes: a history burst
+// writes them out many times a second, the telemetry's rate once in
+// minutes.
+const ackedBuffer = 64 << 10
 
 // AckedFlushEvery is how often the acknowledged-records log is written out:
 // lines are buffered in between (a history burst acknowledges a hundred
 // thousand records a second), so a SIGKILL loses at most this much of the
 // log, never a record of the topic.
 const AckedFlushEvery = 200 * time.Millisecond
-
-// ackedBuffer is the log's write buffer: a history burst fills it many
-// times a second, the telemetry's rate once in minutes.
-const ackedBuffer = 64 << 10
 
 // AckedRecord is one line of the acknowledged-records log (--acked-log,
 // acked.ndjson in the dashboard's run directory): a record of the
@@ -39,15 +42,37 @@ type AckedRecord struct {
 }
 
 // ackedLog appends AckedRecords to a file, buffered; nil logs nothing.
-// Safe for concurrent use: the delivery reports write it, the publishing
-// loop flushes it.
+// Safe for concurrent use: the delivery reports add to it, the publishing
+// loop flushes it. A write that fails (a full disk) loses no count: the
+// records it could not write join the gap (ackedGap), retried at every
+// flush, and the gap is written as a marker line the moment a write
+// succeeds again; a cut line is cut back off.
 type ackedLog struct {
-	mu   sync.Mutex
-	f    *os.File
-	w    *bufio.Writer
-	line []byte
-	// err is the first write error; the log stops there (said once).
-	err error
+	mu sync.Mutex
+	f  *os.File
+	// size: the file's length as this log left it (to cut a torn write
+	// back to).
+	size int64
+	// buf: lines not written yet; pend: the records in buf, in order.
+	buf  []byte
+	pend []pendingAck
+	gap  ackedGap
+	// torn: a cut line could not be cut off: the next write starts with a
+	// newline so that it stays a line of its own.
+	torn    bool
+	failing bool
+	// noted: what the writes add made itself did, for the next flush to
+	// say.
+	noted ackedFlush
+}
+
+// pendingAck is a record of buf: where it was stored, when it was
+// acknowledged, and where its line ends in buf.
+type pendingAck struct {
+	partition int32
+	offset    int64
+	at        time.Time
+	end       int
 }
 
 // openAckedLog opens path for appending, creating it and its directory.
@@ -59,7 +84,29 @@ func openAckedLog(path string) (*ackedLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("acked log: %w", err)
 	}
-	return &ackedLog{f: f, w: bufio.NewWriterSize(f, ackedBuffer)}, nil
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("acked log: %w", err)
+	}
+	// A log that ends in a cut line (a producer killed mid-write, a full
+	// disk) gets its next line on a line of its own.
+	return &ackedLog{f: f, size: st.Size(), torn: endsCut(f, st.Size())}, nil
+}
+
+// endsCut reports whether the file of size bytes does not end in a newline.
+func endsCut(f *os.File, size int64) bool {
+	if size == 0 {
+		return false
+	}
+	r, err := os.Open(f.Name())
+	if err != nil {
+		return true
+	}
+	defer r.Close()
+	var last [1]byte
+	_, err = r.ReadAt(last[:], size-1)
+	return err != nil || last[0] != '\n'
 }
 
 // add appends one acknowledged record.
@@ -67,13 +114,19 @@ func (a *ackedLog) add(partition int32, offset int64, key []byte, timestamp int6
 	if a == nil {
 		return
 	}
+	at := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.err != nil {
-		return
+	a.buf = appendAcked(a.buf, partition, offset, key, timestamp, acks)
+	a.pend = append(a.pend, pendingAck{partition: partition, offset: offset, at: at, end: len(a.buf)})
+	if len(a.buf) >= ackedBuffer {
+		out := a.flushLocked()
+		a.noted.Failed = a.noted.Failed || out.Failed
+		a.noted.Err = cmp.Or(out.Err, a.noted.Err)
+		if out.Written != nil {
+			a.noted.Written = out.Written
+		}
 	}
-	a.line = appendAcked(a.line[:0], partition, offset, key, timestamp, acks)
-	_, a.err = a.w.Write(a.line)
 }
 
 // appendAcked is AckedRecord's JSON line, written without reflection (one
@@ -106,28 +159,127 @@ func appendJSONString(b, s []byte) []byte {
 	return append(b, '"')
 }
 
-// flush writes the buffered lines out; the first error stops the log.
-func (a *ackedLog) flush() error {
+// ackedFlush is what a flush did: Err, the write error (nil: all
+// written); Failed, the log failed where it wrote before; Written, a gap
+// just written down as a marker line (nil: none).
+type ackedFlush struct {
+	Err     error
+	Failed  bool
+	Written *AckedGap
+}
+
+// flush writes the buffered lines out, after the marker of a gap when
+// there is one. On an error, the lines written whole stay, a cut one is
+// cut back off, and every record not written joins the gap.
+func (a *ackedLog) flush() ackedFlush {
 	if a == nil {
-		return nil
+		return ackedFlush{}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.err != nil {
-		return a.err
+	out, noted := a.flushLocked(), a.noted
+	a.noted = ackedFlush{}
+	out.Failed = out.Failed || noted.Failed
+	if out.Failed && out.Err == nil {
+		out.Err = noted.Err
 	}
-	a.err = a.w.Flush()
-	return a.err
+	if out.Written == nil {
+		out.Written = noted.Written
+	}
+	return out
 }
 
-// close flushes and closes the file.
+func (a *ackedLog) flushLocked() ackedFlush {
+	if len(a.buf) == 0 && a.gap.count == 0 {
+		return ackedFlush{}
+	}
+	data, marker := a.withHead()
+	n, err := a.f.Write(data)
+	whole := a.keepWhole(data, n, err)
+	var out ackedFlush
+	if whole >= marker && a.gap.count > 0 {
+		g := a.gap.report()
+		out.Written = &g
+		a.gap = ackedGap{}
+	}
+	if err != nil {
+		for _, r := range a.pend {
+			if marker+r.end > whole {
+				a.gap.add(r)
+			}
+		}
+		a.gap.err = err
+		out.Err, out.Failed = err, !a.failing
+	}
+	a.failing = err != nil
+	a.buf, a.pend = a.buf[:0], a.pend[:0]
+	return out
+}
+
+// withHead is buf after what must come first: a newline ending a cut line,
+// the gap's marker; marker is their length.
+func (a *ackedLog) withHead() (data []byte, marker int) {
+	if a.gap.count == 0 && !a.torn {
+		return a.buf, 0
+	}
+	var head []byte
+	if a.torn {
+		head = append(head, '\n')
+	}
+	if a.gap.count > 0 {
+		head = appendGapLine(head, a.gap.report())
+	}
+	return append(head, a.buf...), len(head)
+}
+
+// keepWhole settles a write of data that wrote n bytes: a cut line is cut
+// back off (else the next write ends it); it returns how many bytes of
+// data the file keeps.
+func (a *ackedLog) keepWhole(data []byte, n int, err error) int {
+	whole, cutStays := n, false
+	if err != nil {
+		whole = bytes.LastIndexByte(data[:n], '\n') + 1
+		if n > whole && a.f.Truncate(a.size+int64(whole)) != nil {
+			whole, cutStays = n, true
+		}
+	}
+	a.size += int64(whole)
+	a.torn = cutStays || (a.torn && whole == 0)
+	return whole
+}
+
+// close flushes and closes the file; a gap it could not write down is an
+// error that says how many records it holds.
 func (a *ackedLog) close() error {
 	if a == nil {
 		return nil
 	}
-	err := a.flush()
+	out := a.flush()
+	err := out.Err
+	if err != nil {
+		g := a.gap.report()
+		err = fmt.Errorf("%d acknowledged records not logged between %s and %s: %w",
+			g.Count, g.From.Format(time.TimeOnly), g.To.Format(time.TimeOnly), err)
+	}
 	if cerr := a.f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// flushAcked writes the acknowledged-records log out. It says when the log
+// fails (an event, so the board has the producer's last error, and its
+// own log) and when it is written again, with the records it could not
+// list: the publishing goes on either way.
+func (pub *publisher) flushAcked() {
+	out := pub.acked.flush()
+	if g := out.Written; g != nil {
+		pub.log.Warn("acknowledged-records log written again; a marker line names the records it could not list",
+			"path", pub.cfg.AckedLog, "not_logged", g.Count, "from", g.From, "to", g.To)
+	}
+	if out.Failed {
+		pub.log.Error("acknowledged-records log not written; counting the acks it cannot list, retrying at every flush",
+			"path", pub.cfg.AckedLog, "err", out.Err)
+		pub.em.Emit(status.Event{Type: status.AckedLogFailed, Error: "acknowledged-records log not written: " + out.Err.Error()})
+	}
 }

@@ -460,10 +460,9 @@ type publisher struct {
 
 	// acks: the setting of the producer in p (changed only by the
 	// publishing loop, between two producers); acked: the log of what was
-	// acknowledged (nil: none), ackedErr said once.
-	acks     lesson.Acks
-	acked    *ackedLog
-	ackedErr atomic.Bool
+	// acknowledged (nil: none).
+	acks  lesson.Acks
+	acked *ackedLog
 	// lastAck: unix nanos of the latest acknowledgement (of the start
 	// before the first).
 	lastAck atomic.Int64
@@ -581,14 +580,6 @@ func (pub *publisher) stopProducer() {
 		p.Close() // closes Events(), ending reports
 	}
 	pub.wg.Wait()
-}
-
-// flushAcked writes the acknowledged-records log out, saying once when it
-// cannot.
-func (pub *publisher) flushAcked() {
-	if err := pub.acked.flush(); err != nil && pub.ackedErr.CompareAndSwap(false, true) {
-		pub.log.Error("acknowledged-records log not written; it stops here", "path", pub.cfg.AckedLog, "err", err)
-	}
 }
 
 func (pub *publisher) produce(m telemetry.Message) {

@@ -36,6 +36,9 @@ type AckCheck struct {
 	// read, and it reads on).
 	missing []Acked
 	latest  map[int32]Acked
+	// unchecked, gaps: the records the log could not list (AddGap).
+	unchecked int64
+	gaps      []AckGap
 }
 
 // NewAckCheck returns a check that has seen no acknowledged record.
@@ -66,6 +69,10 @@ type AckSummary struct {
 	Missing []Acked
 	// Latest: per partition, the last record added.
 	Latest map[int32]Acked
+	// Unchecked: of Acknowledged, the records the log could not list, in
+	// Gaps: neither held nor missing, Missing says nothing about them.
+	Unchecked int64
+	Gaps      []AckGap
 }
 
 // compareAcked orders records by partition, offset, key and timestamp.
@@ -112,5 +119,5 @@ func (c *AckCheck) Check(t Truth) AckSummary {
 		latest[p] = r
 	}
 	return AckSummary{Acknowledged: c.acknowledged, Held: c.held, Pending: int64(c.npend),
-		Missing: slices.Clone(missing), Latest: latest}
+		Missing: slices.Clone(missing), Latest: latest, Unchecked: c.unchecked, Gaps: slices.Clone(c.gaps)}
 }

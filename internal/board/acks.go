@@ -40,6 +40,10 @@ type AckedCheck struct {
 	// Latest: per partition, the latest record acknowledged (the last
 	// line of the log for it).
 	Latest map[int32]AckedRecord
+	// Unchecked: of Acknowledged, the records the log could not list, in
+	// Gaps (in the log's order); Missing says nothing about them.
+	Unchecked int64
+	Gaps      []AckedGap
 	// Err: the log could not be read (its lines are then not counted).
 	Err error
 }
@@ -65,8 +69,13 @@ type acksState struct {
 	setting, running string
 	check            AckedCheck
 	seen             bool
-	// lostSaid: the lost writes the timeline has named.
+	// lostSaid: the lost writes the timeline has named; gapsSaid: the
+	// gaps it has named.
 	lostSaid map[AckedRecord]bool
+	gapsSaid int
+	// logFailing: the producer's log fails since it said so (its error),
+	// no marker read since: the acks from then on are not listed yet.
+	logFailing string
 	// waiting: the producer's latest progress report on the records
 	// waiting for their acknowledgement.
 	waiting waitingReport
@@ -120,7 +129,9 @@ func (b *Board) ackedCheck(v AckedCheck) {
 	}
 	v.Missing = slices.Clone(v.Missing)
 	v.Latest = maps.Clone(v.Latest)
+	v.Gaps = slices.Clone(v.Gaps)
 	b.acks.check, b.acks.seen = v, true
+	b.sayGaps(v)
 	// A loss is found when the audit reads past its offset, in any
 	// partition: name the ones not named yet.
 	var fresh []LostWrite
@@ -196,7 +207,12 @@ type AcksView struct {
 	Acknowledged, Pending int64
 	Missing               []LostWrite
 	Latest                map[int32]AckedRecord
-	Err                   error
+	// Unchecked, Gaps: the records the log could not list; LogFailing:
+	// the producer's error while its log fails (until its marker).
+	Unchecked  int64
+	Gaps       []AckedGap
+	LogFailing string
+	Err        error
 	// Waiting: the records the running producer held unacknowledged at its
 	// latest progress report (WaitingAt), none acknowledged for WaitingFor.
 	Waiting    int64
@@ -208,7 +224,7 @@ type AcksView struct {
 func (b *Board) Acks() AcksView {
 	c := b.acks.check
 	v := AcksView{Setting: b.AcksSetting(), Seen: b.acks.seen, At: c.At, Acknowledged: c.Acknowledged, Pending: c.Pending,
-		Missing: slices.Clone(c.Missing), Latest: maps.Clone(c.Latest), Err: c.Err}
+		Missing: slices.Clone(c.Missing), Latest: maps.Clone(c.Latest), Unchecked: c.Unchecked, Gaps: slices.Clone(c.Gaps), LogFailing: b.acks.logFailing, Err: c.Err}
 	if p := b.procs[Producer]; p != nil && p.alive() {
 		v.Running = b.acks.running
 		if w := b.acks.waiting; w.pid == p.pid {
@@ -250,11 +266,19 @@ func (v AcksView) AckedSince(partition int32, t time.Time) bool {
 // (as it said, else the one it starts with), how many writes its log says
 // were acknowledged, and every one of them the topic does not hold (by key
 // and payload timestamp) as far as the audit has read; with the producer
-// paused and the audit caught up, that is all of them.
+// paused and the audit caught up, that is all of them. Missing covers the
+// Checked ones only: the Unchecked, in UncheckedSpans, are records the log
+// could not list (a full disk), counted but not looked up. LogError: the
+// producer's log fails at the end of the run, so the acks since are
+// neither counted nor checked.
 type ReportAcks struct {
-	Setting      string             `json:"setting"`
-	Acknowledged int64              `json:"acknowledged"`
-	Missing      []ReportAckMissing `json:"missing"`
+	Setting        string             `json:"setting"`
+	Acknowledged   int64              `json:"acknowledged"`
+	Checked        int64              `json:"checked"`
+	Unchecked      int64              `json:"unchecked"`
+	UncheckedSpans []ReportAckGap     `json:"unchecked_spans"`
+	Missing        []ReportAckMissing `json:"missing"`
+	LogError       string             `json:"log_error,omitempty"`
 }
 
 // ReportAckMissing is one acknowledged write the topic does not hold:
@@ -269,7 +293,8 @@ type ReportAckMissing struct {
 
 func (b *Board) reportAcks() ReportAcks {
 	v := b.Acks()
-	r := ReportAcks{Setting: v.Setting, Acknowledged: v.Acknowledged, Missing: []ReportAckMissing{}}
+	r := ReportAcks{Setting: v.Setting, Acknowledged: v.Acknowledged, Checked: v.Acknowledged - v.Unchecked,
+		Unchecked: v.Unchecked, UncheckedSpans: reportGaps(v.Gaps), Missing: []ReportAckMissing{}, LogError: v.LogFailing}
 	if v.Running != "" {
 		r.Setting = v.Running
 	}

@@ -81,14 +81,14 @@ func TestReportAcks(t *testing.T) {
 	var r map[string]any
 	raw, _ := json.Marshal(b.Report())
 	_ = json.Unmarshal(raw, &r)
-	if got, _ := json.Marshal(r["acks"]); string(got) != `{"acknowledged":0,"missing":[],"setting":"all"}` {
+	if got, _ := json.Marshal(r["acks"]); string(got) != `{"acknowledged":0,"checked":0,"missing":[],"setting":"all","unchecked":0,"unchecked_spans":[]}` {
 		t.Fatalf("empty acks %s", got)
 	}
 	b.Apply(AcksSetting{At: at(1), Acks: "1"})
 	b.Apply(AckedCheck{At: at(2), Acknowledged: 42, Missing: []LostWrite{lost(2, 40, "sensor-08", 5000)}})
 	raw, _ = json.Marshal(b.Report())
 	_ = json.Unmarshal(raw, &r)
-	want := `{"acknowledged":42,"missing":[{"offset":40,"partition":2,"sensor":"sensor-08","timestamp":5000}],"setting":"1"}`
+	want := `{"acknowledged":42,"checked":42,"missing":[{"offset":40,"partition":2,"sensor":"sensor-08","timestamp":5000}],"setting":"1","unchecked":0,"unchecked_spans":[]}`
 	if got, _ := json.Marshal(r["acks"]); string(got) != want {
 		t.Fatalf("acks %s, want %s", got, want)
 	}

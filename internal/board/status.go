@@ -49,6 +49,7 @@ var statusHandlers = map[status.Type]func(*Board, statusEvent){
 	status.Prepares:          (*Board).onPrepares,
 	status.Prepared:          (*Board).onPrepared,
 	status.AcksSet:           (*Board).onAcksSet,
+	status.AckedLogFailed:    (*Board).onAckedLogFailed,
 }
 
 func (b *Board) procStatus(v ProcStatus) {

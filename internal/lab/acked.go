@@ -47,24 +47,25 @@ type ackedTail struct {
 	bad  int64
 }
 
-// read returns the whole lines written since the last read (at most about
-// ackedChunk bytes of them); a missing log is an empty one.
-func (t *ackedTail) read() ([]audit.Acked, error) {
+// read returns the records and the gap markers of the whole lines written
+// since the last read (at most about ackedChunk bytes of them); a missing
+// log is an empty one.
+func (t *ackedTail) read() ([]audit.Acked, []audit.AckGap, error) {
 	// A stat alone when nothing was written since.
 	st, err := os.Stat(t.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	size := min(st.Size()-t.off, ackedChunk)
 	if size <= 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	f, err := os.Open(t.path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	if int64(cap(t.buf)) < size {
@@ -72,29 +73,80 @@ func (t *ackedTail) read() ([]audit.Acked, error) {
 	}
 	n, err := f.ReadAt(t.buf[:size], t.off)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+		return nil, nil, err
 	}
 	t.off += int64(n)
 	data := append(t.rest, t.buf[:n]...)
 	end := bytes.LastIndexByte(data, '\n')
 	if end < 0 {
 		t.rest = data
-		return nil, nil
+		return nil, nil, nil
 	}
 	t.rest = append([]byte(nil), data[end+1:]...)
+	out, gaps := t.parseLines(data[:end])
+	return out, gaps, nil
+}
+
+// parseLines reads whole lines: records, gaps' markers; what it cannot read
+// is counted in bad.
+func (t *ackedTail) parseLines(data []byte) ([]audit.Acked, []audit.AckGap) {
 	var out []audit.Acked
-	for line := range bytes.SplitSeq(data[:end], []byte("\n")) {
+	var gaps []audit.AckGap
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
 		if len(line) == 0 {
 			continue
 		}
-		r, ok := t.parse(line)
+		r, g, ok := t.parseLine(line)
 		if !ok {
 			t.bad++
+			// A cut line the next one was written onto (a producer killed
+			// mid-line): the next one starts at one of its "{" and a quote.
+			for i := 1; !ok; {
+				j := bytes.Index(line[i:], []byte(`{"`))
+				if j < 0 {
+					break
+				}
+				i += j
+				r, g, ok = t.parseLine(line[i:])
+				i++
+			}
+			if !ok {
+				continue
+			}
+		}
+		if g != nil {
+			gaps = append(gaps, *g)
 			continue
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, gaps
+}
+
+// parseLine reads a record or a gap's marker (g non-nil).
+func (t *ackedTail) parseLine(line []byte) (audit.Acked, *audit.AckGap, bool) {
+	if g, ok := parseGapLine(line); ok {
+		return audit.Acked{}, &g, true
+	}
+	r, ok := t.parse(line)
+	return r, nil, ok
+}
+
+// parseGapLine reads the producer's marker of acknowledged records it could
+// not list (producer.AckedGapLine).
+func parseGapLine(line []byte) (audit.AckGap, bool) {
+	if !bytes.HasPrefix(line, []byte(`{"not_logged":`)) {
+		return audit.AckGap{}, false
+	}
+	var m producer.AckedGapLine
+	if err := json.Unmarshal(line, &m); err != nil || m.NotLogged == nil || m.NotLogged.Count <= 0 {
+		return audit.AckGap{}, false
+	}
+	g := audit.AckGap{Count: m.NotLogged.Count, From: m.NotLogged.From, To: m.NotLogged.To, Err: m.NotLogged.Error}
+	for _, p := range m.NotLogged.Partitions {
+		g.Partitions = append(g.Partitions, audit.AckGapPartition{Partition: p.Partition, FirstOffset: p.FirstOffset, LastOffset: p.LastOffset, Count: p.Count})
+	}
+	return g, true
 }
 
 // parse reads one line, in the exact form the producer writes it, else
@@ -190,7 +242,13 @@ func (l *Lab) pollAcked(_ context.Context, a *ackedPoll) {
 	var err error
 	if a.check.Pending() < ackedBacklog {
 		var recs []audit.Acked
-		recs, err = a.tail.read()
+		var gaps []audit.AckGap
+		recs, gaps, err = a.tail.read()
+		// A gap's marker comes before the records after it; the order
+		// within one read does not matter to the check.
+		for _, g := range gaps {
+			a.check.AddGap(g)
+		}
 		a.check.Add(recs...)
 	}
 	sum := a.check.Check(l.auditor.Snapshot())
@@ -203,7 +261,7 @@ func (l *Lab) pollAcked(_ context.Context, a *ackedPoll) {
 		return
 	}
 	a.errSet = ""
-	same := sum.Acknowledged == a.last.Acknowledged && sum.Held == a.last.Held &&
+	same := sum.Acknowledged == a.last.Acknowledged && sum.Held == a.last.Held && len(sum.Gaps) == len(a.last.Gaps) &&
 		sum.Pending == a.last.Pending && len(sum.Missing) == len(a.last.Missing)
 	if same && asked.Sub(a.sentAt) < ackedQuiet {
 		return
@@ -214,8 +272,11 @@ func (l *Lab) pollAcked(_ context.Context, a *ackedPoll) {
 
 // ackedInput is a check's summary in the board's terms.
 func ackedInput(at time.Time, s audit.AckSummary) board.AckedCheck {
-	in := board.AckedCheck{At: at, Acknowledged: s.Acknowledged, Pending: s.Pending,
+	in := board.AckedCheck{At: at, Acknowledged: s.Acknowledged, Pending: s.Pending, Unchecked: s.Unchecked,
 		Latest: make(map[int32]board.AckedRecord, len(s.Latest))}
+	for _, g := range s.Gaps {
+		in.Gaps = append(in.Gaps, boardGap(g))
+	}
 	for _, r := range s.Missing {
 		in.Missing = append(in.Missing, boardAcked(r))
 	}
@@ -227,4 +288,12 @@ func ackedInput(at time.Time, s audit.AckSummary) board.AckedCheck {
 
 func boardAcked(r audit.Acked) board.AckedRecord {
 	return board.AckedRecord{Partition: r.Partition, Offset: r.Offset, Sensor: r.Key, Timestamp: r.Timestamp, Acks: r.Acks}
+}
+
+func boardGap(g audit.AckGap) board.AckedGap {
+	out := board.AckedGap{Count: g.Count, From: g.From, To: g.To, Err: g.Err}
+	for _, p := range g.Partitions {
+		out.Partitions = append(out.Partitions, board.AckedGapPartition{Partition: p.Partition, FirstOffset: p.FirstOffset, LastOffset: p.LastOffset, Count: p.Count})
+	}
+	return out
 }

@@ -150,6 +150,12 @@ const (
 	// flushed), Millis (how long the switch took). The producer's Started
 	// carries Acks too.
 	AcksSet Type = "acks_set"
+	// AckedLogFailed: the producer cannot write its log of acknowledged
+	// records (--acked-log; a full disk): it keeps publishing, counts the
+	// acknowledged records it cannot list, retries at every flush and,
+	// once a write succeeds, writes a marker line naming them
+	// (producer.AckedGapLine). Said once per failure. Fields: Error.
+	AckedLogFailed Type = "acked_log_failed"
 	// Stopping: a graceful shutdown began (SIGTERM/SIGINT). Fields: Reason.
 	Stopping Type = "stopping"
 	// Recovering: a client error fatal to a client handle that the role

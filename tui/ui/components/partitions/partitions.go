@@ -396,6 +396,13 @@ func (p Panel) acked() []styledLine {
 		out = append(out, styledLine{fmt.Sprintf("%s: %s acknowledged writes, every one read is in the topic%s",
 			setting, common.Count(a.Acknowledged), pending), st.Good.Render})
 	}
+	if a.LogFailing != "" {
+		out = append(out, styledLine{a.LogFailing + ": the acknowledged writes since are not checked yet", st.Bad.Render})
+	}
+	for _, g := range a.Gaps {
+		out = append(out, styledLine{fmt.Sprintf("%s not in the producer's log (%s–%s, %s): not checked",
+			board.Plural(g.Count, "acknowledged write"), g.From.Local().Format("15:04:05"), g.To.Local().Format("15:04:05"), g.Err), st.Warn.Render})
+	}
 	return out
 }
 

@@ -121,3 +121,17 @@ func TestDetail(t *testing.T) {
 		}
 	}
 }
+
+// TestAckedUnchecked: a span the producer could not list is said next to
+// the count, as not checked.
+func TestAckedUnchecked(t *testing.T) {
+	from := time.Date(2026, 3, 1, 10, 41, 7, 0, time.Local)
+	v := board.PartitionsView{Topic: "sensor-data", Seen: true, Nodes: []int32{0}, SingleNode: true, MinISR: 1,
+		Rows: []board.PartitionRow{row(0, 0, []int32{0}, []int32{0})},
+		Acked: board.AcksView{Setting: "all", Seen: true, Acknowledged: 257, Unchecked: 161,
+			Gaps: []board.AckedGap{{Count: 161, From: from, To: from.Add(15 * time.Second), Err: "no space left on device"}}}}
+	got := plain(Panel{Styles: theme.New(nil), View: v}.Detail(140, 30))
+	if want := "161 acknowledged writes not in the producer's log (10:41:07–10:41:22, no space left on device): not checked"; !strings.Contains(got, want) {
+		t.Errorf("missing %q in\n%s", want, got)
+	}
+}
