@@ -130,7 +130,7 @@ func TestAckedUnchecked(t *testing.T) {
 		Rows: []board.PartitionRow{row(0, 0, []int32{0}, []int32{0})},
 		Acked: board.AcksView{Setting: "all", Seen: true, Acknowledged: 257, Unchecked: 161,
 			Gaps: []board.AckedGap{{Count: 161, From: from, To: from.Add(15 * time.Second), Err: "no space left on device"}}}}
-	got := plain(Panel{Styles: theme.New(nil), View: v}.Detail(140, 30))
+	got := plain(Panel{Styles: theme.New(nil), View: v}.Detail(140))
 	if want := "161 acknowledged writes not in the producer's log (10:41:07–10:41:22, no space left on device): not checked"; !strings.Contains(got, want) {
 		t.Errorf("missing %q in\n%s", want, got)
 	}
