@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -318,22 +319,27 @@ func TestLedgerHundredThousand(t *testing.T) {
 }
 
 // TestLedgerKeyOrder: a key's records in order count no disorder; a
-// duplicate (same timestamp again) and a record older than the previous
-// one each count one, and a key read from two partitions says so.
+// duplicate (the same reading at the same timestamp again) counts one, a
+// record older than the previous one is invalid (backwards), and a key read
+// from two partitions says so.
 func TestLedgerKeyOrder(t *testing.T) {
+	const hour = 3_600_000
 	l := NewLedger()
-	l.Add(0, 0, []byte("s1"), encode(t, "s1", 1000, 1, 1))
-	l.Add(0, 1, []byte("s1"), encode(t, "s1", 2000, 2, 2))
-	l.Add(1, 0, []byte("s2"), encode(t, "s2", 1000, 1, 1))
-	l.Add(1, 1, []byte("s2"), encode(t, "s2", 1000, 1, 1)) // a duplicate
-	l.Add(1, 2, []byte("s2"), encode(t, "s2", 3000, 3, 3))
-	l.Add(1, 3, []byte("s2"), encode(t, "s2", 2500, 3, 3)) // older than the previous
-	l.Add(2, 0, []byte("s1"), encode(t, "s1", 3000, 3, 3)) // s1 on a second partition
+	l.Add(0, 0, []byte("s1"), encode(t, "s1", 1*hour, 1, 1))
+	l.Add(0, 1, []byte("s1"), encode(t, "s1", 2*hour, 2, 2))
+	l.Add(1, 0, []byte("s2"), encode(t, "s2", 1*hour, 1, 1))
+	l.Add(1, 1, []byte("s2"), encode(t, "s2", 1*hour, 1, 1)) // a duplicate
+	l.Add(1, 2, []byte("s2"), encode(t, "s2", 3*hour, 3, 3))
+	l.Add(1, 3, []byte("s2"), encode(t, "s2", 2*hour, 3, 3)) // older than the previous
+	l.Add(2, 0, []byte("s1"), encode(t, "s1", 3*hour, 3, 3)) // s1 on a second partition
 	tr := l.Snapshot()
 	s1, _ := tr.Sensor("s1")
 	s2, _ := tr.Sensor("s2")
-	if s1.Disordered != 0 || s2.Disordered != 2 {
-		t.Errorf("disordered s1 %d, s2 %d; want 0 and 2", s1.Disordered, s2.Disordered)
+	if s1.Disordered != 0 || s2.Disordered != 1 {
+		t.Errorf("disordered s1 %d, s2 %d; want 0 and 1", s1.Disordered, s2.Disordered)
+	}
+	if s1.Invalid != 0 || s2.Invalid != 1 || s2.Backwards != 1 || !strings.HasPrefix(s2.LastError, "backwards: timestamp went backwards") {
+		t.Errorf("invalid s1 %d, s2 %d (backwards %d, %q); want 0 and 1 backwards", s1.Invalid, s2.Invalid, s2.Backwards, s2.LastError)
 	}
 	if fmt.Sprint(s1.PartitionIDs) != "[0 2]" || fmt.Sprint(s2.PartitionIDs) != "[1]" {
 		t.Errorf("partitions s1 %v, s2 %v; want [0 2] and [1]", s1.PartitionIDs, s2.PartitionIDs)
