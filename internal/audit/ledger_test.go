@@ -345,3 +345,24 @@ func TestLedgerKeyOrder(t *testing.T) {
 		t.Errorf("partitions s1 %v, s2 %v; want [0 2] and [1]", s1.PartitionIDs, s2.PartitionIDs)
 	}
 }
+
+// TestLedgerJump: a reading far ahead of the clock is skipped as a jump and
+// is never the reference: the readings after it are valid, and the usage
+// the audit expects is theirs.
+func TestLedgerJump(t *testing.T) {
+	const minute = 60_000
+	l := NewLedger()
+	l.Add(0, 0, []byte("sensor-02"), encode(t, "sensor-02", 1*minute, 2619.55, 5000))
+	l.Add(0, 1, []byte("sensor-02"), encode(t, "sensor-02", 2*minute, 999999, 999999))
+	l.Add(0, 2, []byte("sensor-02"), encode(t, "sensor-02", 3*minute, 2619.75, 5000.5))
+	l.Add(0, 3, []byte("sensor-02"), encode(t, "sensor-02", 4*minute, 2619.95, 5001))
+	tr := l.Snapshot()
+	s, _ := tr.Sensor("sensor-02")
+	if s.Valid != 3 || s.Invalid != 1 || !strings.HasPrefix(s.LastError, "jump: hours 2619.55 -> 999999.00") {
+		t.Fatalf("valid %d, invalid %d (%q); want 3 and the jump", s.Valid, s.Invalid, s.LastError)
+	}
+	got, ok := tr.ExpectedUsage("sensor-02", 0, -1)
+	if !ok || got != (store.Totals{HoursCents: 40, KmCents: 100, Records: 2}) {
+		t.Fatalf("expected usage %+v, want 0.40 h, 1.00 km in 2 records", got)
+	}
+}
