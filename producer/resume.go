@@ -136,8 +136,8 @@ func (r *resumeRead) readTo(ctx context.Context, c *kafka.Consumer, end map[int3
 	return nil
 }
 
-// add keeps e's message as its sensor's unless it is invalid or below the
-// one kept.
+// add keeps e's message as its sensor's unless it is invalid, or invalid
+// after the one kept (telemetry.CheckSuccessor: behind it, or a jump).
 func (r *resumeRead) add(e *kafka.Message) {
 	r.read++
 	m, err := telemetry.Decode(e.Key, e.Value)
@@ -145,13 +145,9 @@ func (r *resumeRead) add(e *kafka.Message) {
 		r.invalid++
 		return
 	}
-	if prev, seen := r.last[m.SensorID]; !seen || !below(m, prev) {
+	// A reading the consumers refuse must not become where the
+	// simulation goes on from: every reading after it would be refused too.
+	if prev, seen := r.last[m.SensorID]; !seen || telemetry.CheckSuccessor(prev, m) == nil {
 		r.last[m.SensorID] = m
 	}
-}
-
-// below reports whether m has smaller odometers than prev: such a record
-// is not a machine reading and must not pull the simulation back.
-func below(m, prev telemetry.Message) bool {
-	return m.Odometry.HoursTot < prev.Odometry.HoursTot || m.Odometry.KmTot < prev.Odometry.KmTot
 }

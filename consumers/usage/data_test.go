@@ -21,13 +21,17 @@ const testTopic = "sensor-data"
 // baseTS is a fixed epoch-ms so generated data is reproducible.
 const baseTS = int64(1_767_225_600_000) // 2026-01-01T00:00:00Z
 
+// readingEvery is the time between readings i and i+1 of a sensor, in ms.
+const readingEvery = 5 * 3_600_000
+
 // reading builds one valid message value; odometers are given in cents so
-// that expected sums are exact integers.
+// that expected sums are exact integers. Reading i is stamped i×5 h after
+// baseTS: time enough for the steps the tests make (telemetry's jump rule).
 func reading(t testing.TB, sensor string, i int, hoursCents, kmCents int64) []byte {
 	t.Helper()
 	v, err := telemetry.Encode(telemetry.Message{
 		SensorID:  sensor,
-		Timestamp: baseTS + int64(i)*5000,
+		Timestamp: baseTS + int64(i)*readingEvery,
 		Odometry:  telemetry.Odometry{HoursTot: float64(hoursCents) / 100, KmTot: float64(kmCents) / 100},
 		Position:  telemetry.Position{Lat: 45.07, Lon: 7.68},
 	})
@@ -143,16 +147,20 @@ func sameTotals(t testing.TB, what string, got, want map[string]store.Totals) {
 // genLog is a generated topic: per partition, records in offset order.
 type genLog struct {
 	parts [][]Record
+	// jumps are the records made to jump ahead (partition, offset): valid
+	// on their own, invalid against the reading before them.
+	jumps map[[2]int64]bool
 	// lastValid is each sensor's last valid record: where its checkpoint must end.
 	lastValid map[string]Record
 }
 
 // generate builds a random multi-partition log with idle readings and bad
-// input (garbage, missing fields, key mismatches, odometers going back).
+// input (garbage, missing fields, key mismatches, odometers going back or
+// jumping ahead).
 // Sensor i lives on partition i % partitions, as a keyed producer does.
 func generate(t testing.TB, rng *rand.Rand, sensors, partitions, perSensor int) genLog {
 	t.Helper()
-	g := genLog{parts: make([][]Record, partitions), lastValid: map[string]Record{}}
+	g := genLog{parts: make([][]Record, partitions), lastValid: map[string]Record{}, jumps: map[[2]int64]bool{}}
 	type sensorState struct {
 		hours, km int64
 		i         int
@@ -185,6 +193,10 @@ func generate(t testing.TB, rng *rand.Rand, sensors, partitions, perSensor int) 
 		case x == 2 && st.i > 0:
 			// odometer going back: bad input, must be skipped
 			value = reading(t, id, st.i, st.hours-1-rng.Int64N(50), st.km-rng.Int64N(50))
+		case x == 4 && st.i > 0:
+			// 10,000 h ahead in 5 h: a jump, never the reference
+			value = reading(t, id, st.i, st.hours+1_000_000+rng.Int64N(1000), st.km)
+			g.jumps[[2]int64{int64(p), off}] = true
 		case x == 3:
 			// key mismatch: produced under another sensor's key
 			value = reading(t, id+"-other", st.i, st.hours, st.km)
@@ -218,7 +230,7 @@ func expectedTotals(t testing.TB, g genLog) map[string]store.Totals {
 		prev := map[string]telemetry.Message{}
 		for _, r := range part {
 			m, err := telemetry.Decode(r.Key, r.Value)
-			if err != nil {
+			if err != nil || g.jumps[[2]int64{int64(r.Partition), r.Offset}] {
 				continue
 			}
 			p, ok := prev[m.SensorID]

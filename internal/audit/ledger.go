@@ -51,9 +51,9 @@ type series struct {
 	// first and last valid message; meaningful when len(entries) > 0
 	first, last Located
 	invalid     int64
-	backwards   int64 // invalid because an odometer went back (subset of invalid)
+	backwards   int64 // invalid because a timestamp or an odometer went back (subset of invalid)
 	// disordered counts valid messages whose timestamp is not after the
-	// previous valid one's: a duplicate or a reordering of the key.
+	// previous valid one's: a duplicate (an older one is backwards, invalid).
 	disordered int64
 	lastError  string
 	errorAt    int64 // offset of the last invalid record
@@ -144,9 +144,12 @@ func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 		}
 		s := l.seriesOf(string(key), partition)
 		s.invalid++
-		if telemetry.KindOf(err) == telemetry.Backwards {
-			s.backwards++
-			// A reading all the same (out of order): it is in the topic.
+		if kind := telemetry.KindOf(err); kind == telemetry.Backwards || kind == telemetry.Jump {
+			if kind == telemetry.Backwards {
+				s.backwards++
+			}
+			// A reading all the same (out of order, or out of line): it is
+			// in the topic.
 			if m, derr := telemetry.Decode(key, value); derr == nil {
 				s.contents.add(content{offset: offset, timestamp: m.Timestamp})
 			}
@@ -232,7 +235,7 @@ type SensorTruth struct {
 	Last    Located
 	HasLast bool
 	// Valid and Invalid count its records; Backwards is the part of Invalid
-	// whose odometer went below the previous valid record.
+	// whose timestamp or odometer went below the previous valid record.
 	Valid, Invalid, Backwards int64
 	// LastError describes the latest invalid record, at LastErrorAt
 	// (partition LastErrorPartition).
@@ -244,8 +247,9 @@ type SensorTruth struct {
 	Partitions   int
 	PartitionIDs []int32
 	// Disordered counts valid records whose timestamp is not after the
-	// previous valid record of the sensor in its partition: a duplicate or
-	// a reordering (0 when the key's order held).
+	// previous valid record of the sensor in its partition: a duplicate (a
+	// reordered record is invalid, counted in Backwards; 0 when the key's
+	// order held).
 	Disordered int64
 	// Series are its valid records partition by partition, in the key's
 	// order (by their first record's timestamp); Chained: each ends before

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -318,24 +319,50 @@ func TestLedgerHundredThousand(t *testing.T) {
 }
 
 // TestLedgerKeyOrder: a key's records in order count no disorder; a
-// duplicate (same timestamp again) and a record older than the previous
-// one each count one, and a key read from two partitions says so.
+// duplicate (the same reading at the same timestamp again) counts one, a
+// record older than the previous one is invalid (backwards), and a key read
+// from two partitions says so.
 func TestLedgerKeyOrder(t *testing.T) {
+	const hour = 3_600_000
 	l := NewLedger()
-	l.Add(0, 0, []byte("s1"), encode(t, "s1", 1000, 1, 1))
-	l.Add(0, 1, []byte("s1"), encode(t, "s1", 2000, 2, 2))
-	l.Add(1, 0, []byte("s2"), encode(t, "s2", 1000, 1, 1))
-	l.Add(1, 1, []byte("s2"), encode(t, "s2", 1000, 1, 1)) // a duplicate
-	l.Add(1, 2, []byte("s2"), encode(t, "s2", 3000, 3, 3))
-	l.Add(1, 3, []byte("s2"), encode(t, "s2", 2500, 3, 3)) // older than the previous
-	l.Add(2, 0, []byte("s1"), encode(t, "s1", 3000, 3, 3)) // s1 on a second partition
+	l.Add(0, 0, []byte("s1"), encode(t, "s1", 1*hour, 1, 1))
+	l.Add(0, 1, []byte("s1"), encode(t, "s1", 2*hour, 2, 2))
+	l.Add(1, 0, []byte("s2"), encode(t, "s2", 1*hour, 1, 1))
+	l.Add(1, 1, []byte("s2"), encode(t, "s2", 1*hour, 1, 1)) // a duplicate
+	l.Add(1, 2, []byte("s2"), encode(t, "s2", 3*hour, 3, 3))
+	l.Add(1, 3, []byte("s2"), encode(t, "s2", 2*hour, 3, 3)) // older than the previous
+	l.Add(2, 0, []byte("s1"), encode(t, "s1", 3*hour, 3, 3)) // s1 on a second partition
 	tr := l.Snapshot()
 	s1, _ := tr.Sensor("s1")
 	s2, _ := tr.Sensor("s2")
-	if s1.Disordered != 0 || s2.Disordered != 2 {
-		t.Errorf("disordered s1 %d, s2 %d; want 0 and 2", s1.Disordered, s2.Disordered)
+	if s1.Disordered != 0 || s2.Disordered != 1 {
+		t.Errorf("disordered s1 %d, s2 %d; want 0 and 1", s1.Disordered, s2.Disordered)
+	}
+	if s1.Invalid != 0 || s2.Invalid != 1 || s2.Backwards != 1 || !strings.HasPrefix(s2.LastError, "backwards: timestamp went backwards") {
+		t.Errorf("invalid s1 %d, s2 %d (backwards %d, %q); want 0 and 1 backwards", s1.Invalid, s2.Invalid, s2.Backwards, s2.LastError)
 	}
 	if fmt.Sprint(s1.PartitionIDs) != "[0 2]" || fmt.Sprint(s2.PartitionIDs) != "[1]" {
 		t.Errorf("partitions s1 %v, s2 %v; want [0 2] and [1]", s1.PartitionIDs, s2.PartitionIDs)
+	}
+}
+
+// TestLedgerJump: a reading far ahead of the clock is skipped as a jump and
+// is never the reference: the readings after it are valid, and the usage
+// the audit expects is theirs.
+func TestLedgerJump(t *testing.T) {
+	const minute = 60_000
+	l := NewLedger()
+	l.Add(0, 0, []byte("sensor-02"), encode(t, "sensor-02", 1*minute, 2619.55, 5000))
+	l.Add(0, 1, []byte("sensor-02"), encode(t, "sensor-02", 2*minute, 999999, 999999))
+	l.Add(0, 2, []byte("sensor-02"), encode(t, "sensor-02", 3*minute, 2619.75, 5000.5))
+	l.Add(0, 3, []byte("sensor-02"), encode(t, "sensor-02", 4*minute, 2619.95, 5001))
+	tr := l.Snapshot()
+	s, _ := tr.Sensor("sensor-02")
+	if s.Valid != 3 || s.Invalid != 1 || !strings.HasPrefix(s.LastError, "jump: hours 2619.55 -> 999999.00") {
+		t.Fatalf("valid %d, invalid %d (%q); want 3 and the jump", s.Valid, s.Invalid, s.LastError)
+	}
+	got, ok := tr.ExpectedUsage("sensor-02", 0, -1)
+	if !ok || got != (store.Totals{HoursCents: 40, KmCents: 100, Records: 2}) {
+		t.Fatalf("expected usage %+v, want 0.40 h, 1.00 km in 2 records", got)
 	}
 }

@@ -55,6 +55,10 @@ func FuzzCanonicalDecode(f *testing.F) {
 		`{"sensor_id":"a","timestamp":999999999999999999,"odometry":{"hours_tot":1,"km_tot":2},"position":{"lat":1,"lon":2}}`,
 		`{"sensor_id":"a","timestamp":9223372036854775807,"odometry":{"hours_tot":1,"km_tot":2},"position":{"lat":1,"lon":2}}`,
 		`{"sensor_id":"a","timestamp":-9223372036854775808,"odometry":{"hours_tot":1,"km_tot":2},"position":{"lat":1,"lon":2}}`,
+		// keys given twice: the general way refuses them, so the fast one must not take them
+		`{"sensor_id":"a","sensor_id":"b","timestamp":1,"odometry":{"hours_tot":1,"km_tot":2},"position":{"lat":1,"lon":2}}`,
+		`{"sensor_id":"a","timestamp":1,"odometry":{"hours_tot":1,"km_tot":2,"km_tot":3},"position":{"lat":1,"lon":2}}`,
+		`{"sensor_id":"a ","timestamp":1,"odometry":{"hours_tot":1,"km_tot":2},"position":{"lat":1,"lon":2}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -22,10 +22,13 @@ import (
 //     as a string), beyond float64 (1e999) or beyond what a machine can
 //     reach (MaxHours, MaxKm, a timestamp past MaxTimestamp);
 //   - its key is empty (EmptyKey) or differs from sensor_id (KeyMismatch);
-//   - an odometer is below the one of the last VALID record of the same
-//     sensor in the same partition (Backwards). Invalid records are never
-//     that reference, so one bad reading does not make the good ones after
-//     it look bad.
+//   - it repeats a JSON key, or its sensor_id has whitespace around it
+//     (Malformed);
+//   - against the last VALID record of the same sensor in the same
+//     partition (the reference), its timestamp or an odometer is lower
+//     (Backwards), or its counters grew more than the time elapsed allows
+//     (Jump, plausible.go). Invalid records are never that reference, so
+//     one bad reading does not make the good ones after it look bad.
 //
 // An invalid record never yields a Message: no field of it becomes a zero
 // or a NaN anywhere.
@@ -42,9 +45,16 @@ const (
 	EmptyKey     Kind = "empty-key"
 	KeyMismatch  Kind = "key-mismatch"
 	Backwards    Kind = "backwards"
+	// Jump: the counters moved further than the time elapsed since the
+	// reference allows (plausible.go).
+	Jump Kind = "jump"
+	// Malformed: JSON of the right types that is still no message: a key
+	// given twice, a sensor_id with whitespace around it.
+	Malformed Kind = "malformed"
 )
 
-// Kinds lists every kind, in the order the producer injects them.
+// Kinds lists the kinds the producer injects (--inject-bad), in that
+// order. Jump and Malformed come only from other writers.
 var Kinds = []Kind{NotJSON, MissingField, WrongType, Backwards, Absurd, EmptyKey, KeyMismatch}
 
 // Plausibility bounds: a value beyond them is not a reading.
@@ -127,17 +137,6 @@ func check(key, value []byte, prev *Message, ids *names) (Message, error) {
 // Decode is Check without a previous message: everything but Backwards.
 func Decode(key, value []byte) (Message, error) { return Check(key, value, nil) }
 
-// CheckSuccessor rejects next when its odometers are below prev's, prev
-// being the last valid message before it. Both counters only grow on a
-// machine, so such a record is bad input, not a reading.
-func CheckSuccessor(prev, next Message) error {
-	if next.Odometry.HoursTot < prev.Odometry.HoursTot || next.Odometry.KmTot < prev.Odometry.KmTot {
-		return invalid(Backwards, "odometer went backwards (hours %.2f -> %.2f, km %.2f -> %.2f)",
-			prev.Odometry.HoursTot, next.Odometry.HoursTot, prev.Odometry.KmTot, next.Odometry.KmTot)
-	}
-	return nil
-}
-
 // counterFault says which of an odometer counter's bounds v breaks.
 func counterFault(v, max float64) string {
 	switch {
@@ -154,6 +153,10 @@ func (m Message) Validate() error {
 	switch {
 	case strings.TrimSpace(m.SensorID) == "":
 		return invalid(MissingField, "sensor_id is blank")
+	case strings.TrimSpace(m.SensorID) != m.SensorID:
+		// Drawn on screen it would pass for the trimmed id, a sensor of
+		// its own all the same.
+		return invalid(Malformed, "sensor_id %q has whitespace around it", m.SensorID)
 	case m.Timestamp <= 0 || m.Timestamp > MaxTimestamp:
 		return invalid(Absurd, "timestamp %d is not an epoch-ms time between 1970 and 3000", m.Timestamp)
 	case !finite(m.Odometry.HoursTot) || m.Odometry.HoursTot < 0 || m.Odometry.HoursTot > MaxHours:
@@ -172,11 +175,10 @@ func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // wire keeps every field raw, so a missing field, a null, a wrong JSON type
 // and an out-of-range number are told apart (and never become a zero).
+// Field names match exactly, as in the nested objects: encoding/json's
+// struct fields would also take "SENSOR_ID".
 type wire struct {
-	SensorID  json.RawMessage `json:"sensor_id"`
-	Timestamp json.RawMessage `json:"timestamp"`
-	Odometry  json.RawMessage `json:"odometry"`
-	Position  json.RawMessage `json:"position"`
+	SensorID, Timestamp, Odometry, Position json.RawMessage
 }
 
 type pair struct {
@@ -199,13 +201,17 @@ func decodeGeneral(value []byte) (Message, error) {
 	if !json.Valid(value) {
 		return Message{}, invalid(NotJSON, "value is not JSON: %s", preview(value))
 	}
-	var w wire
 	if !isObject(value) {
 		return Message{}, invalid(WrongType, "value is JSON but not an object: %s", preview(value))
 	}
-	if err := json.Unmarshal(value, &w); err != nil {
+	if key, ok := repeatedKey(value); ok {
+		return Message{}, invalid(Malformed, "key %q appears twice in one object: which one counts is a guess", key)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(value, &top); err != nil {
 		return Message{}, invalid(WrongType, "value: %v", err)
 	}
+	w := wire{SensorID: top["sensor_id"], Timestamp: top["timestamp"], Odometry: top["odometry"], Position: top["position"]}
 	var m Message
 	var err error
 	if m.SensorID, err = str(w.SensorID, "sensor_id"); err != nil {

@@ -111,8 +111,9 @@ func TestCheckAcceptsGood(t *testing.T) {
 // record of the sensor in its partition; replays are neither.
 func TestValidatorReference(t *testing.T) {
 	v := NewValidator()
-	rec := func(h, km float64) []byte {
-		b, err := json.Marshal(Message{SensorID: "sensor-01", Timestamp: 1_700_000_000_000,
+	// One reading a minute: offset n is read at minute n.
+	rec := func(h, km float64, minute int64) []byte {
+		b, err := json.Marshal(Message{SensorID: "sensor-01", Timestamp: 1_700_000_000_000 + minute*60_000,
 			Odometry: Odometry{HoursTot: h, KmTot: km}, Position: Position{Lat: 45, Lon: 9}})
 		if err != nil {
 			t.Fatal(err)
@@ -127,17 +128,19 @@ func TestValidatorReference(t *testing.T) {
 		want  Verdict
 		kind  Kind
 	}{
-		{0, 0, rec(100, 200), Valid, ""},
-		{0, 1, rec(50, 200), Invalid, Backwards}, // below offset 0
-		{0, 2, rec(100.5, 201), Valid, ""},       // compared with offset 0, not the bad 1
-		{0, 3, rec(1e6+1, 201), Invalid, Absurd}, // absurd: never the reference
-		{0, 4, rec(100.6, 202), Valid, ""},       // so this is not backwards
-		{0, 1, rec(50, 200), Replay, ""},         // re-delivered: not counted again
-		{0, 2, rec(100.5, 201), Replay, ""},      // a replayed valid record is no poison
-		{1, 0, rec(10, 10), Valid, ""},           // another partition: its own reference
-		{0, 5, []byte("{"), Invalid, NotJSON},    // position moves past invalid records too
-		{0, 5, []byte("{"), Replay, ""},          // ... so they are judged once
-		{0, 6, rec(100.6, 202), Valid, ""},       // idle
+		{0, 0, rec(100, 200, 0), Valid, ""},
+		{0, 1, rec(50, 200, 1), Invalid, Backwards},   // below offset 0
+		{0, 2, rec(100.5, 201, 2), Valid, ""},         // compared with offset 0, not the bad 1
+		{0, 3, rec(1e6+1, 201, 3), Invalid, Absurd},   // absurd: never the reference
+		{0, 4, rec(100.6, 202, 4), Valid, ""},         // so this is not backwards
+		{0, 1, rec(50, 200, 1), Replay, ""},           // re-delivered: not counted again
+		{0, 2, rec(100.5, 201, 2), Replay, ""},        // a replayed valid record is no poison
+		{1, 0, rec(10, 10, 0), Valid, ""},             // another partition: its own reference
+		{0, 5, []byte("{"), Invalid, NotJSON},         // position moves past invalid records too
+		{0, 5, []byte("{"), Replay, ""},               // ... so they are judged once
+		{0, 6, rec(100.6, 202, 6), Valid, ""},         // idle
+		{0, 7, rec(999999, 999999, 7), Invalid, Jump}, // a jump: never the reference
+		{0, 8, rec(100.8, 203, 8), Valid, ""},         // judged against offset 6
 	}
 	for i, s := range steps {
 		_, got, err := v.Judge(s.p, s.off, k, s.value)
@@ -146,7 +149,7 @@ func TestValidatorReference(t *testing.T) {
 		}
 	}
 	v.Forget(0)
-	if _, got, _ := v.Judge(0, 0, k, rec(1, 1)); got != Valid {
+	if _, got, _ := v.Judge(0, 0, k, rec(1, 1, 0)); got != Valid {
 		t.Fatalf("after Forget, a restarted log's first record is %v", got)
 	}
 }
