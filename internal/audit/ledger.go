@@ -52,8 +52,9 @@ type series struct {
 	first, last Located
 	invalid     int64
 	backwards   int64 // invalid because a timestamp or an odometer went back (subset of invalid)
-	// disordered counts valid messages whose timestamp is not after the
-	// previous valid one's: a duplicate (an older one is backwards, invalid).
+	// disordered counts messages whose timestamp is not after the previous
+	// valid one's: a duplicate, or an older reading after a newer one (a
+	// reordering: invalid as backwards, and counted here too).
 	disordered int64
 	lastError  string
 	errorAt    int64 // offset of the last invalid record
@@ -152,6 +153,11 @@ func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 			// in the topic.
 			if m, derr := telemetry.Decode(key, value); derr == nil {
 				s.contents.add(content{offset: offset, timestamp: m.Timestamp})
+				if s.entries.view().len() > 0 && m.Timestamp <= s.last.Message.Timestamp {
+					// An older reading after a newer one: the key's order
+					// broke, whatever else the rule calls it.
+					s.disordered++
+				}
 			}
 		}
 		s.lastError, s.errorAt = err.Error(), offset
@@ -246,10 +252,10 @@ type SensorTruth struct {
 	// PartitionIDs which ones (sorted).
 	Partitions   int
 	PartitionIDs []int32
-	// Disordered counts valid records whose timestamp is not after the
-	// previous valid record of the sensor in its partition: a duplicate (a
-	// reordered record is invalid, counted in Backwards; 0 when the key's
-	// order held).
+	// Disordered counts records whose timestamp is not after the previous
+	// valid record of the sensor in its partition: a duplicate, or a
+	// reordering (that record is also invalid, in Backwards); 0 when the
+	// key's order held.
 	Disordered int64
 	// Series are its valid records partition by partition, in the key's
 	// order (by their first record's timestamp); Chained: each ends before
