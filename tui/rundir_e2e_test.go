@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -78,37 +73,18 @@ func runOnDir(t *testing.T, bin, runDir, report string, args ...string) (board.R
 	if report != "" {
 		all = append(all, "--report", report)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, all...)
-	cmd.Env = scenarioEnvWithout(os.Environ(), "KAFKA_BROKER", "MONGO_URI")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	code := 0
-	var exitErr *exec.ExitError
-	switch {
-	case errors.As(err, &exitErr):
-		code = exitErr.ExitCode()
-	case err != nil:
-		t.Fatalf("run dashboard: %v\n%s", err, e2e.Tail(stderr.String(), 30))
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("dashboard still running after 3 min\n%s", e2e.Tail(stderr.String(), 30))
-	}
+	stderr, code := runHeadlessDashboard(t, bin, all, scenarioEnvWithout(os.Environ(), "KAFKA_BROKER", "MONGO_URI"), 3*time.Minute)
 	var rep board.Report
 	if report != "" {
 		b, err := os.ReadFile(report)
 		if err != nil {
-			t.Fatalf("report: %v (exit %d)\n%s", err, code, e2e.Tail(stderr.String(), 30))
+			t.Fatalf("report: %v (exit %d)\n%s", err, code, e2e.Tail(stderr, 30))
 		}
 		if err := json.Unmarshal(b, &rep); err != nil {
 			t.Fatalf("report: %v\n%s", err, b)
 		}
 	}
-	return rep, stderr.String(), code
+	return rep, stderr, code
 }
 
 // usageCommits sums consumer-usage's committed offsets over the partitions.

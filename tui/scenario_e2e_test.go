@@ -135,6 +135,22 @@ func scenarioRun(t *testing.T, bin, name string, brokers int) (scenarioReport, s
 		args = append(args, "--mongo", uri)
 	}
 
+	stderr, code := runHeadlessDashboard(t, bin, args, env, limit)
+	rep := scenarioReport{runDir: filepath.Join(dir, "run")}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatalf("report: %v (exit code %d)\nstderr:\n%s", err, code, e2e.Tail(stderr, 60))
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, b)
+	}
+	return rep, stderr, code
+}
+
+// runHeadlessDashboard runs the dashboard with args and env until it exits, at most
+// limit, and returns its stderr and exit code.
+func runHeadlessDashboard(t *testing.T, bin string, args, env []string, limit time.Duration) (string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -157,15 +173,7 @@ func scenarioRun(t *testing.T, bin, name string, brokers int) (scenarioReport, s
 	if ctx.Err() != nil {
 		t.Fatalf("dashboard still running after %s\nstderr:\n%s", limit, e2e.Tail(stderr.String(), 60))
 	}
-	rep := scenarioReport{runDir: filepath.Join(dir, "run")}
-	b, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatalf("report: %v (exit code %d)\nstderr:\n%s", err, code, e2e.Tail(stderr.String(), 60))
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("report: %v\n%s", err, b)
-	}
-	return rep, stderr.String(), code
+	return stderr.String(), code
 }
 
 // TestScenarioFlags: --list-scenarios lists the contract names and exits 0;
