@@ -44,7 +44,7 @@ func LoadLast(ctx context.Context, brokers, topic string, log *slog.Logger) (map
 	if err != nil {
 		return nil, err
 	}
-	r := &resumeRead{last: map[string]telemetry.Message{}}
+	r := &resumeRead{last: map[string]telemetry.Message{}, lastAt: map[string]kafka.TopicPartition{}}
 	if len(assign) == 0 {
 		return r.last, nil
 	}
@@ -102,6 +102,7 @@ func readRanges(c *kafka.Consumer, topic string, parts []kafka.PartitionMetadata
 // from per sensor, and counts for the log.
 type resumeRead struct {
 	last          map[string]telemetry.Message
+	lastAt        map[string]kafka.TopicPartition // where each of last was read
 	read, invalid int
 }
 
@@ -147,7 +148,14 @@ func (r *resumeRead) add(e *kafka.Message) {
 	}
 	// A reading the consumers refuse must not become where the
 	// simulation goes on from: every reading after it would be refused too.
-	if prev, seen := r.last[m.SensorID]; !seen || telemetry.CheckSuccessor(prev, m) == nil {
+	steps := int64(1)
+	if at, ok := r.lastAt[m.SensorID]; ok && at.Partition == e.TopicPartition.Partition {
+		steps = int64(e.TopicPartition.Offset - at.Offset)
+	}
+	if prev, seen := r.last[m.SensorID]; !seen || telemetry.CheckSuccessorAfter(prev, m, steps) == nil {
 		r.last[m.SensorID] = m
+		if r.lastAt != nil {
+			r.lastAt[m.SensorID] = e.TopicPartition
+		}
 	}
 }

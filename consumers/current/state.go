@@ -59,7 +59,7 @@ type state struct {
 	// the validators' references as of done, which a cut saves (the
 	// validators themselves run ahead, on the readers, by what they have
 	// judged and not yet applied).
-	refs map[floorKey]telemetry.Message
+	refs map[floorKey]telemetry.Reference
 }
 
 // floorKey is a sensor in a partition.
@@ -70,7 +70,7 @@ type floorKey struct {
 
 func newState(groupID string) *state {
 	return &state{groupID: groupID, parts: map[int32]*partition{}, sensors: map[string]api.SensorState{},
-		done: map[int32]int64{}, valid: map[int32]*telemetry.Validator{}, refs: map[floorKey]telemetry.Message{},
+		done: map[int32]int64{}, valid: map[int32]*telemetry.Validator{}, refs: map[floorKey]telemetry.Reference{},
 		health: health.NewTracker(0)}
 }
 
@@ -150,7 +150,7 @@ func (s *state) applyBatch(b []judged) (caughtUp bool, processed int64, targets 
 			continue
 		}
 		s.sensors[r.msg.SensorID] = api.SensorStateOf(r.msg, r.partition, r.offset)
-		s.refs[floorKey{r.msg.SensorID, r.partition}] = r.msg
+		s.refs[floorKey{r.msg.SensorID, r.partition}] = telemetry.Reference{Partition: r.partition, Message: r.msg, Offset: r.offset}
 	}
 	return caughtUp, processed, targets
 }
@@ -327,8 +327,8 @@ func (s *state) cut() cut {
 	defer s.mu.Unlock()
 	c := cut{sensors: make([]api.SensorState, 0, len(s.sensors)), through: maps.Clone(s.done),
 		refs: make([]telemetry.Reference, 0, len(s.refs))}
-	for k, m := range s.refs {
-		c.refs = append(c.refs, telemetry.Reference{Partition: k.partition, Message: m})
+	for _, ref := range s.refs {
+		c.refs = append(c.refs, ref)
 	}
 	sort.Slice(c.refs, func(i, j int) bool {
 		a, b := c.refs[i], c.refs[j]
@@ -363,10 +363,10 @@ func (s *state) restore(r restored) {
 		s.done = map[int32]int64{}
 	}
 	refs := map[int32][]telemetry.Reference{}
-	s.refs = map[floorKey]telemetry.Message{}
+	s.refs = map[floorKey]telemetry.Reference{}
 	for _, ref := range r.refs {
 		refs[ref.Partition] = append(refs[ref.Partition], ref)
-		s.refs[floorKey{ref.Message.SensorID, ref.Partition}] = ref.Message
+		s.refs[floorKey{ref.Message.SensorID, ref.Partition}] = ref
 	}
 	s.valid = map[int32]*telemetry.Validator{}
 	for p, through := range s.done {

@@ -320,7 +320,7 @@ func (p *Processor) decode(ctx context.Context, r Record, checkpoint func(string
 	}
 	prev, known = checkpoint(m.SensorID)
 	if known && prev.Partition == r.Partition && r.Offset > prev.Offset {
-		if _, err := telemetry.Check(r.Key, r.Value, &prev.Message); err != nil {
+		if _, err := telemetry.CheckAfter(r.Key, r.Value, &prev.Message, r.Offset-prev.Offset); err != nil {
 			res, err = p.rejectForward(ctx, r, err)
 			return m, prev, known, false, res, err
 		}

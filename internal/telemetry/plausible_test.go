@@ -38,6 +38,18 @@ func TestCheckSuccessorRule(t *testing.T) {
 		{"hours back", reading(1, 2619.54, 5000), Backwards},
 		{"km back", reading(1, 2619.55, 4999.99), Backwards},
 	}
+	// A reference many messages back (consumer-usage's checkpoint after it
+	// skipped to latest): each message between is a step of its own.
+	far := reading(0.6, 2619.55+36.2, 5000+36)
+	if err := CheckSuccessorAfter(prev, far, 800); err != nil {
+		t.Errorf("36 h ahead 800 messages on: %v", err)
+	}
+	if err := CheckSuccessorAfter(prev, far, 1); KindOf(err) != Jump {
+		t.Errorf("36 h ahead on the next message: %v, want a jump", err)
+	}
+	if err := CheckSuccessorAfter(prev, reading(0.6, 999999, 999999), 800); KindOf(err) != Jump {
+		t.Errorf("999999 h 800 messages on: %v, want a jump", err)
+	}
 	for _, c := range cases {
 		err := CheckSuccessor(prev, c.next)
 		if KindOf(err) != c.want || (c.want == "") != (err == nil) {

@@ -108,11 +108,17 @@ func KindOf(err error) Kind {
 // of another sensor or partition is simply not compared). A nil error
 // comes with the message; any error is an *InvalidError.
 func Check(key, value []byte, prev *Message) (Message, error) {
-	return check(key, value, prev, nil)
+	return check(key, value, prev, 1, nil)
 }
 
-// check is Check with the sensor ids' strings from ids (nil: new ones).
-func check(key, value []byte, prev *Message, ids *names) (Message, error) {
+// CheckAfter is Check with prev steps messages of the partition back
+// (CheckSuccessorAfter).
+func CheckAfter(key, value []byte, prev *Message, steps int64) (Message, error) {
+	return check(key, value, prev, steps, nil)
+}
+
+// check is CheckAfter with the sensor ids' strings from ids (nil: new ones).
+func check(key, value []byte, prev *Message, steps int64, ids *names) (Message, error) {
 	m, err := decode(value, ids)
 	if err != nil {
 		return Message{}, err
@@ -127,7 +133,7 @@ func check(key, value []byte, prev *Message, ids *names) (Message, error) {
 		return Message{}, invalid(KeyMismatch, "key %q does not match sensor_id %q", key, m.SensorID)
 	}
 	if prev != nil && prev.SensorID == m.SensorID {
-		if err := CheckSuccessor(*prev, m); err != nil {
+		if err := CheckSuccessorAfter(*prev, m, steps); err != nil {
 			return Message{}, err
 		}
 	}
@@ -378,14 +384,15 @@ type series struct {
 // and how far each partition was judged, so a record is judged once
 // whatever is delivered again. Not safe for concurrent use.
 type Validator struct {
-	last map[series]*Message
-	next map[int32]int64
-	ids  names
+	last   map[series]*Message
+	lastAt map[series]int64 // the offset of last's message
+	next   map[int32]int64
+	ids    names
 }
 
 // NewValidator returns a validator that has judged nothing.
 func NewValidator() *Validator {
-	return &Validator{last: map[series]*Message{}, next: map[int32]int64{}}
+	return &Validator{last: map[series]*Message{}, lastAt: map[series]int64{}, next: map[int32]int64{}}
 }
 
 // Judge judges the record at partition/offset. A record below the
@@ -397,21 +404,22 @@ func (v *Validator) Judge(partition int32, offset int64, key, value []byte) (Mes
 		return Message{}, Replay, nil
 	}
 	v.next[partition] = offset + 1
-	m, err := check(key, value, nil, &v.ids)
+	m, err := check(key, value, nil, 1, &v.ids)
 	if err != nil {
 		return Message{}, Invalid, err
 	}
-	prev := v.last[series{m.SensorID, partition}]
+	at := series{m.SensorID, partition}
+	prev := v.last[at]
 	if prev == nil {
 		first := new(Message)
 		*first = m
-		v.last[series{m.SensorID, partition}] = first
+		v.last[at], v.lastAt[at] = first, offset
 		return m, Valid, nil
 	}
-	if err := CheckSuccessor(*prev, m); err != nil {
+	if err := CheckSuccessorAfter(*prev, m, offset-v.lastAt[at]); err != nil {
 		return Message{}, Invalid, err
 	}
-	*prev = m
+	*prev, v.lastAt[at] = m, offset
 	return m, Valid, nil
 }
 
@@ -422,6 +430,7 @@ func (v *Validator) Forget(partition int32) {
 	for k := range v.last {
 		if k.partition == partition {
 			delete(v.last, k)
+			delete(v.lastAt, k)
 		}
 	}
 }
@@ -431,6 +440,9 @@ func (v *Validator) Forget(partition int32) {
 type Reference struct {
 	Partition int32   `json:"partition"`
 	Message   Message `json:"message"`
+	// Offset is where Message was read (0 in states saved before it was
+	// kept: the next reading is then judged leniently, as many steps on).
+	Offset int64 `json:"offset,omitempty"`
 }
 
 // References lists the validator's references, by sensor then partition:
@@ -439,7 +451,7 @@ type Reference struct {
 func (v *Validator) References() []Reference {
 	out := make([]Reference, 0, len(v.last))
 	for s, m := range v.last {
-		out = append(out, Reference{Partition: s.partition, Message: *m})
+		out = append(out, Reference{Partition: s.partition, Message: *m, Offset: v.lastAt[s]})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -468,6 +480,7 @@ func RestoreValidator(judged map[int32]int64, refs []Reference) *Validator {
 	for _, r := range refs {
 		m := r.Message
 		v.last[series{m.SensorID, r.Partition}] = &m
+		v.lastAt[series{m.SensorID, r.Partition}] = r.Offset
 	}
 	return v
 }
