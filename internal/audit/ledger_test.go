@@ -37,6 +37,7 @@ func encode(t testing.TB, id string, ts int64, hours, km float64) []byte {
 func naiveUsage(records []record, sensor string, partition int32, after, through int64) (store.Totals, int64, int64) {
 	var sum store.Totals
 	var prev *telemetry.Message
+	var prevOffset int64
 	var valid, invalid int64
 	for _, r := range records {
 		if r.partition != partition {
@@ -52,7 +53,7 @@ func naiveUsage(records []record, sensor string, partition int32, after, through
 		if m.SensorID != sensor {
 			continue
 		}
-		if prev != nil && telemetry.CheckSuccessor(*prev, m) != nil {
+		if prev != nil && telemetry.CheckSuccessorAfter(*prev, m, r.offset-prevOffset) != nil {
 			invalid++
 			continue
 		}
@@ -64,7 +65,7 @@ func naiveUsage(records []record, sensor string, partition int32, after, through
 				sum.Records++
 			}
 		}
-		prev = &m
+		prev, prevOffset = &m, r.offset
 	}
 	return sum, valid, invalid
 }

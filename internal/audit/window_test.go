@@ -34,7 +34,7 @@ func (u *usageSim) handle(r record, skipRecord bool) {
 	m := r.msg
 	prev, known := u.last[m.SensorID]
 	if known && prev.partition == r.partition && r.offset > prev.offset &&
-		telemetry.CheckSuccessor(prev.msg, m) != nil {
+		telemetry.CheckSuccessorAfter(prev.msg, m, r.offset-prev.offset) != nil {
 		return
 	}
 	if known {
