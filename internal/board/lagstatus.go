@@ -13,7 +13,8 @@ const (
 	// the lag does not keep growing.
 	LagOK LagStatus = "OK"
 	// LagWarn: the offsets advance, but the lag grew through the whole
-	// window: the consumer falls behind.
+	// window, by more than one interval's messages (what is in flight as a
+	// consumer keeps up): the consumer falls behind.
 	LagWarn LagStatus = "WARN"
 	// LagStall: the offsets did not move through the window while the lag
 	// stayed above 0: the consumer is alive and consumes nothing (frozen,
@@ -30,8 +31,9 @@ const StatusWindow = 10
 type lagSample struct{ lag, consumed int64 }
 
 // judgeLag is the status of a consumer whose latest samples are window
-// (oldest first), alive or not.
-func judgeLag(alive bool, window []lagSample) LagStatus {
+// (oldest first), alive or not; inFlight is one interval's messages, a
+// growth the lag may show without the consumer falling behind.
+func judgeLag(alive bool, window []lagSample, inFlight int64) LagStatus {
 	if !alive {
 		return LagStop
 	}
@@ -58,7 +60,7 @@ func judgeLag(alive bool, window []lagSample) LagStatus {
 			return LagOK // it caught up some of it within the window
 		}
 	}
-	if last.lag > first.lag {
+	if last.lag-first.lag > inFlight {
 		return LagWarn
 	}
 	return LagOK
@@ -113,7 +115,7 @@ func (b *Board) lagStatus(name string) LagStatus {
 	if p.frozen && p.alive() {
 		return LagStall // SIGSTOPped: it consumes nothing, known at once
 	}
-	return judgeLag(p.alive(), b.statusHist[name])
+	return judgeLag(p.alive(), b.statusHist[name], int64(max(b.fleet, 1)))
 }
 
 // Fleet is the producer's sensors as its progress says (0 before it does):

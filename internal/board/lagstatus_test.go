@@ -18,6 +18,10 @@ func TestJudgeLag(t *testing.T) {
 	for i := range growing {
 		growing[i].lag = 10 + int64(i)*5
 	}
+	settling := steady(10, 10)
+	for i := range settling {
+		settling[i].lag = 1 + int64(i)
+	}
 	tests := []struct {
 		name   string
 		alive  bool
@@ -31,9 +35,10 @@ func TestJudgeLag(t *testing.T) {
 		{"caught up once in the window", true, append(steady(10, 10)[1:], lagSample{lag: 0, consumed: 300}), LagOK},
 		{"lag grows through the window while committing", true, growing, LagWarn},
 		{"commits stopped, lag stays", true, steady(10, 0), LagStall},
+		{"lag settling from 1 to one interval in flight", true, settling, LagOK},
 	}
 	for _, tc := range tests {
-		if got := judgeLag(tc.alive, tc.window); got != tc.want {
+		if got := judgeLag(tc.alive, tc.window, 10); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
