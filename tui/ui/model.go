@@ -282,7 +282,10 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if !ok || (!m.keys.Enabled(name) && !action.Of(name).Optional) {
 		return m, nil
 	}
-	h, _ := handlerOf(name)
+	h, ok := handlerOf(name)
+	if !ok {
+		return m, nil // a keyed action nothing handles: TestEveryKeyHasAHandler
+	}
 	return h(m, msg)
 }
 
