@@ -1,7 +1,9 @@
 // Package script is the action language of --script files, workshop
 // scenarios and tests: one action per line, run in order against the
 // dashboard (a Target). Its verbs are the script actions of the registry
-// (internal/action); language below gives each its grammar and handler.
+// (internal/action): language (language.go) gives each its grammar
+// (grammar.go); a line becomes an action.Call the lab carries out, or one
+// of the waits (run.go).
 //
 //	# comments and blank lines are ignored; so is anything after '#'
 //	wait 5s                               pause the script
