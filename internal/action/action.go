@@ -3,10 +3,12 @@
 // keys, its help lines, whether the script language has it, whether a
 // read-only watcher may use it and how a scenario's narration asks for it.
 //
-// It is data only. The handlers live with their front ends: the UI has a
-// table from action to key handler, the script runner one from action to
-// target call, and tests on both sides check that every action has its
-// handler and no handler is left without an action.
+// It is data only. A key, a script line and a scenario step each build one
+// Call from it, and the lab's one handler table carries every Call out
+// (internal/lab/do.go); the UI keeps handlers only for the view's own keys
+// and for keys that check the viewer's board first. Tests on each side
+// check that every action has its handler and no handler is left without
+// an action.
 package action
 
 import "strings"
@@ -128,10 +130,21 @@ type Action struct {
 	// OffScript: pressed while a scenario step waits for another key, the
 	// narration says it was not the step's.
 	OffScript bool
+	// Wait: a script's wait, which watches the board and changes nothing
+	// (the script runs it; every other script action is a call the lab
+	// carries out).
+	Wait bool
 	// Hint is how a scenario's narration asks for it, after "press KEY":
 	// {process} and {value} stand for the step's process and value. Only
 	// an action with a hint may be a step's Press.
 	Hint string
+}
+
+// ByLab reports whether the lab carries the action out (a call to its
+// handler table): every script action but the waits, and every key that
+// acts on more than what its viewer sees.
+func (a Action) ByLab() bool {
+	return !a.Wait && (a.Script || a.Target != TargetView)
 }
 
 // Key is the first of the action's keys, as the narration names it ("" if
@@ -235,19 +248,19 @@ var registry = []Action{
 		Doc:    "quit",
 		Script: true, Watcher: true, Pinned: true},
 
-	{Name: Wait, Script: true},
+	{Name: Wait, Script: true, Wait: true},
 	{Name: Start, Script: true},
 	{Name: Resume, Script: true},
 	{Name: Thaw, Script: true},
-	{Name: WaitCaughtUp, Script: true},
+	{Name: WaitCaughtUp, Script: true, Wait: true},
 	{Name: Scale, Script: true},
 	{Name: EffectDelay, Script: true},
-	{Name: WaitHeld, Script: true},
-	{Name: WaitDown, Script: true},
-	{Name: WaitISR, Script: true},
-	{Name: WaitBlocked, Script: true},
-	{Name: WaitLeads, Script: true},
-	{Name: WaitBalanced, Script: true},
+	{Name: WaitHeld, Script: true, Wait: true},
+	{Name: WaitDown, Script: true, Wait: true},
+	{Name: WaitISR, Script: true, Wait: true},
+	{Name: WaitBlocked, Script: true, Wait: true},
+	{Name: WaitLeads, Script: true, Wait: true},
+	{Name: WaitBalanced, Script: true, Wait: true},
 	{Name: History, Script: true},
 	{Name: Backlog, Script: true},
 	{Name: RecreateTopic, Script: true},
@@ -255,6 +268,21 @@ var registry = []Action{
 
 // All returns every action, keyed ones first in the README's order.
 func All() []Action { return append([]Action(nil), registry...) }
+
+// Register adds an entry to the registry and returns what removes it. It
+// is for tests: an action of their own shows that a new action is one
+// entry (and its handler in the lab).
+func Register(a Action) (remove func()) {
+	registry = append(registry, a)
+	return func() {
+		for i, b := range registry {
+			if b.Name == a.Name {
+				registry = append(registry[:i:i], registry[i+1:]...)
+				return
+			}
+		}
+	}
+}
 
 // Lookup finds an action by name.
 func Lookup(n Name) (Action, bool) {
@@ -319,12 +347,27 @@ func Footer() []Item {
 	}
 }
 
-// HelpColumns is the ? view's items, column by column.
+// HelpColumns is the ? view's items, column by column. A keyed action of
+// the lab's that no column places ends the last one.
 func HelpColumns() [][]Item {
-	return [][]Item{
+	cols := [][]Item{
 		{one(Up), one(Down), one(Next), one(Jump), scale, partitions, one(Rebuild)},
 		{one(Crash), one(Stop), one(Restart), one(Freeze), one(Pause), one(Acks), one(Why)},
 		{one(Mode), one(Reset), one(CrashAt), one(ResetLab), one(InjectBad), one(Scenarios)},
 		{one(Logs), scroll, one(Help), one(Close), one(Quit)},
 	}
+	placed := map[Name]bool{}
+	for _, col := range cols {
+		for _, it := range col {
+			for _, n := range it.Actions {
+				placed[n] = true
+			}
+		}
+	}
+	for _, a := range registry {
+		if len(a.Keys) > 0 && a.ByLab() && !placed[a.Name] {
+			cols[len(cols)-1] = append(cols[len(cols)-1], one(a.Name))
+		}
+	}
+	return cols
 }

@@ -3,6 +3,8 @@ package action
 import (
 	"strings"
 	"testing"
+
+	"github.com/kafka-recovery-lab/krl/internal/board"
 )
 
 // TestRegistryWellFormed: names and keys are unique, each keyed action has
@@ -103,6 +105,21 @@ func TestAsk(t *testing.T) {
 	} {
 		if got := Of(c.n).Ask(c.process, c.value); got != c.want {
 			t.Errorf("%s: %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+// TestBoardRequestsAreActionNames: the board's request of an operation
+// (Request.Op: "crashing…") is the action's name, so one name goes from
+// the key to the board, the result and the words shown.
+func TestBoardRequestsAreActionNames(t *testing.T) {
+	for op, n := range map[string]Name{
+		board.OpCrash: Crash, board.OpStop: Stop, board.OpStart: Start, board.OpRestart: Restart,
+		board.OpPause: Pause, board.OpResume: Resume, board.OpFreeze: Freeze, board.OpThaw: Thaw,
+		board.OpInjectBad: InjectBad, board.OpHistory: History,
+	} {
+		if op != string(n) {
+			t.Errorf("board op %q for action %q", op, n)
 		}
 	}
 }

@@ -25,31 +25,6 @@ func AckedLogPath(runDir string) string { return filepath.Join(runDir, AckedLogN
 // then makes a new producer.
 const acksSwitchTimeout = 15 * time.Second
 
-// SetAcks sets the producer's acks (the script's acks): a running producer
-// flushes what is in flight and switches at once; a stopped one starts with
-// it. pauseMu orders it with a pause, which also goes through the
-// producer's publishing loop.
-func (l *Lab) SetAcks(acks string) error {
-	a, err := lesson.ParseAcks(acks)
-	if err != nil {
-		return err
-	}
-	l.pauseMu.Lock()
-	defer l.pauseMu.Unlock()
-	return l.setAcksLocked(a)
-}
-
-// ToggleAcks switches the producer between acks=all and acks=1, from the
-// setting the board shows (the a key), and returns the setting asked for.
-func (l *Lab) ToggleAcks() (string, error) {
-	l.pauseMu.Lock()
-	defer l.pauseMu.Unlock()
-	var cur string
-	l.Observe(func(b *board.Board) { cur = b.AcksSetting() })
-	next := lesson.Acks(cur).Other()
-	return string(next), l.setAcksLocked(next)
-}
-
 func (l *Lab) setAcksLocked(a lesson.Acks) error {
 	var was string
 	l.Observe(func(b *board.Board) { was = b.AcksSetting() })

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
@@ -19,11 +18,11 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 )
 
-// The methods below are everything a key (ui.Controller) or a script action
-// (script.Target) can ask of a run: both front ends call the same methods,
-// and each shows what it does on the board (through emit) before and after
-// it acts, so the TUI's board and the lab's own board learn it the same way.
-// Each blocks until the supervisor has acted.
+// The methods below are the lab's operations on the run. Keys, script
+// lines and scenario steps reach them through one handler table (Do,
+// do.go); each shows what it does on the board (through emit) before and
+// after it acts, so the TUI's board and the lab's own board learn it the
+// same way. Each blocks until the supervisor has acted.
 
 // act shows a lifecycle request ("crashing…"), performs it, and reports
 // the outcome (an error reverts the pending state on the board).
@@ -76,40 +75,6 @@ func (l *Lab) starter(name string, f func(string) error) func(string) error {
 
 // Tail returns the last n lines the process wrote to stderr.
 func (l *Lab) Tail(name string, n int) []string { return l.sup.Tail(name, n) }
-
-// TogglePause pauses a publishing producer and resumes a paused one, as
-// the board sees it (a pause asked for and not yet confirmed counts as
-// paused). It returns whether it asked for a pause.
-func (l *Lab) TogglePause() (paused bool, err error) {
-	l.pauseMu.Lock()
-	defer l.pauseMu.Unlock()
-	var v board.ProcView
-	l.Observe(func(b *board.Board) { v = b.Process(board.Producer) })
-	want := !v.PausedOrPausing()
-	return want, l.setPausedLocked(want)
-}
-
-// Pause makes the producer stop publishing (SIGUSR1).
-func (l *Lab) Pause() error {
-	l.pauseMu.Lock()
-	defer l.pauseMu.Unlock()
-	return l.setPausedLocked(true)
-}
-
-// Resume makes the producer publish again (SIGUSR2).
-func (l *Lab) Resume() error {
-	l.pauseMu.Lock()
-	defer l.pauseMu.Unlock()
-	return l.setPausedLocked(false)
-}
-
-func (l *Lab) setPausedLocked(p bool) error {
-	op, sig := board.OpResume, syscall.SIGUSR2
-	if p {
-		op, sig = board.OpPause, syscall.SIGUSR1
-	}
-	return l.act(board.Producer, op, func(name string) error { return l.sup.Signal(name, sig) })
-}
 
 // ArmCrash arms a crash point of consumer-usage over its HTTP endpoint
 // (lesson.NoCrashPoint disarms it).
@@ -228,90 +193,6 @@ func postControl(ctx context.Context, addr, path string, query url.Values, what 
 		return fmt.Errorf("%s: %s: %s", what, resp.Status, strings.TrimSpace(string(body)))
 	}
 	return nil
-}
-
-// SetUsageMode makes consumer-usage run naive or guarded from its next
-// start. A running consumer-usage is restarted at once; a stopped or
-// crashed one is left stopped (restarted reports which).
-func (l *Lab) SetUsageMode(mode string) (restarted bool, err error) {
-	m, err := lesson.ParseMode(mode)
-	if err != nil {
-		return false, err
-	}
-	l.switchMu.Lock()
-	defer l.switchMu.Unlock()
-	return l.switchUsage(board.Mode{UsageMode: string(m)})
-}
-
-// SetUsageReset makes consumer-usage start with latest (its fixed group) or
-// earliest (a fresh group, so the whole topic is replayed) from its next
-// start, restarting it only if it runs.
-func (l *Lab) SetUsageReset(reset string) (restarted bool, err error) {
-	r, err := lesson.ParseReset(reset)
-	if err != nil {
-		return false, err
-	}
-	l.switchMu.Lock()
-	defer l.switchMu.Unlock()
-	return l.switchUsage(board.Mode{UsageReset: string(r)})
-}
-
-// switchUsage applies to every consumer-usage instance: each running one
-// restarts with the new arguments, a stopped one keeps them for its start.
-func (l *Lab) switchUsage(m board.Mode) (restarted bool, err error) {
-	m.At = time.Now()
-	l.emit(m)
-	restarted, err = l.restartUsageInstances()
-	if err == nil && !restarted {
-		l.Note("consumer-usage is not running: the change applies when it starts (r starts it)")
-	}
-	return restarted, err
-}
-
-// ToggleUsageMode switches consumer-usage between naive and guarded, from
-// the mode the board shows (the m key).
-func (l *Lab) ToggleUsageMode() (mode string, restarted bool, err error) {
-	return l.toggleUsage(func(mode, _ string) board.Mode {
-		return board.Mode{UsageMode: string(lesson.Mode(mode).Other())}
-	})
-}
-
-// ToggleUsageReset switches consumer-usage between latest and earliest,
-// from the reset the board shows (the e key).
-func (l *Lab) ToggleUsageReset() (reset string, restarted bool, err error) {
-	return l.toggleUsage(func(_, reset string) board.Mode {
-		return board.Mode{UsageReset: string(lesson.Reset(reset).Other())}
-	})
-}
-
-// toggleUsage reads the board and switches as one step (two quick presses
-// alternate); it returns the value switched to.
-func (l *Lab) toggleUsage(next func(mode, reset string) board.Mode) (value string, restarted bool, err error) {
-	l.switchMu.Lock()
-	defer l.switchMu.Unlock()
-	var mode, reset string
-	l.Observe(func(b *board.Board) { mode, reset = b.UsageConfig() })
-	m := next(mode, reset)
-	restarted, err = l.switchUsage(m)
-	return m.UsageMode + m.UsageReset, restarted, err
-}
-
-// SetMode is the script form of SetUsageMode.
-func (l *Lab) SetMode(name, mode string) error {
-	if name != board.Usage {
-		return fmt.Errorf("only %s has a mode", board.Usage)
-	}
-	_, err := l.SetUsageMode(mode)
-	return err
-}
-
-// SetReset is the script form of SetUsageReset.
-func (l *Lab) SetReset(name, reset string) error {
-	if name != board.Usage {
-		return fmt.Errorf("only %s has an offset reset", board.Usage)
-	}
-	_, err := l.SetUsageReset(reset)
-	return err
 }
 
 // WaitCaughtUp returns once consumer-current is caught up and
@@ -437,9 +318,6 @@ func clearing(total board.UsageRow) string {
 	}
 	return s + ")"
 }
-
-// Quit asks the front end to end the run.
-func (l *Lab) Quit() { l.RequestQuit() }
 
 // InjectBad makes the running producer publish n malformed records, every
 // kind in turn (0: one of each kind), over its HTTP endpoint (POST

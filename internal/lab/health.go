@@ -46,17 +46,6 @@ func (l *Lab) Thaw(name string) error {
 	})
 }
 
-// ToggleFreeze freezes a running process and thaws a frozen one (the z
-// key); frozen tells which it did.
-func (l *Lab) ToggleFreeze(name string) (frozen bool, err error) {
-	l.freezeMu.Lock()
-	defer l.freezeMu.Unlock()
-	if l.sup.Frozen(name) {
-		return false, l.Thaw(name)
-	}
-	return true, l.Freeze(name)
-}
-
 // pollHealth reads GET /healthz of the consumers that serve one, side by
 // side (one that does not answer must not delay the other). A frozen
 // process is not asked: the board already says frozen.

@@ -18,32 +18,6 @@ const snapshotFile = "consumer-current.snapshot"
 // snapshot or changelog publication after a switch.
 const prepareTimeout = 30 * time.Second
 
-// SetRebuild makes consumer-current rebuild with strategy from its next
-// start. A running consumer-current is not restarted: it is told at once
-// (POST /rebuild) and keeps up what that start needs from now on (a
-// snapshot, its changelog); SetRebuild returns once it saved it a first
-// time, so a start right after has it.
-func (l *Lab) SetRebuild(strategy string) error {
-	s, err := lesson.ParseRebuild(strategy)
-	if err != nil {
-		return err
-	}
-	l.rebuildMu.Lock()
-	defer l.rebuildMu.Unlock()
-	return l.setRebuildLocked(s)
-}
-
-// CycleRebuild moves consumer-current's strategy one step along replay →
-// snapshot → changelog → replay (the rebuild key) and returns it.
-func (l *Lab) CycleRebuild() (string, error) {
-	l.rebuildMu.Lock()
-	defer l.rebuildMu.Unlock()
-	var cur string
-	l.Observe(func(b *board.Board) { cur = b.Rebuild() })
-	next := lesson.Rebuild(cur).Next()
-	return string(next), l.setRebuildLocked(next)
-}
-
 func (l *Lab) setRebuildLocked(s lesson.Rebuild) error {
 	l.emit(board.Rebuild{At: time.Now(), Strategy: string(s)})
 	if err := l.sup.SetArgs(board.Current, l.roleArgs(board.Current)); err != nil {

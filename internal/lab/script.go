@@ -9,7 +9,7 @@ import (
 )
 
 // RunScript plays actions against the lab (it is the script's Target: a
-// script action and the key that does the same call the same method),
+// script line and the key that does the same reach the same handler, Do),
 // noting each on the timeline. It returns nil when the script ended (with
 // or without quit).
 func (l *Lab) RunScript(ctx context.Context, actions []script.Action) error {

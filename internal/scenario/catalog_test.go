@@ -134,7 +134,7 @@ func TestEveryHintHasAPressRule(t *testing.T) {
 		}
 	}
 	for n, r := range presses {
-		if _, ok := action.Lookup(n); !ok || r.do == nil || r.done == nil {
+		if _, ok := action.Lookup(n); !ok || r.call == nil || r.done == nil {
 			t.Errorf("press rule for %q: not an action, or incomplete", n)
 		}
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/script"
 )
 
-// Host is what a scenario drives and reads: the dashboard's lab
-// (lab.ScriptTarget). Lifecycle actions go through script.Target so the
-// board shows them as requests first, exactly like a key press.
+// Host is what a scenario drives and reads: the dashboard's lab. Its
+// actions are the calls a key makes (script.Target's Do), so the board
+// shows them as requests first, exactly like a key press.
 type Host interface {
 	script.Target
 	// Observe runs f on the dashboard's board; f must not keep it.
@@ -389,7 +389,7 @@ func (x *run) doKey(p Press, base Observation) error {
 	if !ok {
 		return fmt.Errorf("no headless action for %s", p.Action)
 	}
-	return r.do(x.r.Host, p, base)
+	return x.r.Host.Do(context.Background(), r.call(p, base)).Err
 }
 
 // pressDone tells, from the board, that the action of p has taken effect
@@ -399,34 +399,42 @@ func pressDone(p Press, base, now Observation) bool {
 	return ok && r.done(p, base, now)
 }
 
-// pressRule is what an action a step asks for does in a headless run, and
-// how the board shows it took effect.
+// pressRule is the call a step's action makes in a headless run (the key's
+// own, unless call says otherwise), and how the board shows it took effect.
 type pressRule struct {
-	do   func(h Host, p Press, base Observation) error
+	call func(p Press, base Observation) action.Call
 	done func(p Press, base, now Observation) bool
+}
+
+// asKey is the call the key makes: the action on the step's process, with
+// the step's value.
+func asKey(p Press, _ Observation) action.Call {
+	return action.Call{Name: p.Action, Process: p.Process, Value: p.Value}
 }
 
 // presses has a rule for every action the narration can ask for (the
 // registry's actions with a Hint).
 var presses = map[action.Name]pressRule{
 	action.Crash: {
-		do: func(h Host, p Press, _ Observation) error { return h.Crash(p.Process) },
+		call: asKey,
 		done: func(p Press, base, now Observation) bool {
 			was, is := base.Proc(p.Process), now.Proc(p.Process)
 			return is.Crashes > was.Crashes && !is.Alive
 		},
 	},
 	action.Restart: {
-		do: func(h Host, p Press, base Observation) error {
+		call: func(p Press, base Observation) action.Call {
 			if base.Proc(p.Process).Alive {
-				return h.Restart(p.Process)
+				return action.Call{Name: action.Restart, Process: p.Process}
 			}
-			return h.Start(p.Process)
+			return action.Call{Name: action.Start, Process: p.Process}
 		},
 		done: restarted,
 	},
 	action.CrashAt: {
-		do: func(h Host, p Press, _ Observation) error { return h.ArmCrash(p.Process, "after-delta") },
+		call: func(p Press, _ Observation) action.Call {
+			return action.Call{Name: action.CrashAt, Process: p.Process, Value: "after-delta"}
+		},
 		done: func(p Press, base, now Observation) bool {
 			was, is := base.Proc(p.Process), now.Proc(p.Process)
 			hit := is.LastCrashPoint
@@ -434,44 +442,46 @@ var presses = map[action.Name]pressRule{
 		},
 	},
 	action.Mode: {
-		do:   func(h Host, p Press, _ Observation) error { return h.SetMode(p.Process, p.Value) },
+		call: asKey,
 		done: func(p Press, base, now Observation) bool { return now.UsageMode == p.Value && restarted(p, base, now) },
 	},
 	action.Reset: {
-		do:   func(h Host, p Press, _ Observation) error { return h.SetReset(p.Process, p.Value) },
+		call: asKey,
 		done: func(p Press, base, now Observation) bool { return now.UsageReset == p.Value && restarted(p, base, now) },
 	},
 	action.Pause: {
-		do: func(h Host, _ Press, base Observation) error {
+		call: func(_ Press, base Observation) action.Call {
 			if base.Proc(board.Producer).Paused {
-				return h.Resume()
+				return action.Call{Name: action.Pause, Process: board.Producer, Value: "resume"}
 			}
-			return h.Pause()
+			return action.Call{Name: action.Pause, Process: board.Producer, Value: "pause"}
 		},
 		done: func(_ Press, base, now Observation) bool {
 			return now.Proc(board.Producer).Paused != base.Proc(board.Producer).Paused
 		},
 	},
 	action.Acks: {
-		do: func(h Host, p Press, _ Observation) error { return h.SetAcks(p.Value) },
+		call: asKey,
 		done: func(p Press, _, now Observation) bool {
 			return now.Acks.Running == p.Value && now.Acks.Setting == p.Value
 		},
 	},
 	action.ScaleUp: {
-		do: func(h Host, _ Press, base Observation) error { return h.Scale(base.usageInstances() + 1) },
+		call: func(_ Press, base Observation) action.Call {
+			return action.Call{Name: action.Scale, Process: board.Usage, Count: base.usageInstances() + 1}
+		},
 		done: func(_ Press, base, now Observation) bool {
 			n := now.usageInstances()
 			return n > base.usageInstances() && now.Proc(board.UsageInstance(n)).Alive
 		},
 	},
 	action.AddPartitions: {
-		do: func(h Host, p Press, _ Observation) error {
+		call: func(p Press, _ Observation) action.Call {
 			n, err := strconv.Atoi(p.Value)
 			if err != nil {
-				return err
+				n = -1 // the lab refuses it, naming the count
 			}
-			return h.AddPartitions(n)
+			return action.Call{Name: action.AddPartitions, Count: n}
 		},
 		done: func(p Press, _, now Observation) bool {
 			return now.Parts.Fresh() && strconv.Itoa(len(now.Parts.Rows)) == p.Value

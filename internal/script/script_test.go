@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kafka-recovery-lab/krl/internal/action"
-	"github.com/kafka-recovery-lab/krl/internal/board"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/action"
+	"github.com/kafka-recovery-lab/krl/internal/board"
 )
 
 func TestParseValid(t *testing.T) {
@@ -529,8 +530,9 @@ func Run(ctx context.Context, actions []Action, t Target) error {
 }
 
 // TestEveryVerbHasAHandler: the language has a verb for every action of
-// the registry the script has, each with its grammar and its handler, and
-// no verb the registry does not know.
+// the registry the script has, each with its grammar, and no verb the
+// registry does not know (the handlers are the lab's: lab's
+// TestEveryCallHasAHandler).
 func TestEveryVerbHasAHandler(t *testing.T) {
 	for _, a := range action.All() {
 		if _, ok := verbs[a.Name]; ok != a.Script {
@@ -538,7 +540,7 @@ func TestEveryVerbHasAHandler(t *testing.T) {
 		}
 	}
 	for _, v := range language {
-		if a, ok := action.Lookup(v.name); !ok || !a.Script || v.parse == nil || v.run == nil {
+		if a, ok := action.Lookup(v.name); !ok || !a.Script || v.parse == nil {
 			t.Errorf("verb %q: not a script action of the registry, or incomplete", v.name)
 		}
 	}

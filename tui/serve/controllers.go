@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/lab"
 )
 
@@ -14,35 +16,28 @@ type attendeeControl struct {
 	crashes *atomic.Int64
 }
 
-func (c attendeeControl) Crash(name string) error {
-	err := c.Lab.Crash(name)
-	if err == nil {
+func (c attendeeControl) Do(ctx context.Context, call action.Call) action.Result {
+	r := c.Lab.Do(ctx, call)
+	if call.Name == action.Crash && r.Err == nil {
 		c.crashes.Add(1)
 	}
-	return err
+	return r
 }
 
 // errReadOnly answers every action of a watcher: the read-only model
 // refuses the keys first; this is the second lock on the door.
 var errReadOnly = errors.New("read-only view: this is the presenter's lab")
 
-// readOnlyControl acts on nothing.
+// readOnlyControl acts on nothing: a watcher may only do what the registry
+// says a watcher may (action.Action.Watcher), and none of that reaches a
+// lab.
 type readOnlyControl struct{}
 
-func (readOnlyControl) Crash(string) error                      { return errReadOnly }
-func (readOnlyControl) Stop(string) error                       { return errReadOnly }
-func (readOnlyControl) Start(string) error                      { return errReadOnly }
-func (readOnlyControl) Restart(string) error                    { return errReadOnly }
-func (readOnlyControl) ToggleFreeze(string) (bool, error)       { return false, errReadOnly }
-func (readOnlyControl) TogglePause() (bool, error)              { return false, errReadOnly }
-func (readOnlyControl) ToggleUsageMode() (string, bool, error)  { return "", false, errReadOnly }
-func (readOnlyControl) ToggleUsageReset() (string, bool, error) { return "", false, errReadOnly }
-func (readOnlyControl) ResetLab() error                         { return errReadOnly }
-func (readOnlyControl) InjectBad(int) (int, error)              { return 0, errReadOnly }
-func (readOnlyControl) Scale(int) error                         { return errReadOnly }
-func (readOnlyControl) ToggleAcks() (string, error)             { return "", errReadOnly }
-func (readOnlyControl) Tail(string, int) []string               { return nil }
-func (readOnlyControl) ArmCrash(string, string) error           { return errReadOnly }
+func (readOnlyControl) Do(_ context.Context, c action.Call) action.Result {
+	if !action.Of(c.Name).Watcher {
+		return c.Result(errReadOnly)
+	}
+	return c.Result(nil)
+}
 
-func (readOnlyControl) CycleRebuild() (string, error) { return "", errReadOnly }
-func (readOnlyControl) AddPartitions(int) error       { return errReadOnly }
+func (readOnlyControl) Tail(string, int) []string { return nil }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/lab"
 )
@@ -54,7 +55,7 @@ func (s *Server) finish(ctx context.Context, a *attendee) {
 		// Catching up needs every process: a crashed one never would.
 		s.cfg.Log.Info("lab not waited for: a process is not running", "lab", a.id, "not_running", strings.Join(down, ","))
 	} else if running {
-		if err := a.lab.Pause(); err == nil {
+		if err := a.lab.Do(ctx, action.Call{Name: action.Pause, Value: "pause"}).Err; err == nil {
 			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			if err := a.lab.WaitCaughtUp(wctx); err != nil {
 				s.cfg.Log.Warn("lab not caught up before the server stopped", "lab", a.id, "err", err)

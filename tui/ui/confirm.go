@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/tui/ui/common"
 )
@@ -57,8 +58,7 @@ func (m Model) addPartition() (tea.Model, tea.Cmd) {
 		cancelled: fmt.Sprintf("P cancelled: %s keeps its %d partitions", pv.Topic, from),
 		yes: func(m Model) (tea.Model, tea.Cmd) {
 			m.setStatus(board.LevelAction, fmt.Sprintf("growing %s to %d partitions…", pv.Topic, to))
-			ctl := m.ctl
-			return m, call(OpAddPartitions, pv.Topic, fmt.Sprint(to), func() error { return ctl.AddPartitions(to) })
+			return m, m.ask(action.Call{Name: action.AddPartitions, Process: pv.Topic, Count: to})
 		},
 	}
 	return m, nil

@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 )
@@ -65,8 +66,5 @@ func (m Model) armChosen(due crashChoiceDue) (tea.Model, tea.Cmd) {
 	}
 	m.setStatus(board.LevelAction, "c: arming "+string(point)+" on consumer-usage…")
 	m.crashBeforeArm = pv.LastCrashPoint
-	ctl := m.ctl
-	return m, func() tea.Msg {
-		return ActionResultMsg{Op: OpArm, Name: board.Usage, Value: string(point), Err: ctl.ArmCrash(board.Usage, string(point))}
-	}
+	return m, m.ask(action.Call{Name: action.CrashAt, Process: board.Usage, Value: string(point)})
 }

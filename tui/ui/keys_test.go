@@ -13,12 +13,13 @@ import (
 )
 
 // TestEveryKeyHasAHandler: every action of the registry with keys has its
-// handler in keyHandlers, and every handler belongs to a keyed action.
+// handler (its own in keyHandlers, or its call on the lab), and every
+// handler belongs to a keyed action.
 func TestEveryKeyHasAHandler(t *testing.T) {
 	km := DefaultKeyMap()
 	for _, a := range action.All() {
 		keyed := len(km.Binding(a.Name).Keys()) > 0
-		if _, ok := keyHandlers[a.Name]; ok != keyed {
+		if _, ok := handlerOf(a.Name); ok != keyed {
 			t.Errorf("%s: keys %q, handler %v", a.Name, km.Binding(a.Name).Keys(), ok)
 		}
 	}

@@ -25,7 +25,6 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
-	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/tui/ui/theme"
 )
@@ -88,13 +87,10 @@ type Model struct {
 	// sizeNote says the window is larger than the model draws (size.go).
 	sizeNote string
 	selected string
-	showHelp bool
-	showLogs bool
-	// showPartitions: the t view, the topic's partitions in full in place
-	// of the sensors and usage.
-	showPartitions bool
-	// showWhy: the w view in the same place, for whySensor ("" the total).
-	showWhy    bool
+	// overlay: the help and the one panel open in the board's place (the
+	// logs, t: the partitions in full, w: why, g: the picker).
+	overlay overlays
+	// whySensor is the sensor the w view shows ("" the total).
 	whySensor  string
 	logName    string
 	logLines   []string
@@ -108,7 +104,6 @@ type Model struct {
 
 	// Guided scenarios: the catalog, the picker and the latest narration.
 	catalog    []scenario.Scenario
-	picking    bool
 	pickCursor int
 	narration  *scenario.Progress
 	// narratedStep is the step whose process was selected for the presenter.
@@ -200,7 +195,7 @@ func (m Model) Init() tea.Cmd { return nil }
 // refreshLogs asks for the open log overlay's lines again once LogEvery of
 // the board's time has passed since it last asked.
 func (m *Model) refreshLogs() tea.Cmd {
-	if !m.showLogs || m.board.Now().Sub(m.logAsked) < m.opts.LogEvery {
+	if !m.overlay.is(logsPanel) || m.board.Now().Sub(m.logAsked) < m.opts.LogEvery {
 		return nil
 	}
 	m.logAsked = m.board.Now()
@@ -223,6 +218,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil // no mouse actions (and none in a read-only view)
 	case ActionResultMsg:
 		return m.result(msg), nil
+	case scenarioResultMsg:
+		return m.scenarioResult(msg), nil
 	case crashChoiceDue:
 		return m.armChosen(msg)
 	case LogTailMsg:
@@ -252,58 +249,6 @@ func (m *Model) keepSelection() {
 	}
 }
 
-// scale handles + and -: one consumer-usage instance more or less (1–3).
-func (m Model) scale(delta int) (tea.Model, tea.Cmd) {
-	if !m.board.Has(board.Usage) {
-		m.setStatus(board.LevelWarn, "no consumer-usage in this run")
-		return m, nil
-	}
-	have := len(m.board.UsageInstances())
-	n := have + delta
-	if n < 1 || n > board.MaxUsageInstances {
-		m.setStatus(board.LevelWarn, fmt.Sprintf("consumer-usage runs %d instance(s): scale goes from 1 to %d (+ adds, - removes)", have, board.MaxUsageInstances))
-		return m, nil
-	}
-	m.setStatus(board.LevelAction, fmt.Sprintf("scaling consumer-usage to %d instance(s)…", n))
-	ctl := m.ctl
-	return m, func() tea.Msg {
-		return ActionResultMsg{Op: OpScale, Name: board.Usage, Value: fmt.Sprint(n), Err: ctl.Scale(n)}
-	}
-}
-
-// armWatch is a crash point the status line says is armed.
-type armWatch struct {
-	point string // "" when the status line says nothing of an arm
-	// before is the latest hit known when the arm was asked for.
-	before *board.CrashPointHit
-	// seen: the board has shown the point armed. The controller's answer
-	// can come before the board hears the process announce the arm.
-	seen bool
-}
-
-// statusFollowsArm: a status line that says a crash point is armed stops
-// saying so once the board no longer shows it armed: it fired (a hit newer
-// than the one known when the arm was asked for, never an earlier crash's),
-// was disarmed, or its process ended.
-func (m *Model) statusFollowsArm() {
-	w := &m.statusArm
-	if w.point == "" {
-		return
-	}
-	pv := m.board.Process(board.Usage)
-	if hit := pv.LastCrashPoint; hit != nil && hit.Point == w.point && (w.before == nil || hit.At.After(w.before.At)) {
-		m.setStatus(board.LevelBad, fmt.Sprintf("crash point %s fired at partition %d offset %d: consumer-usage SIGKILLed itself (r restarts it)",
-			hit.Point, hit.Partition, hit.Offset))
-		return
-	}
-	switch {
-	case pv.Armed == w.point:
-		w.seen = true
-	case w.seen || !pv.Alive:
-		m.setStatus(board.LevelInfo, "crash point "+w.point+" is no longer armed")
-	}
-}
-
 // keys1by1 handles keys typed faster than the terminal is read (tmux
 // send-keys, a presenter's quick "3x"): bubbletea delivers them as one
 // multi-rune message, which must act like the keys in turn.
@@ -329,7 +274,7 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.confirm != nil {
 		return m.answer(msg)
 	}
-	if m.picking {
+	if m.overlay.is(pickerPanel) {
 		return m.pickerKey(msg)
 	}
 	m.noteOffScript(msg)
@@ -337,7 +282,11 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if !ok || (!m.keys.Enabled(name) && !action.Of(name).Optional) {
 		return m, nil
 	}
-	return keyHandlers[name](m, msg)
+	h, ok := handlerOf(name)
+	if !ok {
+		return m, nil // a keyed action nothing handles: TestEveryKeyHasAHandler
+	}
+	return h(m, msg)
 }
 
 func (m Model) selectBy(delta int) (tea.Model, tea.Cmd) {
@@ -371,7 +320,7 @@ func (m Model) jump(digit string) (tea.Model, tea.Cmd) {
 
 // followLogs re-targets the log overlay when the selection moves.
 func (m Model) followLogs() (tea.Model, tea.Cmd) {
-	if m.showLogs && m.logName != m.selected {
+	if m.overlay.is(logsPanel) && m.logName != m.selected {
 		return m.openLogs()
 	}
 	return m, nil
@@ -380,237 +329,4 @@ func (m Model) followLogs() (tea.Model, tea.Cmd) {
 func (m Model) openLogs() (tea.Model, tea.Cmd) {
 	m.logName, m.logLines, m.logFetched, m.logAsked = m.selected, nil, false, m.board.Now()
 	return m, tail(m.ctl, m.logName, m.opts.LogLines)
-}
-
-// lifecycle handles x, s and r on the selected process. The board shows the
-// request at once ("crashing…"), before the supervisor confirms it.
-func (m Model) lifecycle(op string) (tea.Model, tea.Cmd) {
-	name := m.selected
-	if name == "" {
-		return m, nil
-	}
-	pv := m.board.Process(name)
-	if op == board.OpRestart && !pv.Alive {
-		op = board.OpStart
-	}
-	if (op == board.OpCrash || op == board.OpStop) && !pv.Alive {
-		m.setStatus(board.LevelWarn, fmt.Sprintf("%s is not running (%s): r starts it", name, pv.StateLabel))
-		return m, nil
-	}
-	var f func() error
-	switch op {
-	case board.OpCrash:
-		f = func() error { return m.ctl.Crash(name) }
-		m.setStatus(board.LevelAction, fmt.Sprintf("crash %s: SIGKILL to pid %d and its group…", name, pv.PID))
-	case board.OpStop:
-		f = func() error { return m.ctl.Stop(name) }
-		m.setStatus(board.LevelAction, fmt.Sprintf("stop %s: SIGTERM to pid %d…", name, pv.PID))
-	case board.OpRestart:
-		f = func() error { return m.ctl.Restart(name) }
-		m.setStatus(board.LevelAction, fmt.Sprintf("restart %s…", name))
-	case board.OpStart:
-		f = func() error { return m.ctl.Start(name) }
-		m.setStatus(board.LevelAction, fmt.Sprintf("start %s…", name))
-	}
-	return m, call(op, name, "", f)
-}
-
-// freeze handles z: SIGSTOP the selected process's group, or SIGCONT it
-// when it is frozen.
-func (m Model) freeze() (tea.Model, tea.Cmd) {
-	name := m.selected
-	if name == "" {
-		return m, nil
-	}
-	pv := m.board.Process(name)
-	if !pv.Alive {
-		m.setStatus(board.LevelWarn, fmt.Sprintf("z: %s is not running (%s), nothing to freeze", name, pv.StateLabel))
-		return m, nil
-	}
-	if pv.Frozen {
-		m.setStatus(board.LevelAction, fmt.Sprintf("thaw %s: SIGCONT to pid %d and its group…", name, pv.PID))
-	} else {
-		m.setStatus(board.LevelAction, fmt.Sprintf("freeze %s: SIGSTOP to pid %d and its group…", name, pv.PID))
-	}
-	ctl := m.ctl
-	return m, func() tea.Msg {
-		frozen, err := ctl.ToggleFreeze(name)
-		value := "thawed"
-		if frozen {
-			value = "frozen"
-		}
-		return ActionResultMsg{Op: OpFreeze, Name: name, Value: value, Err: err}
-	}
-}
-
-func (m Model) pause() (tea.Model, tea.Cmd) {
-	if !m.board.Has(board.Producer) {
-		m.setStatus(board.LevelWarn, "p: no producer in this run")
-		return m, nil
-	}
-	verb := "pause"
-	if m.board.Process(board.Producer).PausedOrPausing() {
-		verb = "resume"
-	}
-	m.setStatus(board.LevelAction, verb+" producer…")
-	ctl := m.ctl
-	return m, func() tea.Msg {
-		paused, err := ctl.TogglePause()
-		verb := "resume"
-		if paused {
-			verb = "pause"
-		}
-		return ActionResultMsg{Op: OpPause, Name: board.Producer, Value: verb, Err: err}
-	}
-}
-
-// toggleAcks handles a: the producer's acks, all ↔ 1. A running producer
-// flushes what is in flight and runs a new producer with the other setting.
-func (m Model) toggleAcks() (tea.Model, tea.Cmd) {
-	if !m.board.Has(board.Producer) {
-		m.setStatus(board.LevelWarn, "a: no producer in this run")
-		return m, nil
-	}
-	next := lesson.Acks(m.board.AcksSetting()).Other()
-	m.setStatus(board.LevelAction, "producer: switching to acks="+string(next)+"…")
-	ctl := m.ctl
-	return m, func() tea.Msg {
-		v, err := ctl.ToggleAcks()
-		return ActionResultMsg{Op: OpAcks, Name: board.Producer, Value: v, Err: err}
-	}
-}
-
-// usageSwitch handles m and e: how consumer-usage runs from its next start.
-// The lab restarts a running consumer-usage at once and leaves a stopped
-// or crashed one stopped.
-func (m Model) usageSwitch(op string, toggle func() (string, bool, error)) (tea.Model, tea.Cmd) {
-	if !m.board.Has(board.Usage) {
-		m.setStatus(board.LevelWarn, "no consumer-usage in this run")
-		return m, nil
-	}
-	m.setStatus(board.LevelAction, "consumer-usage: switching its "+op+"…")
-	return m, func() tea.Msg {
-		value, restarted, err := toggle()
-		return ActionResultMsg{Op: op, Name: board.Usage, Value: value, Restarted: restarted, Err: err}
-	}
-}
-
-// cycleRebuild handles B: consumer-current's rebuild strategy moves one
-// step along replay → snapshot → changelog → replay, from its next start.
-func (m Model) cycleRebuild() (tea.Model, tea.Cmd) {
-	if !m.board.Has(board.Current) {
-		m.setStatus(board.LevelWarn, "B: no consumer-current in this run")
-		return m, nil
-	}
-	m.setStatus(board.LevelAction, "B: switching consumer-current's rebuild strategy…")
-	ctl := m.ctl
-	return m, func() tea.Msg {
-		s, err := ctl.CycleRebuild()
-		return ActionResultMsg{Op: OpRebuild, Name: board.Current, Value: s, Err: err}
-	}
-}
-
-// rebuildResult is what the status line says of a switch of strategy.
-func rebuildResult(strategy string, running bool) string {
-	if !running {
-		return "consumer-current will rebuild by " + strategy + " at its next start (r starts it)"
-	}
-	switch strategy {
-	case "snapshot":
-		return "consumer-current wrote a snapshot and keeps one; its next start loads it (x then r, or r)"
-	case "changelog":
-		return "consumer-current published its changelog and keeps it up; its next start reads it (x then r, or r)"
-	}
-	return "consumer-current's next start replays the topic from earliest"
-}
-
-// injectBad handles b: the producer publishes one malformed record of
-// every kind (InjectBad(0)).
-func (m Model) injectBad() (tea.Model, tea.Cmd) {
-	if !m.board.Has(board.Producer) || !m.board.Process(board.Producer).Alive {
-		m.setStatus(board.LevelWarn, "b: the producer is not running, nothing can inject bad records")
-		return m, nil
-	}
-	m.setStatus(board.LevelAction, "b: the producer publishes one malformed record of every kind…")
-	ctl := m.ctl
-	return m, func() tea.Msg {
-		n, err := ctl.InjectBad(0)
-		return ActionResultMsg{Op: OpInjectBad, Name: board.Producer, Value: fmt.Sprint(n), Err: err}
-	}
-}
-
-// doneWords says what an action that succeeded did, for the status line
-// (the actions whose answer needs more than words are result's cases).
-var doneWords = map[string]func(m Model, r ActionResultMsg) string{
-	board.OpCrash: func(_ Model, r ActionResultMsg) string {
-		return r.Name + " was SIGKILLed: it stays down until r restarts it"
-	},
-	board.OpStop:    func(_ Model, r ActionResultMsg) string { return r.Name + " stopped gracefully" },
-	board.OpStart:   func(_ Model, r ActionResultMsg) string { return r.Name + " started" },
-	board.OpRestart: func(_ Model, r ActionResultMsg) string { return r.Name + " restarted" },
-	OpPause:         func(_ Model, r ActionResultMsg) string { return "producer: " + r.Value + " sent" },
-	OpResetLab: func(Model, ActionResultMsg) string {
-		return "new baseline: consumer-usage reads on from the end of the topic, usage counts from 0"
-	},
-	OpScale: func(_ Model, r ActionResultMsg) string {
-		return "consumer-usage runs " + r.Value + " instance(s) in one group: the events show the rebalance"
-	},
-	OpInjectBad: func(_ Model, r ActionResultMsg) string {
-		return "producer published " + r.Value + " malformed records: the consumers skip them, consumer-usage forwards them to the DLQ"
-	},
-	OpRebuild: func(m Model, r ActionResultMsg) string {
-		return rebuildResult(r.Value, m.board.Process(board.Current).Alive)
-	},
-	OpAcks: func(_ Model, r ActionResultMsg) string {
-		return "producer: " + lesson.Acks(r.Value).Gist() + " (the events say more)"
-	},
-	OpAddPartitions: func(_ Model, r ActionResultMsg) string {
-		return r.Name + " has " + r.Value + " partitions: producer and consumers use them within about a second; the events name the moved keys"
-	},
-}
-
-// result shows a Controller answer and tells the board.
-func (m Model) result(r ActionResultMsg) Model {
-	if r.Op == OpScenario {
-		return m.scenarioResult(r)
-	}
-	if r.Err != nil {
-		m.setStatus(board.LevelBad, fmt.Sprintf("%s %s failed: %v", r.Op, r.Name, r.Err))
-		return m
-	}
-	if words, ok := doneWords[r.Op]; ok {
-		m.setStatus(board.LevelGood, words(m, r))
-		return m
-	}
-	switch r.Op {
-	case OpFreeze:
-		if r.Value == "frozen" {
-			m.setStatus(board.LevelWarn, r.Name+" frozen (SIGSTOP): it holds its sockets and does nothing; z thaws it")
-		} else {
-			m.setStatus(board.LevelGood, r.Name+" thawed (SIGCONT): it carries on by itself")
-		}
-	case OpMode, OpReset:
-		what := "mode " + r.Value
-		if r.Op == OpReset {
-			what = "reset " + r.Value
-		}
-		if r.Restarted {
-			m.setStatus(board.LevelGood, "consumer-usage restarted with "+what)
-		} else {
-			m.setStatus(board.LevelGood, "consumer-usage will start with "+what+" (it is not running: r starts it)")
-		}
-	case OpArm:
-		if r.Value == string(lesson.NoCrashPoint) {
-			m.setStatus(board.LevelGood, "crash point disarmed on consumer-usage (c arms after-delta)")
-		} else {
-			m.setStatus(board.LevelGood, "crash point "+r.Value+" armed: consumer-usage SIGKILLs itself at the next message that reaches it (c: next point)")
-			m.statusArm = armWatch{point: r.Value, before: m.crashBeforeArm}
-			m.statusFollowsArm() // it may have fired before the answer came back
-		}
-	}
-	return m
-}
-
-func (m *Model) setStatus(level board.Level, text string) {
-	m.status, m.statusLevel, m.statusArm = text, level, armWatch{}
 }

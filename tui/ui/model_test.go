@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/muesli/termenv"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
@@ -54,14 +55,14 @@ func TestGolden(t *testing.T) {
 		{name: "acks_lost", scene: sceneAcksLost, msgs: []tea.Msg{keyMsg("1"), keyMsg("t")}},
 		{name: "usage_crashed", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: board.OpCrash, Name: board.Usage}}},
 		{name: "current_replaying", scene: sceneReplaying, msgs: []tea.Msg{keyMsg("2")}},
-		{name: "usage_drift", scene: sceneDrift, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpReset, Name: board.Usage, Value: "earliest", Restarted: true}}},
+		{name: "usage_drift", scene: sceneDrift, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: action.Reset, Name: board.Usage, Value: "earliest", Restarted: true}}},
 		{name: "current_and_query_down", scene: sceneDown, msgs: []tea.Msg{keyMsg("4"), ActionResultMsg{Op: board.OpCrash, Name: board.Query}}},
 		{name: "full_help", scene: sceneRunning, msgs: []tea.Msg{keyMsg("?")}},
-		{name: "frozen_and_stuck", scene: sceneFrozenStuck, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpFreeze, Name: board.Usage, Value: "frozen"}}},
-		{name: "poison", scene: scenePoison, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: OpInjectBad, Name: board.Producer, Value: "9"}}},
+		{name: "frozen_and_stuck", scene: sceneFrozenStuck, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: action.Freeze, Name: board.Usage, Value: "frozen"}}},
+		{name: "poison", scene: scenePoison, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: action.InjectBad, Name: board.Producer, Value: "9"}}},
 		{name: "store_down_backpressure", scene: sceneStoreDown, msgs: []tea.Msg{keyMsg("3")}},
 		{name: "launch_failed", scene: sceneLaunchFailed},
-		{name: "scaled", scene: sceneScaled, msgs: []tea.Msg{keyMsg("3"), keyMsg("down"), ActionResultMsg{Op: OpScale, Name: board.Usage, Value: "3"}}},
+		{name: "scaled", scene: sceneScaled, msgs: []tea.Msg{keyMsg("3"), keyMsg("down"), ActionResultMsg{Op: action.Scale, Name: board.Usage, Value: "3"}}},
 		{name: "cluster_broker_crashed", scene: sceneClusterBrokerCrashed, msgs: []tea.Msg{keyMsg("down"), keyMsg("down"), keyMsg("down"), keyMsg("down"), keyMsg("down"), keyMsg("down"), ActionResultMsg{Op: board.OpCrash, Name: "broker-2"}}},
 		{name: "current_snapshot_rebuilt", scene: sceneSnapshotRebuilt, msgs: []tea.Msg{keyMsg("2")}},
 		{name: "rebuild_cost_chart", scene: sceneCost, msgs: costMsgs},
@@ -507,18 +508,18 @@ func TestFooterSaysResumeWhilePaused(t *testing.T) {
 // mark), with the values a lab gives it.
 func TestDoneWordsFitTheProjectorWidth(t *testing.T) {
 	m := newModel(sceneRunning(), &fakeController{}).(Model)
-	values := map[string][]string{
-		OpAcks:          {"1", "all"},
-		OpRebuild:       {"replay", "snapshot", "changelog"},
-		OpAddPartitions: {"12"},
-		OpInjectBad:     {"12"},
-		OpScale:         {"3"},
-		OpPause:         {"1,234,567"},
+	values := map[action.Name][]string{
+		action.Acks:          {"1", "all"},
+		action.Rebuild:       {"replay", "snapshot", "changelog"},
+		action.AddPartitions: {"12"},
+		action.InjectBad:     {"12"},
+		action.Scale:         {"3"},
+		action.Pause:         {"1,234,567"},
 	}
 	for op, words := range doneWords {
 		for _, v := range append(values[op], "") {
 			r := ActionResultMsg{Op: op, Name: "consumer-current", Value: v}
-			if op == OpAddPartitions {
+			if op == action.AddPartitions {
 				r.Name = "sensor-data"
 			}
 			if s := words(m, r); len([]rune(s))+2 > 120 {

@@ -25,12 +25,12 @@ func TestPartitionsViewKey(t *testing.T) {
 		t.Fatalf("the sensors or the top box's partitions line are still there:\n%s", v)
 	}
 	m = press(t, m, "l")
-	if got := m.(Model); got.showPartitions || !got.showLogs {
-		t.Fatalf("l after t: partitions %v logs %v", got.showPartitions, got.showLogs)
+	if got := m.(Model); got.overlay.is(partitionsPanel) || !got.overlay.is(logsPanel) {
+		t.Fatalf("l after t: partitions %v logs %v", got.overlay.is(partitionsPanel), got.overlay.is(logsPanel))
 	}
 	m = press(t, m, "t")
-	if got := m.(Model); !got.showPartitions || got.showLogs {
-		t.Fatalf("t after l: partitions %v logs %v", got.showPartitions, got.showLogs)
+	if got := m.(Model); !got.overlay.is(partitionsPanel) || got.overlay.is(logsPanel) {
+		t.Fatalf("t after l: partitions %v logs %v", got.overlay.is(partitionsPanel), got.overlay.is(logsPanel))
 	}
 	if m = press(t, m, "esc"); m.View() != before {
 		t.Fatalf("esc did not give the screen back:\n%s", m.View())
@@ -46,7 +46,7 @@ func TestReadOnlyPartitionsView(t *testing.T) {
 	ctl := &fakeController{}
 	m := readOnlyModel(sceneRunning(), ctl, Options{}, 120, 36)
 	m = press(t, m, "t")
-	if v := m.View(); !m.(Model).showPartitions || !strings.Contains(v, "one node leads every partition") {
+	if v := m.View(); !m.(Model).overlay.is(partitionsPanel) || !strings.Contains(v, "one node leads every partition") {
 		t.Fatalf("t did not open the partitions view read-only:\n%s", v)
 	}
 	if calls := ctl.Calls(); len(calls) != 0 {

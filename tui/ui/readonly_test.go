@@ -65,8 +65,8 @@ func TestReadOnlyRefusesEveryActionKey(t *testing.T) {
 			if got.Selected() != before {
 				t.Fatalf("selection moved from %q to %q", before, got.Selected())
 			}
-			if got.picking || got.showLogs || got.showHelp || got.narration != nil {
-				t.Fatalf("an overlay opened: picking %v logs %v help %v narration %v", got.picking, got.showLogs, got.showHelp, got.narration != nil)
+			if got.overlay.is(pickerPanel) || got.overlay.is(logsPanel) || got.overlay.help || got.narration != nil {
+				t.Fatalf("an overlay opened: picking %v logs %v help %v narration %v", got.overlay.is(pickerPanel), got.overlay.is(logsPanel), got.overlay.help, got.narration != nil)
 			}
 			if got.status != DefaultReadOnlyNote || got.statusLevel != board.LevelWarn {
 				t.Fatalf("status %q at level %v", got.status, got.statusLevel)
@@ -85,17 +85,17 @@ func TestReadOnlyHelpCloseAndQuit(t *testing.T) {
 	m := readOnlyModel(sceneRunning(), ctl, Options{}, 120, 36)
 	m = press(t, m, "?")
 	// The help lists the keys that work here, not the presenter's.
-	if v := m.View(); !m.(Model).showHelp || !strings.Contains(v, "quit") || strings.Contains(v, "crash (SIGKILL)") {
+	if v := m.View(); !m.(Model).overlay.help || !strings.Contains(v, "quit") || strings.Contains(v, "crash (SIGKILL)") {
 		t.Fatalf("? did not open the read-only help:\n%s", v)
 	}
 	m = press(t, m, "esc")
-	if m.(Model).showHelp {
+	if m.(Model).overlay.help {
 		t.Fatal("esc did not close the help")
 	}
 	// Typed together, the allowed keys still act and the others do not.
 	m, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x?")})
 	m = drain(m, cmd)
-	if !m.(Model).showHelp {
+	if !m.(Model).overlay.help {
 		t.Fatal(`"x?" did not open the help`)
 	}
 	for _, k := range []string{"q", "ctrl+c"} {

@@ -86,7 +86,7 @@ func (m Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case name == action.Quit:
 		return m, tea.Quit
 	case name == action.Close || name == action.Scenarios:
-		m.picking = false
+		m.overlay.close(pickerPanel)
 	case name == action.Up || name == action.Prev:
 		if len(entries) > 0 {
 			m.pickCursor = (m.pickCursor - 1 + len(entries)) % len(entries)
@@ -99,24 +99,31 @@ func (m Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		if m.pickCursor < 0 || m.pickCursor >= len(entries) {
 			return m, nil
 		}
-		m.picking = false
+		m.overlay.close(pickerPanel)
 		e := entries[m.pickCursor]
 		host := m.opts.Scenarios
 		if e.Stop {
 			m.setStatus(board.LevelAction, "stopping scenario "+m.narration.Name+"…")
-			return m, call(OpScenario, "", "", func() error { host.Stop(); return nil })
+			return m, func() tea.Msg { host.Stop(); return scenarioResultMsg{} }
 		}
 		name := e.Name
 		m.narration = &scenario.Progress{Name: name, Title: e.Title, Waiting: "starting", Say: e.Article}
 		m.starting = name
 		m.setStatus(board.LevelAction, "starting scenario "+name+"…")
-		return m, call(OpScenario, "", name, func() error { return host.Start(name) })
+		return m, func() tea.Msg { return scenarioResultMsg{Name: name, Err: host.Start(name)} }
 	}
 	return m, nil
 }
 
+// scenarioResultMsg is the answer of ScenarioHost.Start (Name the scenario)
+// or Stop (Name "").
+type scenarioResultMsg struct {
+	Name string
+	Err  error
+}
+
 // scenarioResult shows the answer of Start or Stop.
-func (m Model) scenarioResult(r ActionResultMsg) Model {
+func (m Model) scenarioResult(r scenarioResultMsg) Model {
 	switch {
 	case r.Err != nil:
 		m.starting = ""
@@ -124,10 +131,10 @@ func (m Model) scenarioResult(r ActionResultMsg) Model {
 		if m.narration != nil && !m.narration.Done && m.narration.Step == 0 {
 			m.narration = nil
 		}
-	case r.Value == "":
+	case r.Name == "":
 		m.setStatus(board.LevelGood, "scenario stopped")
 	default:
-		m.setStatus(board.LevelGood, "scenario "+r.Value+" started: follow the narration panel (g: scenarios)")
+		m.setStatus(board.LevelGood, "scenario "+r.Name+" started: follow the narration panel (g: scenarios)")
 	}
 	return m
 }

@@ -23,11 +23,11 @@ const scrollStep = 3
 // narration of a step, or nothing.
 func (m Model) scrollTarget() string {
 	switch {
-	case m.picking:
+	case m.overlay.is(pickerPanel):
 		return ""
-	case m.showLogs:
+	case m.overlay.is(logsPanel):
 		return "logs:" + m.logName
-	case m.showPartitions && !m.showWhy:
+	case m.overlay.is(partitionsPanel) && !m.overlay.is(whyPanel):
 		return "partitions"
 	case m.narration != nil:
 		return "narration:" + m.narration.Name + "/" + m.narration.StepTitle + "/" + boolWord(m.narration.Done)
@@ -59,7 +59,7 @@ func (m Model) scrollBy(up bool) Model {
 	}
 	sc := m.screen()
 	off := m.scrollOffset()
-	if m.showLogs {
+	if m.overlay.is(logsPanel) {
 		// Logs scroll back from the newest line: [ goes back in time.
 		bw, bh := logsBody(m.width, sc.wholeLowerH(), sc.full)
 		limit := m.logsPanel(bw).MaxBack(bh)

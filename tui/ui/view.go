@@ -72,7 +72,7 @@ func (m Model) screen() screen {
 	sc := screen{full: full, header: m.header(w)}
 	// While the producer is paused p resumes it: the help says so.
 	keys := m.keys.WithUndoing(m.board.Process(board.Producer).Paused, action.Pause)
-	sc.footer = help.Footer{Styles: st, Keys: keys, ShowAll: m.showHelp, Pinned: keys.Pinned()}.View(w, h/3)
+	sc.footer = help.Footer{Styles: st, Keys: keys, ShowAll: m.overlay.help, Pinned: keys.Pinned()}.View(w, h/3)
 
 	procs := m.board.Processes()
 	if full {
@@ -112,7 +112,7 @@ func (m Model) screen() screen {
 		sc.middleH = min(rows+2, rest)
 	}
 	sc.eventsH = rest - sc.middleH
-	if m.narration != nil && !m.picking && !m.showLogs {
+	if m.narration != nil && !m.overlay.is(pickerPanel) && !m.overlay.is(logsPanel) {
 		// The narration takes the events' place, and room from the
 		// sensors and usage when the events area is too small for it.
 		need := narrationCompact
@@ -145,11 +145,11 @@ func (m Model) rowsToCome() int {
 // line, else none (on one node). A narration needs its whole box instead.
 func (m Model) partitionLines(reserved, inner, h int, footer string) ([]string, string) {
 	pv := m.board.Partitions()
-	if !pv.Seen || m.showPartitions {
+	if !pv.Seen || m.overlay.is(partitionsPanel) {
 		return nil, ""
 	}
 	need := minEventLines
-	if m.narration != nil && !m.picking && !m.showLogs {
+	if m.narration != nil && !m.overlay.is(pickerPanel) && !m.overlay.is(logsPanel) {
 		need = narrationFull - 2
 	}
 	pp := partitions.Panel{Styles: m.styles, View: pv}
@@ -180,9 +180,9 @@ func (m Model) View() string {
 	statusLine := m.statusLine(w, !full)
 	var areas []string
 	switch {
-	case m.picking:
+	case m.overlay.is(pickerPanel):
 		areas = []string{m.pickerView(w, sc.wholeLowerH(), full)}
-	case m.showLogs:
+	case m.overlay.is(logsPanel):
 		areas = []string{m.logsView(w, sc.wholeLowerH(), full)}
 	case m.narration != nil:
 		areas = []string{m.middleOrPartitions(sc, w, full), m.narrationView(w, sc.eventsH, full)}
@@ -209,13 +209,13 @@ func (sc screen) wholeLowerH() int {
 
 // middleOrPartitions is the sensors and usage, or the t view in their place.
 func (m Model) middleOrPartitions(sc screen, w int, full bool) string {
-	if m.showWhy {
+	if m.overlay.is(whyPanel) {
 		return m.whyView(w, sc.middleH, full)
 	}
-	if m.narration != nil && m.narration.Panel == scenario.PanelCost && !m.showPartitions {
+	if m.narration != nil && m.narration.Panel == scenario.PanelCost && !m.overlay.is(partitionsPanel) {
 		return m.costView(w, sc.middleH, full)
 	}
-	if !m.showPartitions {
+	if !m.overlay.is(partitionsPanel) {
 		return m.middle(sc.sensors, sc.usage, w, sc.middleH, full)
 	}
 	st := m.styles
