@@ -1,0 +1,117 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/audit"
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/observe"
+	"github.com/kafka-recovery-lab/krl/internal/store"
+)
+
+func anyAuditBehind(cut map[string]audit.Cut) bool {
+	for _, c := range cut {
+		if c.State == audit.AuditBehind {
+			return true
+		}
+	}
+	return false
+}
+
+// resetState is how many reset-labs have begun and whether one is under way.
+func (l *Lab) resetState() (resets int, resetting bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.resets, l.resetting
+}
+
+// pollUsage takes one cut of the usage and hands it to the board as one
+// input: consumer-query's answer (per sensor the totals and the furthest
+// record they include, from each sensor's summary), consumer-usage's first
+// checkpoint of each sensor, and the audit's usage over exactly the records
+// that answer covered (audit.ExpectedForCut). The checkpoints are read
+// after the answer, so every sensor with records has its first checkpoint
+// (it is written before its first record and never changes); the audit
+// snapshot is taken last, as far along as it can be, and where it has not
+// yet read as far as the records the line says so instead of a drift.
+func (l *Lab) pollUsage(ctx context.Context) {
+	addr := l.httpAddr(board.Query)
+	if addr == "" {
+		return
+	}
+	// A cut that straddles a reset-lab's drop would pair the old records
+	// with the new (empty) checkpoints: skip it, the next poll is whole.
+	epoch, resetting := l.resetState()
+	if resetting {
+		return
+	}
+	asked := time.Now()
+	u, err := observe.FetchUsage(ctx, addr)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return
+	}
+	snap := board.UsageSnapshot{At: asked, Err: err}
+	if err != nil {
+		l.emit(snap)
+		return
+	}
+	covered := u.CoveredBySensor()
+	cps, cerr := l.checkpoints(ctx, epoch, covered)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return
+	}
+	var cut map[string]audit.Cut
+	var causes map[string][]audit.Cause
+	var causesErr error
+	if cerr != nil {
+		snap.ExpectErr = fmt.Errorf("consumer-usage's checkpoints: %w", cerr)
+	} else {
+		// The audit reads the same topic on its own; give it a moment to
+		// reach these records before calling any of them pending.
+		truth := l.reader().SnapshotWhen(ctx, 2*time.Second, func(t audit.Truth) bool {
+			return !anyAuditBehind(audit.ExpectedForCut(t, covered, cps))
+		})
+		cut = audit.ExpectedForCut(truth, covered, cps)
+		causes, causesErr = l.attribute(ctx, epoch, truth, cut)
+	}
+	seen := map[string]bool{}
+	line := func(id string, c store.Covered) board.UsageTotals {
+		ul := usageLine(id, c, cut[id])
+		if ul.Expect == board.ExpectReady {
+			ul.Causes, ul.CausesErr = l.boardCausesOf(id, causes[id]), causesErr
+		}
+		return ul
+	}
+	for _, s := range u.Sensors {
+		seen[s.SensorID] = true
+		snap.Sensors = append(snap.Sensors, line(s.SensorID, s.Covered()))
+	}
+	for _, id := range slices.Sorted(maps.Keys(cut)) {
+		if !seen[id] { // checkpointed, nothing recorded yet
+			snap.Sensors = append(snap.Sensors, line(id, store.Covered{}))
+		}
+	}
+	if e, r := l.resetState(); r || e != epoch {
+		return
+	}
+	l.emit(snap)
+}
+
+// usageLine is one sensor's line of a usage cut.
+func usageLine(id string, c store.Covered, cut audit.Cut) board.UsageTotals {
+	line := board.UsageTotals{SensorID: id, Hours: c.Hours(), Km: c.Km(), Records: c.Records,
+		Partition: c.Through.Partition, Offset: c.Through.Offset}
+	switch cut.State {
+	case audit.Expected:
+		line.Expect = board.ExpectReady
+		line.ExpectedHours, line.ExpectedKm = cut.Expected.Hours(), cut.Expected.Km()
+	case audit.AuditBehind:
+		line.Expect = board.ExpectPending
+	}
+	return line
+}
