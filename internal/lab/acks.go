@@ -27,48 +27,42 @@ const acksSwitchTimeout = 15 * time.Second
 
 // SetAcks sets the producer's acks (the script's acks): a running producer
 // flushes what is in flight and switches at once; a stopped one starts with
-// it. pauseMu orders it with a pause, which also goes through the
+// it. changeMu orders it with a pause, which also goes through the
 // producer's publishing loop.
 func (l *Lab) SetAcks(acks string) error {
 	a, err := lesson.ParseAcks(acks)
 	if err != nil {
 		return err
 	}
-	l.pauseMu.Lock()
-	defer l.pauseMu.Unlock()
-	return l.setAcksLocked(a)
+	_, err = step(l, setting(a), l.setAcksLocked)
+	return err
 }
 
-// ToggleAcks switches the producer between acks=all and acks=1, from the
-// setting the board shows (the a key), and returns the setting asked for.
+// ToggleAcks switches the producer between acks=all and acks=1 (the a
+// key), and returns the setting asked for.
 func (l *Lab) ToggleAcks() (string, error) {
-	l.pauseMu.Lock()
-	defer l.pauseMu.Unlock()
-	var cur string
-	l.Observe(func(b *board.Board) { cur = b.AcksSetting() })
-	next := lesson.Acks(cur).Other()
-	return string(next), l.setAcksLocked(next)
+	a, err := step(l, func(s settings) lesson.Acks { return s.acks.Other() }, l.setAcksLocked)
+	return string(a), err
 }
 
 func (l *Lab) setAcksLocked(a lesson.Acks) error {
-	var was string
-	l.Observe(func(b *board.Board) { was = b.AcksSetting() })
-	l.emit(board.AcksSetting{At: time.Now(), Acks: string(a)})
+	was := l.current().acks
+	l.changeSettings(nil, func(s *settings) { s.acks = a })
 	l.setProducerArgs()
 	if !l.sup.Running(board.Producer) {
 		l.Note(fmt.Sprintf("the producer is not running: acks=%s applies when it starts (r starts it)", a))
 		return nil
 	}
 	if err := l.postAcks(a); err != nil {
-		l.emit(board.AcksSetting{At: time.Now(), Acks: was, Err: err})
+		l.changeSettings(err, func(s *settings) { s.acks = was })
 		l.setProducerArgs()
 		return err
 	}
 	return nil
 }
 
-// setProducerArgs makes the producer's next start use the board's acks
-// (before the launch it is not defined yet: the launch reads the board).
+// setProducerArgs makes the producer's next start use the settings' acks
+// (before the launch it is not defined yet: the launch reads them).
 func (l *Lab) setProducerArgs() {
 	if err := l.sup.SetArgs(board.Producer, l.roleArgs(board.Producer)); err != nil && !errors.Is(err, supervisor.ErrUnknown) {
 		l.log.Warn("producer arguments not updated", "err", err)

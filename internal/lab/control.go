@@ -81,8 +81,8 @@ func (l *Lab) Tail(name string, n int) []string { return l.sup.Tail(name, n) }
 // the board sees it (a pause asked for and not yet confirmed counts as
 // paused). It returns whether it asked for a pause.
 func (l *Lab) TogglePause() (paused bool, err error) {
-	l.pauseMu.Lock()
-	defer l.pauseMu.Unlock()
+	l.changeMu.Lock()
+	defer l.changeMu.Unlock()
 	var v board.ProcView
 	l.Observe(func(b *board.Board) { v = b.Process(board.Producer) })
 	want := !v.PausedOrPausing()
@@ -91,15 +91,15 @@ func (l *Lab) TogglePause() (paused bool, err error) {
 
 // Pause makes the producer stop publishing (SIGUSR1).
 func (l *Lab) Pause() error {
-	l.pauseMu.Lock()
-	defer l.pauseMu.Unlock()
+	l.changeMu.Lock()
+	defer l.changeMu.Unlock()
 	return l.setPausedLocked(true)
 }
 
 // Resume makes the producer publish again (SIGUSR2).
 func (l *Lab) Resume() error {
-	l.pauseMu.Lock()
-	defer l.pauseMu.Unlock()
+	l.changeMu.Lock()
+	defer l.changeMu.Unlock()
 	return l.setPausedLocked(false)
 }
 
@@ -125,8 +125,8 @@ func (l *Lab) ArmCrash(name, point string) error {
 	if _, err := lesson.ParseCrashPoint(point); err != nil {
 		return err
 	}
-	l.armMu.Lock()
-	defer l.armMu.Unlock()
+	l.procMu.Lock()
+	defer l.procMu.Unlock()
 	return l.armLocked(name, point)
 }
 
@@ -238,8 +238,8 @@ func (l *Lab) SetUsageMode(mode string) (restarted bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	l.switchMu.Lock()
-	defer l.switchMu.Unlock()
+	l.changeMu.Lock()
+	defer l.changeMu.Unlock()
 	return l.switchUsage(board.Mode{UsageMode: string(m)})
 }
 
@@ -251,16 +251,18 @@ func (l *Lab) SetUsageReset(reset string) (restarted bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	l.switchMu.Lock()
-	defer l.switchMu.Unlock()
+	l.changeMu.Lock()
+	defer l.changeMu.Unlock()
 	return l.switchUsage(board.Mode{UsageReset: string(r)})
 }
 
 // switchUsage applies to every consumer-usage instance: each running one
 // restarts with the new arguments, a stopped one keeps them for its start.
 func (l *Lab) switchUsage(m board.Mode) (restarted bool, err error) {
-	m.At = time.Now()
-	l.emit(m)
+	l.changeSettings(nil, func(s *settings) {
+		s.mode = lesson.Mode(orDefault(m.UsageMode, string(s.mode)))
+		s.reset = lesson.Reset(orDefault(m.UsageReset, string(s.reset)))
+	})
 	restarted, err = l.restartUsageInstances()
 	if err == nil && !restarted {
 		l.Note("consumer-usage is not running: the change applies when it starts (r starts it)")
@@ -268,30 +270,29 @@ func (l *Lab) switchUsage(m board.Mode) (restarted bool, err error) {
 	return restarted, err
 }
 
-// ToggleUsageMode switches consumer-usage between naive and guarded, from
-// the mode the board shows (the m key).
+// ToggleUsageMode switches consumer-usage between naive and guarded (the
+// m key).
 func (l *Lab) ToggleUsageMode() (mode string, restarted bool, err error) {
 	return l.toggleUsage(func(mode, _ string) board.Mode {
 		return board.Mode{UsageMode: string(lesson.Mode(mode).Other())}
 	})
 }
 
-// ToggleUsageReset switches consumer-usage between latest and earliest,
-// from the reset the board shows (the e key).
+// ToggleUsageReset switches consumer-usage between latest and earliest
+// (the e key).
 func (l *Lab) ToggleUsageReset() (reset string, restarted bool, err error) {
 	return l.toggleUsage(func(_, reset string) board.Mode {
 		return board.Mode{UsageReset: string(lesson.Reset(reset).Other())}
 	})
 }
 
-// toggleUsage reads the board and switches as one step (two quick presses
+// toggleUsage reads the settings and switches as one step (two quick presses
 // alternate); it returns the value switched to.
 func (l *Lab) toggleUsage(next func(mode, reset string) board.Mode) (value string, restarted bool, err error) {
-	l.switchMu.Lock()
-	defer l.switchMu.Unlock()
-	var mode, reset string
-	l.Observe(func(b *board.Board) { mode, reset = b.UsageConfig() })
-	m := next(mode, reset)
+	l.changeMu.Lock()
+	defer l.changeMu.Unlock()
+	s := l.current()
+	m := next(string(s.mode), string(s.reset))
 	restarted, err = l.switchUsage(m)
 	return m.UsageMode + m.UsageReset, restarted, err
 }
@@ -362,12 +363,12 @@ func (l *Lab) WaitCaughtUp(ctx context.Context) error {
 // of the topic. Usage then accumulates from zero and the drift is exactly
 // 0 until a crash makes it move. Its mode is kept.
 func (l *Lab) ResetLab() error {
-	l.baselineMu.Lock()
-	defer l.baselineMu.Unlock()
+	l.changeMu.Lock()
+	defer l.changeMu.Unlock()
 	return l.newBaselineLocked("reset lab", nil)
 }
 
-// newBaselineLocked is ResetLab's work (baselineMu held), what naming it in
+// newBaselineLocked is ResetLab's work (changeMu held), what naming it in
 // its notes and errors; meanwhile, if set, runs once every consumer-usage
 // instance has stopped, before the store is cleared.
 func (l *Lab) newBaselineLocked(what string, meanwhile func(context.Context) error) error {
@@ -406,13 +407,10 @@ func (l *Lab) newBaselineLocked(what string, meanwhile func(context.Context) err
 	if err := l.db.Drop(ctx); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	l.mu.Lock()
-	l.baseline++
-	n := l.baseline
-	l.mu.Unlock()
 	// A new group with reset latest starts at the end (earliest would
 	// replay the whole topic into the fresh baseline).
-	l.emit(board.Mode{At: time.Now(), UsageReset: string(lesson.Latest)})
+	l.changeSettings(nil, func(s *settings) { s.baseline++; s.reset = lesson.Latest })
+	n := l.current().baseline
 	for _, name := range instances {
 		if err := l.sup.SetArgs(name, l.roleArgs(name)); err != nil {
 			return fmt.Errorf("%s: %w", what, err)

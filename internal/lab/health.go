@@ -49,8 +49,8 @@ func (l *Lab) Thaw(name string) error {
 // ToggleFreeze freezes a running process and thaws a frozen one (the z
 // key); frozen tells which it did.
 func (l *Lab) ToggleFreeze(name string) (frozen bool, err error) {
-	l.freezeMu.Lock()
-	defer l.freezeMu.Unlock()
+	l.procMu.Lock()
+	defer l.procMu.Unlock()
 	if l.sup.Frozen(name) {
 		return false, l.Thaw(name)
 	}

@@ -82,10 +82,18 @@ type processes interface {
 
 // Lab supervises one run.
 //
-// Its board (the mirror) is the one source of the run's facts: the
-// addresses in use, consumer-usage's group, mode and reset, whether the
-// producer is paused. The lab keeps no copies of them; it reads the board,
-// under mu, and changes them only by emitting inputs.
+// It owns the run's settings (settings.go) and announces every change of
+// them to the board. Its board (the mirror) is the one source of what the
+// run's processes did and said: the addresses in use, consumer-usage's
+// group, whether the producer is paused; the lab keeps no copies of them.
+//
+// Locks, always taken in this order: changeMu, procMu, launchMu, mu.
+// changeMu makes a change to the run one step (a setting switched and
+// applied, a pause, a reset-lab, a scale, a recreate-topic): a toggle
+// pressed twice quickly alternates. procMu does the same for a process's
+// own toggles (freeze, crash point). launchMu makes a launch of the
+// lesson's processes one attempt. mu guards the settings, the mirror and
+// the pump's notes, and is never held across I/O.
 type Lab struct {
 	cfg     Config
 	log     *slog.Logger
@@ -95,16 +103,10 @@ type Lab struct {
 
 	embeddedBroker, embeddedStore bool
 
-	// pauseMu, armMu and switchMu make a toggle read the board and act on
-	// it as one step (switchMu also a mode or reset set by a script);
-	// baselineMu makes a reset-lab one step. A scale holds baselineMu, then
-	// switchMu.
-	pauseMu, armMu, switchMu, baselineMu sync.Mutex
-	// freezeMu makes z a toggle even when pressed twice quickly;
-	// rebuildMu the rebuild key a cycle.
-	freezeMu, rebuildMu sync.Mutex
+	changeMu, procMu sync.Mutex
 
 	mu        sync.Mutex
+	settings  settings
 	mirror    *board.Board
 	changed   chan struct{} // closed (and replaced) at every input the mirror takes
 	httpAddrs map[string]httpEndpoint
@@ -112,9 +114,6 @@ type Lab struct {
 	listening map[string]chan listenResult
 	arms      map[string]armNote
 	readErrs  map[string]string // per poll its latest error ("" none): logReadError
-	// baseline counts reset-labs: each gives consumer-usage a group of its
-	// own, so it starts at the end of the topic.
-	baseline int
 	// resets counts reset-labs begun; resetting: one is under way.
 	resets    int
 	resetting bool
@@ -190,6 +189,7 @@ func New(cfg Config) (*Lab, error) {
 		listening:      map[string]chan listenResult{},
 		arms:           map[string]armNote{},
 		readErrs:       map[string]string{},
+		settings:       initialSettings(cfg),
 		quit:           make(chan struct{}),
 	}
 	l.sup = supervisor.New(supervisor.Config{Exe: cfg.Exe, RunDir: cfg.RunDir, StopTimeout: 6 * time.Second})

@@ -28,24 +28,19 @@ func (l *Lab) SetRebuild(strategy string) error {
 	if err != nil {
 		return err
 	}
-	l.rebuildMu.Lock()
-	defer l.rebuildMu.Unlock()
-	return l.setRebuildLocked(s)
+	_, err = step(l, setting(s), l.setRebuildLocked)
+	return err
 }
 
 // CycleRebuild moves consumer-current's strategy one step along replay →
 // snapshot → changelog → replay (the rebuild key) and returns it.
 func (l *Lab) CycleRebuild() (string, error) {
-	l.rebuildMu.Lock()
-	defer l.rebuildMu.Unlock()
-	var cur string
-	l.Observe(func(b *board.Board) { cur = b.Rebuild() })
-	next := lesson.Rebuild(cur).Next()
-	return string(next), l.setRebuildLocked(next)
+	s, err := step(l, func(s settings) lesson.Rebuild { return s.rebuild.Next() }, l.setRebuildLocked)
+	return string(s), err
 }
 
 func (l *Lab) setRebuildLocked(s lesson.Rebuild) error {
-	l.emit(board.Rebuild{At: time.Now(), Strategy: string(s)})
+	l.changeSettings(nil, func(set *settings) { set.rebuild = s })
 	if err := l.sup.SetArgs(board.Current, l.roleArgs(board.Current)); err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func roleEnv(name string) []string {
 // so none misses the producer's first messages.
 var roles = role.StartOrder()
 
-// roleArgs is name's command line as the board's facts say now: its
+// roleArgs is name's command line as the settings say now: its
 // role's subcommand, the connection flags, and the role's own flags.
 func (l *Lab) roleArgs(name string) []string {
 	r, _, ok := role.Of(name)
@@ -60,25 +60,19 @@ func (l *Lab) roleArgs(name string) []string {
 // roleFlags give the value of each flag a role's entry names, for process
 // name; ok false leaves the flag out. l.mu is held.
 var roleFlags = map[string]func(l *Lab, name string) (value string, ok bool){
-	"--sensors":  func(l *Lab, _ string) (string, bool) { return fmt.Sprint(l.cfg.Sensors), true },
-	"--interval": func(l *Lab, _ string) (string, bool) { return l.cfg.Interval.String(), true },
-	"--seed":     func(l *Lab, _ string) (string, bool) { return fmt.Sprint(l.cfg.Seed), l.cfg.Seed != 0 },
-	"--mode": func(l *Lab, _ string) (string, bool) {
-		mode, _ := l.mirror.UsageConfig()
-		return mode, true
-	},
-	"--reset": func(l *Lab, _ string) (string, bool) {
-		_, reset := l.mirror.UsageConfig()
-		return reset, true
-	},
+	"--sensors":     func(l *Lab, _ string) (string, bool) { return fmt.Sprint(l.cfg.Sensors), true },
+	"--interval":    func(l *Lab, _ string) (string, bool) { return l.cfg.Interval.String(), true },
+	"--seed":        func(l *Lab, _ string) (string, bool) { return fmt.Sprint(l.cfg.Seed), l.cfg.Seed != 0 },
+	"--mode":        func(l *Lab, _ string) (string, bool) { return string(l.settings.mode), true },
+	"--reset":       func(l *Lab, _ string) (string, bool) { return string(l.settings.reset), true },
 	"--group":       func(l *Lab, name string) (string, bool) { g := l.usageGroupArgLocked(name); return g, g != "" },
 	"--instance-id": func(_ *Lab, name string) (string, bool) { return name, name != board.Usage },
-	"--rebuild":     func(l *Lab, _ string) (string, bool) { return l.mirror.Rebuild(), true },
+	"--rebuild":     func(l *Lab, _ string) (string, bool) { return string(l.settings.rebuild), true },
 	"--snapshot":    func(l *Lab, _ string) (string, bool) { return l.snapshotPath(), true },
-	"--acks":        func(l *Lab, _ string) (string, bool) { return l.mirror.AcksSetting(), true },
+	"--acks":        func(l *Lab, _ string) (string, bool) { return string(l.settings.acks), true },
 	"--acked-log":   func(l *Lab, _ string) (string, bool) { return AckedLogPath(l.cfg.RunDir), true },
 	"--effect-delay": func(l *Lab, name string) (string, bool) {
-		d := l.mirror.EffectDelay(name)
+		d := l.settings.delays[name]
 		return d.String(), d > 0
 	},
 }
@@ -96,11 +90,11 @@ func (l *Lab) usageGroup() string {
 
 func (l *Lab) usageGroupLocked() string {
 	g := l.cfg.UsageGroup
-	if l.baseline == 0 {
+	if l.settings.baseline == 0 {
 		return g
 	}
 	if g == "" {
 		g = kafkacfg.UsageGroupID
 	}
-	return fmt.Sprintf("%s-baseline-%d", g, l.baseline)
+	return fmt.Sprintf("%s-baseline-%d", g, l.settings.baseline)
 }
