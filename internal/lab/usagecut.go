@@ -104,12 +104,12 @@ func (l *Lab) pollUsage(ctx context.Context) {
 
 // usageLine is one sensor's line of a usage cut.
 func usageLine(id string, c store.Covered, cut audit.Cut) board.UsageTotals {
-	line := board.UsageTotals{SensorID: id, Hours: c.Hours(), Km: c.Km(), Records: c.Records,
+	line := board.UsageTotals{SensorID: id, HoursCents: c.HoursCents, KmCents: c.KmCents, Records: c.Records,
 		Partition: c.Through.Partition, Offset: c.Through.Offset}
 	switch cut.State {
 	case audit.Expected:
 		line.Expect = board.ExpectReady
-		line.ExpectedHours, line.ExpectedKm = cut.Expected.Hours(), cut.Expected.Km()
+		line.ExpectedHoursCents, line.ExpectedKmCents = cut.Expected.HoursCents, cut.Expected.KmCents
 	case audit.AuditBehind:
 		line.Expect = board.ExpectPending
 	}
