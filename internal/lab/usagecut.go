@@ -14,15 +14,6 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/store"
 )
 
-func anyAuditBehind(cut map[string]audit.Cut) bool {
-	for _, c := range cut {
-		if c.State == audit.AuditBehind {
-			return true
-		}
-	}
-	return false
-}
-
 // resetState is how many reset-labs have begun and whether one is under way.
 func (l *Lab) resetState() (resets int, resetting bool) {
 	l.mu.Lock()
@@ -34,7 +25,7 @@ func (l *Lab) resetState() (resets int, resetting bool) {
 // input: consumer-query's answer (per sensor the totals and the furthest
 // record they include, from each sensor's summary), consumer-usage's first
 // checkpoint of each sensor, and the audit's usage over exactly the records
-// that answer covered (audit.ExpectedForCut). The checkpoints are read
+// that answer covered (audit's TakeCut). The checkpoints are read
 // after the answer, so every sensor with records has its first checkpoint
 // (it is written before its first record and never changes); the audit
 // snapshot is taken last, as far along as it can be, and where it has not
@@ -73,10 +64,8 @@ func (l *Lab) pollUsage(ctx context.Context) {
 	} else {
 		// The audit reads the same topic on its own; give it a moment to
 		// reach these records before calling any of them pending.
-		truth := l.reader().SnapshotWhen(ctx, 2*time.Second, func(t audit.Truth) bool {
-			return !anyAuditBehind(audit.ExpectedForCut(t, covered, cps))
-		})
-		cut = audit.ExpectedForCut(truth, covered, cps)
+		var truth audit.Truth
+		truth, cut = l.reader().TakeCut(ctx, 2*time.Second, covered, cps)
 		causes, causesErr = l.attribute(ctx, epoch, truth, cut)
 	}
 	seen := map[string]bool{}
