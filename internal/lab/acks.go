@@ -46,7 +46,7 @@ func (l *Lab) ToggleAcks() (string, error) {
 }
 
 func (l *Lab) setAcksLocked(a lesson.Acks) error {
-	was := l.current().acks
+	was := l.settingsNow().acks
 	l.changeSettings(nil, func(s *settings) { s.acks = a })
 	l.setProducerArgs()
 	if !l.sup.Running(board.Producer) {

@@ -291,7 +291,7 @@ func (l *Lab) ToggleUsageReset() (reset string, restarted bool, err error) {
 func (l *Lab) toggleUsage(next func(mode, reset string) board.Mode) (value string, restarted bool, err error) {
 	l.changeMu.Lock()
 	defer l.changeMu.Unlock()
-	s := l.current()
+	s := l.settingsNow()
 	m := next(string(s.mode), string(s.reset))
 	restarted, err = l.switchUsage(m)
 	return m.UsageMode + m.UsageReset, restarted, err
@@ -410,7 +410,7 @@ func (l *Lab) newBaselineLocked(what string, meanwhile func(context.Context) err
 	// A new group with reset latest starts at the end (earliest would
 	// replay the whole topic into the fresh baseline).
 	l.changeSettings(nil, func(s *settings) { s.baseline++; s.reset = lesson.Latest })
-	n := l.current().baseline
+	n := l.settingsNow().baseline
 	for _, name := range instances {
 		if err := l.sup.SetArgs(name, l.roleArgs(name)); err != nil {
 			return fmt.Errorf("%s: %w", what, err)

@@ -49,8 +49,8 @@ func (s settings) input(at time.Time) board.Settings {
 		Rebuild: string(s.rebuild), Acks: string(s.acks), EffectDelays: maps.Clone(s.delays)}
 }
 
-// current is a copy of the settings as of now.
-func (l *Lab) current() settings {
+// settingsNow is a copy of the settings as of now.
+func (l *Lab) settingsNow() settings {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.settings
@@ -78,7 +78,7 @@ func (l *Lab) changeSettings(acksErr error, f func(*settings)) {
 func step[T any](l *Lab, to func(settings) T, apply func(T) error) (T, error) {
 	l.changeMu.Lock()
 	defer l.changeMu.Unlock()
-	v := to(l.current())
+	v := to(l.settingsNow())
 	return v, apply(v)
 }
 
