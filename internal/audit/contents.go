@@ -2,7 +2,6 @@ package audit
 
 import (
 	"encoding/binary"
-	"sort"
 )
 
 // contentsPerBlock bounds a block of a series' contents, as entriesPerBlock
@@ -18,79 +17,42 @@ type content struct {
 	offset, timestamp int64
 }
 
-// contentBlock is up to contentsPerBlock consecutive contents of a series:
-// the first whole, each next one as the varints of its offset step and
-// timestamp step (about 3 bytes, and 1.7 of block headers: a million
-// records cost the dashboard some 5 MB; a lookup decodes at most 64), with
-// the block's smallest and largest timestamp so a search by timestamp skips
-// the blocks that cannot hold it.
-type contentBlock struct {
-	first, last content
-	minTS       int64
-	maxTS       int64
-	n           int
-	deltas      []byte
+// A content's difference from the one before it is the varints of its
+// offset step and timestamp step (about 3 bytes, and 1.7 of block headers:
+// a million records cost the dashboard some 5 MB; a lookup decodes at most
+// 64); each block keeps its smallest and largest timestamp (key) so a
+// search by timestamp skips the blocks that cannot hold it.
+func (c content) appendStep(d []byte, prev content) []byte {
+	d = binary.AppendUvarint(d, uint64(c.offset-prev.offset))
+	return binary.AppendVarint(d, c.timestamp-prev.timestamp)
 }
 
-// contentLog is a series' contents, append-only like entryLog: a view (the
-// full blocks and a copy of the last one) stays valid while it grows.
-type contentLog struct {
-	blocks []contentBlock
+func (c content) next(d []byte) (content, []byte) {
+	step, k := binary.Uvarint(d)
+	d = d[k:]
+	dt, k := binary.Varint(d)
+	return content{offset: c.offset + int64(step), timestamp: c.timestamp + dt}, d[k:]
 }
 
-// add appends c; its offset is above the last one's.
-func (l *contentLog) add(c content) {
-	n := len(l.blocks)
-	if n == 0 || l.blocks[n-1].n == contentsPerBlock {
-		l.blocks = append(l.blocks, contentBlock{first: c, last: c, minTS: c.timestamp, maxTS: c.timestamp, n: 1})
-		return
-	}
-	b := &l.blocks[n-1]
-	b.deltas = binary.AppendUvarint(b.deltas, uint64(c.offset-b.last.offset))
-	b.deltas = binary.AppendVarint(b.deltas, c.timestamp-b.last.timestamp)
-	b.last = c
-	b.minTS, b.maxTS = min(b.minTS, c.timestamp), max(b.maxTS, c.timestamp)
-	b.n++
-	if b.n == contentsPerBlock {
-		b.deltas = append([]byte(nil), b.deltas...)
-	}
-}
+func (c content) at() int64   { return c.offset }
+func (c content) key() int64  { return c.timestamp }
+func (content) perBlock() int { return contentsPerBlock }
 
-func (l *contentLog) view() contentView {
-	n := len(l.blocks)
-	if n == 0 {
-		return contentView{}
-	}
-	return contentView{full: l.blocks[: n-1 : n-1], tail: l.blocks[n-1]}
-}
+// contentLog is a series' contents, append-only like entryLog.
+type contentLog struct{ blockLog[content] }
+
+func (l *contentLog) view() contentView { return contentView{l.blockLog.view()} }
 
 // contentView is a series' contents at one moment, read-only.
-type contentView struct {
-	full []contentBlock
-	tail contentBlock
-}
-
-func (v contentView) blocks() int {
-	if v.tail.n == 0 {
-		return 0
-	}
-	return len(v.full) + 1
-}
-
-func (v contentView) block(i int) *contentBlock {
-	if i < len(v.full) {
-		return &v.full[i]
-	}
-	return &v.tail
-}
+type contentView struct{ blockView[content] }
 
 // at is the timestamp of the record at offset, if the series has one there.
 func (v contentView) at(offset int64) (int64, bool) {
-	i := sort.Search(v.blocks(), func(i int) bool { return v.block(i).first.offset > offset })
-	if i == 0 {
+	i := v.from(offset)
+	if i < 0 {
 		return 0, false
 	}
-	b := v.block(i - 1)
+	b := v.block(i)
 	if offset > b.last.offset {
 		return 0, false
 	}
@@ -109,7 +71,7 @@ func (v contentView) at(offset int64) (int64, bool) {
 func (v contentView) holds(ts int64) bool {
 	for i := range v.blocks() {
 		b := v.block(i)
-		if ts < b.minTS || ts > b.maxTS {
+		if ts < b.minKey || ts > b.maxKey {
 			continue
 		}
 		found := false
@@ -122,24 +84,6 @@ func (v contentView) holds(ts int64) bool {
 		}
 	}
 	return false
-}
-
-// each calls fn for the block's contents in order while fn returns true.
-func (b *contentBlock) each(fn func(content) bool) {
-	if b.n == 0 || !fn(b.first) {
-		return
-	}
-	c, d := b.first, b.deltas
-	for range b.n - 1 {
-		step, k := binary.Uvarint(d)
-		d = d[k:]
-		dt, k := binary.Varint(d)
-		d = d[k:]
-		c = content{offset: c.offset + int64(step), timestamp: c.timestamp + dt}
-		if !fn(c) {
-			return
-		}
-	}
 }
 
 // Holds reports whether the topic, as far as the audit has read it, holds

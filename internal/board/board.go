@@ -280,6 +280,8 @@ func (b *Board) applyControl(in any) bool {
 		b.event(v.At, "", LevelAction, v.Text)
 	case Mode:
 		b.setMode(v)
+	case Settings:
+		b.settings(v)
 	case Rebuild:
 		b.setRebuild(v)
 	case Request:

@@ -550,7 +550,7 @@ func TestReplayProgress(t *testing.T) {
 
 // ready is a usage line whose expectation the audit could compute.
 func ready(id string, hours, km, expHours, expKm float64) UsageTotals {
-	return UsageTotals{SensorID: id, Hours: hours, Km: km, Expect: ExpectReady, ExpectedHours: expHours, ExpectedKm: expKm}
+	return UsageTotals{SensorID: id, HoursCents: cents(hours), KmCents: cents(km), Expect: ExpectReady, ExpectedHoursCents: cents(expHours), ExpectedKmCents: cents(expKm)}
 }
 
 func TestDriftClassification(t *testing.T) {
@@ -568,7 +568,7 @@ func TestDriftClassification(t *testing.T) {
 		{name: "lost", rec: ready("s1", 1, 10, 1.5, 20), verdict: VerdictLost, dh: -50, dk: -1000},
 		{name: "mixed", rec: ready("s1", 2, 10, 1.5, 20), verdict: VerdictMixed, dh: 50, dk: -1000},
 		{name: "no window yet: no verdict", rec: UsageTotals{SensorID: "s1"}, verdict: VerdictNone, noWindow: true},
-		{name: "audit behind the records: pending", rec: UsageTotals{SensorID: "s1", Hours: 2, Records: 3, Expect: ExpectPending}, verdict: VerdictPending},
+		{name: "audit behind the records: pending", rec: UsageTotals{SensorID: "s1", HoursCents: 200, Records: 3, Expect: ExpectPending}, verdict: VerdictPending},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -605,10 +605,10 @@ func TestUsageTotalsAndMissingSensors(t *testing.T) {
 		ProcStarted{Name: Usage, PID: 2, At: at(0)},
 		ProcStarted{Name: Query, PID: 3, At: at(0)},
 		UsageSnapshot{At: at(1), Sensors: []UsageTotals{
-			{SensorID: "a", Hours: 2, Km: 10, Records: 4, Expect: ExpectReady, ExpectedHours: 1, ExpectedKm: 10},
-			{SensorID: "b", Hours: 1, Km: 5, Records: 2, Expect: ExpectReady, ExpectedHours: 1.5, ExpectedKm: 5},
+			{SensorID: "a", HoursCents: 200, KmCents: 1000, Records: 4, Expect: ExpectReady, ExpectedHoursCents: 100, ExpectedKmCents: 1000},
+			{SensorID: "b", HoursCents: 100, KmCents: 500, Records: 2, Expect: ExpectReady, ExpectedHoursCents: 150, ExpectedKmCents: 500},
 			// checkpointed, nothing recorded, the audit says deltas were due: lost
-			{SensorID: "c", Expect: ExpectReady, ExpectedHours: 0.5, ExpectedKm: 1},
+			{SensorID: "c", Expect: ExpectReady, ExpectedHoursCents: 50, ExpectedKmCents: 100},
 		}},
 		TruthSnapshot{At: at(1), Sensors: []Truth{{SensorID: "a"}, {SensorID: "b"}, {SensorID: "c"}, {SensorID: "d"}}},
 	)
@@ -624,7 +624,7 @@ func TestUsageTotalsAndMissingSensors(t *testing.T) {
 		t.Fatalf("sensor the audit knows, without checkpoint or records: %+v", d)
 	}
 	tot := u.Total
-	if tot.Recorded.Hours != 3 || tot.Recorded.Records != 6 || tot.Expected.Hours != 3 || tot.Drift.HoursCents != 0 || tot.Drift.KmCents != -100 {
+	if tot.Recorded.Hours() != 3 || tot.Recorded.Records != 6 || tot.Expected.Hours() != 3 || tot.Drift.HoursCents != 0 || tot.Drift.KmCents != -100 {
 		t.Fatalf("total %+v %+v %+v", *tot.Recorded, *tot.Expected, *tot.Drift)
 	}
 	// The totals net out on hours, but one sensor over and others lost is not exact.
@@ -653,7 +653,7 @@ func TestUsageCutVerdicts(t *testing.T) {
 		}
 	}
 	// The audit behind the records: pending, no drift, not lost.
-	b.Apply(UsageSnapshot{At: at(12), Sensors: []UsageTotals{{SensorID: "a", Hours: 9, Km: 18, Records: 20, Expect: ExpectPending}}})
+	b.Apply(UsageSnapshot{At: at(12), Sensors: []UsageTotals{{SensorID: "a", HoursCents: 900, KmCents: 1800, Records: 20, Expect: ExpectPending}}})
 	if r := b.Usage().Rows[0]; r.Verdict != VerdictPending || r.Drift != nil || r.NoWindow {
 		t.Fatalf("audit behind: %+v", r)
 	}
@@ -670,7 +670,7 @@ func TestUsageCutVerdicts(t *testing.T) {
 	}
 	// Checkpoints unreadable: no expectation, and the panel says why
 	// rather than "no window".
-	b.Apply(UsageSnapshot{At: at(15), Sensors: []UsageTotals{{SensorID: "a", Hours: 9.5}}, ExpectErr: errors.New("store unreachable")})
+	b.Apply(UsageSnapshot{At: at(15), Sensors: []UsageTotals{{SensorID: "a", HoursCents: 950}}, ExpectErr: errors.New("store unreachable")})
 	u := b.Usage()
 	if r := u.Rows[0]; r.Verdict != VerdictNone || r.NoWindow || r.Drift != nil {
 		t.Fatalf("no expectation: %+v", r)
@@ -684,7 +684,7 @@ func TestUsagePanelDownAndRecovers(t *testing.T) {
 	b := newBoard(
 		Tick{Now: at(1)},
 		ProcStarted{Name: Query, PID: 3, At: at(0)},
-		UsageSnapshot{At: at(1), Sensors: []UsageTotals{{SensorID: "a", Hours: 1}}},
+		UsageSnapshot{At: at(1), Sensors: []UsageTotals{{SensorID: "a", HoursCents: 100}}},
 	)
 	if u := b.Usage(); u.Status != Live || u.Rows[0].Recorded == nil {
 		t.Fatalf("live: %+v", u)
@@ -706,8 +706,8 @@ func TestUsagePanelDownAndRecovers(t *testing.T) {
 		t.Fatalf("failing: %v %q", u.Status, u.Reason)
 	}
 	b.Apply(Tick{Now: at(4)})
-	b.Apply(UsageSnapshot{At: at(4), Sensors: []UsageTotals{{SensorID: "a", Hours: 2}}})
-	if u := b.Usage(); u.Status != Live || u.Rows[0].Recorded.Hours != 2 {
+	b.Apply(UsageSnapshot{At: at(4), Sensors: []UsageTotals{{SensorID: "a", HoursCents: 200}}})
+	if u := b.Usage(); u.Status != Live || u.Rows[0].Recorded.Hours() != 2 {
 		t.Fatalf("recovered: %+v", u)
 	}
 	b.Apply(Tick{Now: at(4).Add(StaleAfter + time.Second)})
@@ -1006,8 +1006,8 @@ func TestReportJSON(t *testing.T) {
 		Offsets{At: at(2), HighWatermarks: map[int32]int64{0: 10}},
 		Committed{At: at(2), Group: "g", Offsets: map[int32]int64{0: 7}},
 		ProcStarted{Name: Query, PID: 9, At: at(0)},
-		UsageSnapshot{At: at(2), Sensors: []UsageTotals{{SensorID: "s1", Hours: 1.25, Km: 3, Records: 2,
-			Partition: 1, Offset: 41, Expect: ExpectReady, ExpectedHours: 1, ExpectedKm: 3,
+		UsageSnapshot{At: at(2), Sensors: []UsageTotals{{SensorID: "s1", HoursCents: 125, KmCents: 300, Records: 2,
+			Partition: 1, Offset: 41, Expect: ExpectReady, ExpectedHoursCents: 100, ExpectedKmCents: 300,
 			Causes: []Cause{{Kind: CauseCountedAgain, Partition: 1, Offset: 41, Records: 2, Writer: "consumer-usage@2026-01-02T10:00:00Z",
 				RecordedHoursCents: 50, RecordedKmCents: 0, ExpectedHoursCents: 25}}}}},
 		TruthSnapshot{At: at(2), Sensors: []Truth{

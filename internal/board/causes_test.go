@@ -14,8 +14,8 @@ func causesInput(sec float64, causes ...Cause) UsageSnapshot {
 		d := c.Drift()
 		h, km = h+d.HoursCents, km+d.KmCents
 	}
-	return UsageSnapshot{At: at(sec), Sensors: []UsageTotals{{SensorID: "s1", Hours: 10 + float64(h)/100, Km: 20 + float64(km)/100,
-		Records: 5, Partition: 2, Offset: 90, Expect: ExpectReady, ExpectedHours: 10, ExpectedKm: 20, Causes: causes}}}
+	return UsageSnapshot{At: at(sec), Sensors: []UsageTotals{{SensorID: "s1", HoursCents: 1000 + h, KmCents: 2000 + km,
+		Records: 5, Partition: 2, Offset: 90, Expect: ExpectReady, ExpectedHoursCents: 1000, ExpectedKmCents: 2000, Causes: causes}}}
 }
 
 // The w view groups a drift's causes by kind, partition and writer, adds

@@ -89,20 +89,22 @@ type SensorsSnapshot struct {
 // answer covers.
 type UsageTotals struct {
 	SensorID string
-	Hours    float64
-	Km       float64
-	Records  int64
+	// HoursCents and KmCents: the totals in hundredths, exact (Hours and
+	// Km convert them where they are shown).
+	HoursCents int64
+	KmCents    int64
+	Records    int64
 	// Partition and Offset: the furthest usage record the totals include,
 	// from the same read as the totals (meaningful when Records > 0).
 	Partition int32
 	Offset    int64
 	// Expect says what the audit could say about exactly these records;
-	// with ExpectReady, ExpectedHours and ExpectedKm are the seed's rule
-	// over the messages after consumer-usage's first checkpoint of the
-	// sensor through Partition/Offset.
-	Expect        Expectation
-	ExpectedHours float64
-	ExpectedKm    float64
+	// with ExpectReady, ExpectedHoursCents and ExpectedKmCents are the
+	// seed's rule over the messages after consumer-usage's first checkpoint
+	// of the sensor through Partition/Offset.
+	Expect             Expectation
+	ExpectedHoursCents int64
+	ExpectedKmCents    int64
 	// Causes are the messages whose records differ from what the topic
 	// yields for them, over the same cut (with ExpectReady; their drifts
 	// add up to the line's). CausesErr: they could not be read.
@@ -143,7 +145,7 @@ const (
 	// ExpectPending: the audit has not yet read as far as the furthest
 	// record; the comparison waits for it.
 	ExpectPending
-	// ExpectReady: ExpectedHours and ExpectedKm are known.
+	// ExpectReady: ExpectedHoursCents and ExpectedKmCents are known.
 	ExpectReady
 )
 

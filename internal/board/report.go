@@ -394,7 +394,7 @@ func (b *Board) reportSensors() map[string]*ReportSensor {
 		}
 		rt := &ReportTruth{Timestamp: t.Last.Timestamp, HoursTot: t.Last.HoursTot, KmTot: t.Last.KmTot}
 		if e, ok := expected[id]; ok {
-			rt.UsageHours, rt.UsageKm = round2(e.Hours), round2(e.Km)
+			rt.UsageHours, rt.UsageKm = round2(e.Hours()), round2(e.Km())
 		}
 		get(id).Truth = rt
 	}
@@ -403,7 +403,7 @@ func (b *Board) reportSensors() map[string]*ReportSensor {
 
 func reportUsageRow(s *ReportSensor, row UsageRow) {
 	if row.Recorded != nil {
-		s.Usage = &ReportUsage{Hours: round2(row.Recorded.Hours), Km: round2(row.Recorded.Km), Records: row.Recorded.Records}
+		s.Usage = &ReportUsage{Hours: round2(row.Recorded.Hours()), Km: round2(row.Recorded.Km()), Records: row.Recorded.Records}
 		if row.Recorded.Records > 0 {
 			s.Usage.Through = &ReportPosition{Partition: row.Recorded.Partition, Offset: row.Recorded.Offset}
 		}

@@ -100,11 +100,19 @@ func (v Verdict) Level() Level {
 	return LevelInfo
 }
 
-// Amount is hours and km of usage.
+// Amount is hours and km of usage, in hundredths.
 type Amount struct {
-	Hours float64
-	Km    float64
+	HoursCents int64
+	KmCents    int64
 }
+
+// Hours and Km return the amount in units.
+func (a Amount) Hours() float64 { return float64(a.HoursCents) / 100 }
+func (a Amount) Km() float64    { return float64(a.KmCents) / 100 }
+
+// Hours and Km return the totals in units.
+func (u UsageTotals) Hours() float64 { return float64(u.HoursCents) / 100 }
+func (u UsageTotals) Km() float64    { return float64(u.KmCents) / 100 }
 
 // Drift is recorded − expected, exact to the cent.
 type Drift struct {
@@ -194,8 +202,8 @@ func (b *Board) Usage() UsageView {
 		}
 		if r.Recorded != nil && r.Expected != nil {
 			d := Drift{
-				HoursCents: cents(r.Recorded.Hours) - cents(r.Expected.Hours),
-				KmCents:    cents(r.Recorded.Km) - cents(r.Expected.Km),
+				HoursCents: r.Recorded.HoursCents - r.Expected.HoursCents,
+				KmCents:    r.Recorded.KmCents - r.Expected.KmCents,
 			}
 			r.Drift = &d
 			r.Verdict = d.Verdict()
@@ -262,18 +270,18 @@ func (b *Board) recordedRow(r, tot *UsageRow) {
 	if tot.Recorded == nil {
 		tot.Recorded = &UsageTotals{SensorID: "total"}
 	}
-	tot.Recorded.Hours += u.Hours
-	tot.Recorded.Km += u.Km
+	tot.Recorded.HoursCents += u.HoursCents
+	tot.Recorded.KmCents += u.KmCents
 	tot.Recorded.Records += u.Records
 	switch u.Expect {
 	case ExpectReady:
-		r.Expected = &Amount{Hours: u.ExpectedHours, Km: u.ExpectedKm}
+		r.Expected = &Amount{HoursCents: u.ExpectedHoursCents, KmCents: u.ExpectedKmCents}
 		r.Causes, r.CausesErr = u.Causes, u.CausesErr
 		if tot.Expected == nil {
 			tot.Expected = &Amount{}
 		}
-		tot.Expected.Hours += u.ExpectedHours
-		tot.Expected.Km += u.ExpectedKm
+		tot.Expected.HoursCents += u.ExpectedHoursCents
+		tot.Expected.KmCents += u.ExpectedKmCents
 	case ExpectPending:
 		r.Verdict = VerdictPending
 	default:

@@ -26,24 +26,23 @@ func AckedLogPath(runDir string) string { return filepath.Join(runDir, AckedLogN
 const acksSwitchTimeout = 15 * time.Second
 
 func (l *Lab) setAcksLocked(a lesson.Acks) error {
-	var was string
-	l.Observe(func(b *board.Board) { was = b.AcksSetting() })
-	l.emit(board.AcksSetting{At: time.Now(), Acks: string(a)})
+	was := l.settingsNow().acks
+	l.changeSettings(nil, func(s *settings) { s.acks = a })
 	l.setProducerArgs()
 	if !l.sup.Running(board.Producer) {
 		l.Note(fmt.Sprintf("the producer is not running: acks=%s applies when it starts (r starts it)", a))
 		return nil
 	}
 	if err := l.postAcks(a); err != nil {
-		l.emit(board.AcksSetting{At: time.Now(), Acks: was, Err: err})
+		l.changeSettings(err, func(s *settings) { s.acks = was })
 		l.setProducerArgs()
 		return err
 	}
 	return nil
 }
 
-// setProducerArgs makes the producer's next start use the board's acks
-// (before the launch it is not defined yet: the launch reads the board).
+// setProducerArgs makes the producer's next start use the settings' acks
+// (before the launch it is not defined yet: the launch reads them).
 func (l *Lab) setProducerArgs() {
 	if err := l.sup.SetArgs(board.Producer, l.roleArgs(board.Producer)); err != nil && !errors.Is(err, supervisor.ErrUnknown) {
 		l.log.Warn("producer arguments not updated", "err", err)

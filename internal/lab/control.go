@@ -90,8 +90,8 @@ func (l *Lab) ArmCrash(name, point string) error {
 	if _, err := lesson.ParseCrashPoint(point); err != nil {
 		return err
 	}
-	l.armMu.Lock()
-	defer l.armMu.Unlock()
+	l.procMu.Lock()
+	defer l.procMu.Unlock()
 	return l.armLocked(name, point)
 }
 
@@ -243,12 +243,12 @@ func (l *Lab) WaitCaughtUp(ctx context.Context) error {
 // of the topic. Usage then accumulates from zero and the drift is exactly
 // 0 until a crash makes it move. Its mode is kept.
 func (l *Lab) ResetLab() error {
-	l.baselineMu.Lock()
-	defer l.baselineMu.Unlock()
+	l.changeMu.Lock()
+	defer l.changeMu.Unlock()
 	return l.newBaselineLocked("reset lab", nil)
 }
 
-// newBaselineLocked is ResetLab's work (baselineMu held), what naming it in
+// newBaselineLocked is ResetLab's work (changeMu held), what naming it in
 // its notes and errors; meanwhile, if set, runs once every consumer-usage
 // instance has stopped, before the store is cleared.
 func (l *Lab) newBaselineLocked(what string, meanwhile func(context.Context) error) error {
@@ -287,13 +287,10 @@ func (l *Lab) newBaselineLocked(what string, meanwhile func(context.Context) err
 	if err := l.db.Drop(ctx); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	l.mu.Lock()
-	l.baseline++
-	n := l.baseline
-	l.mu.Unlock()
 	// A new group with reset latest starts at the end (earliest would
 	// replay the whole topic into the fresh baseline).
-	l.emit(board.Mode{At: time.Now(), UsageReset: string(lesson.Latest)})
+	l.changeSettings(nil, func(s *settings) { s.baseline++; s.reset = lesson.Latest })
+	n := l.settingsNow().baseline
 	for _, name := range instances {
 		if err := l.sup.SetArgs(name, l.roleArgs(name)); err != nil {
 			return fmt.Errorf("%s: %w", what, err)

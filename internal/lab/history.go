@@ -37,8 +37,7 @@ const (
 // of the topic on a new baseline (as after --preload, where it starts after
 // the backlog), so the usage audit stays exact.
 func (l *Lab) History(ctx context.Context, target time.Duration) (err error) {
-	var strategy string
-	l.Observe(func(b *board.Board) { strategy = b.Rebuild() })
+	strategy := string(l.settingsNow().rebuild)
 	if strategy != string(lesson.Replay) {
 		return fmt.Errorf("history %s: it times consumer-current's replay, and consumer-current rebuilds by %s: switch to replay first (rebuild replay, or B)", target, strategy)
 	}

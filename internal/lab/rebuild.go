@@ -19,7 +19,7 @@ const snapshotFile = "consumer-current.snapshot"
 const prepareTimeout = 30 * time.Second
 
 func (l *Lab) setRebuildLocked(s lesson.Rebuild) error {
-	l.emit(board.Rebuild{At: time.Now(), Strategy: string(s)})
+	l.changeSettings(nil, func(set *settings) { set.rebuild = s })
 	if err := l.sup.SetArgs(board.Current, l.roleArgs(board.Current)); err != nil {
 		return err
 	}

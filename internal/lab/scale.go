@@ -27,10 +27,8 @@ func (l *Lab) Scale(n int) error {
 	}
 	// One step, and not in the middle of a reset-lab or of a mode or
 	// reset switch (either would miss an instance being added).
-	l.baselineMu.Lock()
-	defer l.baselineMu.Unlock()
-	l.switchMu.Lock()
-	defer l.switchMu.Unlock()
+	l.changeMu.Lock()
+	defer l.changeMu.Unlock()
 	have := l.usageInstances()
 	if len(have) < n {
 		// Under earliest the new instances name consumer-usage's group.
@@ -62,6 +60,9 @@ func (l *Lab) Scale(n int) error {
 			})
 		}
 		l.emit(board.ProcRemoved{Name: name, At: time.Now()})
+		l.mu.Lock()
+		delete(l.settings.delays, name) // an instance added again starts with none
+		l.mu.Unlock()
 	}
 	if len(have) != n {
 		l.Note(fmt.Sprintf("consumer-usage scaled from %d to %d instance(s) in one group", len(have), n))
@@ -86,12 +87,14 @@ func (l *Lab) SetEffectDelay(name string, d time.Duration) error {
 	if d < 0 || d > maxEffectDelay {
 		return fmt.Errorf("effect delay %s: want 0 to %s", d, maxEffectDelay)
 	}
+	l.changeMu.Lock()
+	defer l.changeMu.Unlock()
 	var shown bool
 	l.Observe(func(b *board.Board) { shown = b.Has(name) })
 	if !shown {
 		return fmt.Errorf("%s is not running in this lab (scale consumer-usage first)", name)
 	}
-	l.emit(board.EffectDelaySet{Name: name, At: time.Now(), Delay: d})
+	l.changeSettings(nil, func(s *settings) { s.delays[name] = d })
 	if err := l.sup.SetArgs(name, l.roleArgs(name)); err != nil {
 		return err
 	}
@@ -113,7 +116,7 @@ const maxEffectDelay = time.Minute
 // usageGroupArgLocked is consumer-usage instance name's --group ("":
 // none); l.mu is held.
 func (l *Lab) usageGroupArgLocked(name string) string {
-	if _, reset := l.mirror.UsageConfig(); reset != string(lesson.Earliest) {
+	if l.settings.reset != lesson.Earliest {
 		return l.usageGroupLocked()
 	}
 	// earliest picks a fresh group of its own (consumer usage --reset).
@@ -126,7 +129,7 @@ func (l *Lab) usageGroupArgLocked(name string) string {
 }
 
 // restartUsageInstances gives every consumer-usage instance its arguments
-// as the board says now and restarts the running ones (consumer-usage
+// as the settings say now and restarts the running ones (consumer-usage
 // first: under earliest the others join the group it picks). It reports
 // whether any was restarted.
 func (l *Lab) restartUsageInstances() (restarted bool, err error) {
@@ -154,7 +157,7 @@ func (l *Lab) restartUsageInstances() (restarted bool, err error) {
 // it (under latest they name the lab's group and need not wait).
 func (l *Lab) awaitUsageGroup() {
 	l.waitBoard(10*time.Second, func(b *board.Board) bool {
-		if _, reset := b.UsageConfig(); reset != string(lesson.Earliest) {
+		if l.settings.reset != lesson.Earliest { // l.mu is held by waitBoard
 			return true
 		}
 		// The board's row must be the incarnation running now: right after

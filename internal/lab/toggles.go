@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
@@ -72,6 +71,11 @@ func onBoard(f func(b *board.Board) string) func(*Lab, string) string {
 	}
 }
 
+// fromSettings reads a setting the lab owns.
+func fromSettings(f func(s settings) string) func(*Lab, string) string {
+	return func(l *Lab, _ string) string { return f(l.settingsNow()) }
+}
+
 // oneOf parses a value among words.
 func oneOf[T ~string](parse func(string) (T, error)) func(string) error {
 	return func(v string) error { _, err := parse(v); return err }
@@ -107,7 +111,7 @@ func words(vs ...string) func(string) error {
 
 // freezing is z (freeze, thaw): SIGSTOP or SIGCONT to the process group.
 var freezing = setting{
-	lock: func(l *Lab) *sync.Mutex { return &l.freezeMu },
+	lock: func(l *Lab) *sync.Mutex { return &l.procMu },
 	shown: func(l *Lab, name string) string {
 		if l.sup.Frozen(name) {
 			return frozen
@@ -128,7 +132,7 @@ var freezing = setting{
 // counts as paused.
 var pausing = setting{
 	target: board.Producer,
-	lock:   func(l *Lab) *sync.Mutex { return &l.pauseMu },
+	lock:   func(l *Lab) *sync.Mutex { return &l.changeMu },
 	shown: onBoard(func(b *board.Board) string {
 		if b.Process(board.Producer).PausedOrPausing() {
 			return pause
@@ -149,12 +153,12 @@ func (l *Lab) setPausedLocked(p bool) error {
 }
 
 // acking is a (acks): a running producer flushes what is in flight and
-// switches at once; a stopped one starts with it. pauseMu orders it with a
+// switches at once; a stopped one starts with it. changeMu orders it with a
 // pause, which also goes through the producer's publishing loop.
 var acking = setting{
 	target: board.Producer,
-	lock:   func(l *Lab) *sync.Mutex { return &l.pauseMu },
-	shown:  onBoard(func(b *board.Board) string { return b.AcksSetting() }),
+	lock:   func(l *Lab) *sync.Mutex { return &l.changeMu },
+	shown:  fromSettings(func(s settings) string { return string(s.acks) }),
 	next:   func(cur string) string { return string(lesson.Acks(cur).Other()) },
 	parse:  oneOf(lesson.ParseAcks),
 	apply:  func(l *Lab, _, v string) (bool, error) { return false, l.setAcksLocked(lesson.Acks(v)) },
@@ -165,8 +169,8 @@ var acking = setting{
 // stopped (restarted reports which).
 var usageMode = setting{
 	target: board.Usage,
-	lock:   func(l *Lab) *sync.Mutex { return &l.switchMu },
-	shown:  onBoard(func(b *board.Board) string { m, _ := b.UsageConfig(); return m }),
+	lock:   func(l *Lab) *sync.Mutex { return &l.changeMu },
+	shown:  fromSettings(func(s settings) string { return string(s.mode) }),
 	next:   func(cur string) string { return string(lesson.Mode(cur).Other()) },
 	parse:  oneOf(lesson.ParseMode),
 	apply: func(l *Lab, _, v string) (bool, error) {
@@ -178,8 +182,8 @@ var usageMode = setting{
 // group, so the whole topic is replayed), likewise.
 var usageReset = setting{
 	target: board.Usage,
-	lock:   func(l *Lab) *sync.Mutex { return &l.switchMu },
-	shown:  onBoard(func(b *board.Board) string { _, r := b.UsageConfig(); return r }),
+	lock:   func(l *Lab) *sync.Mutex { return &l.changeMu },
+	shown:  fromSettings(func(s settings) string { return string(s.reset) }),
 	next:   func(cur string) string { return string(lesson.Reset(cur).Other()) },
 	parse:  oneOf(lesson.ParseReset),
 	apply: func(l *Lab, _, v string) (bool, error) {
@@ -191,8 +195,8 @@ var usageReset = setting{
 // snapshot → changelog → replay, from its next start.
 var rebuilding = setting{
 	target: board.Current,
-	lock:   func(l *Lab) *sync.Mutex { return &l.rebuildMu },
-	shown:  onBoard(func(b *board.Board) string { return b.Rebuild() }),
+	lock:   func(l *Lab) *sync.Mutex { return &l.changeMu },
+	shown:  fromSettings(func(s settings) string { return string(s.rebuild) }),
 	next:   func(cur string) string { return string(lesson.Rebuild(cur).Next()) },
 	parse:  oneOf(lesson.ParseRebuild),
 	apply:  func(l *Lab, _, v string) (bool, error) { return false, l.setRebuildLocked(lesson.Rebuild(v)) },
@@ -201,8 +205,10 @@ var rebuilding = setting{
 // switchUsage applies to every consumer-usage instance: each running one
 // restarts with the new arguments, a stopped one keeps them for its start.
 func (l *Lab) switchUsage(m board.Mode) (restarted bool, err error) {
-	m.At = time.Now()
-	l.emit(m)
+	l.changeSettings(nil, func(s *settings) {
+		s.mode = lesson.Mode(orDefault(m.UsageMode, string(s.mode)))
+		s.reset = lesson.Reset(orDefault(m.UsageReset, string(s.reset)))
+	})
 	restarted, err = l.restartUsageInstances()
 	if err == nil && !restarted {
 		l.Note("consumer-usage is not running: the change applies when it starts (r starts it)")

@@ -107,8 +107,8 @@ func (l *Lab) RecreateTopic(ctx context.Context) error {
 	if l.offsets == nil {
 		return errNotLaunched
 	}
-	l.baselineMu.Lock()
-	defer l.baselineMu.Unlock()
+	l.changeMu.Lock()
+	defer l.changeMu.Unlock()
 	l.Note(fmt.Sprintf("recreate-topic: stopping the producer and consumer-current to delete %s", l.cfg.Topic))
 	for i := len(recreateRoles) - 1; i >= 0; i-- {
 		if name := recreateRoles[i]; l.sup.Running(name) {

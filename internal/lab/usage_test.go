@@ -18,12 +18,12 @@ func TestUsageLine(t *testing.T) {
 		want board.UsageTotals
 	}{
 		{audit.Cut{Covered: cov, HasFirst: true, State: audit.Expected, Expected: store.Totals{HoursCents: 100, KmCents: 300, Records: 2}},
-			board.UsageTotals{SensorID: "s", Hours: 1.25, Km: 3, Records: 2, Partition: 2, Offset: 41,
-				Expect: board.ExpectReady, ExpectedHours: 1, ExpectedKm: 3}},
+			board.UsageTotals{SensorID: "s", HoursCents: 125, KmCents: 300, Records: 2, Partition: 2, Offset: 41,
+				Expect: board.ExpectReady, ExpectedHoursCents: 100, ExpectedKmCents: 300}},
 		{audit.Cut{Covered: cov, HasFirst: true, State: audit.AuditBehind},
-			board.UsageTotals{SensorID: "s", Hours: 1.25, Km: 3, Records: 2, Partition: 2, Offset: 41, Expect: board.ExpectPending}},
+			board.UsageTotals{SensorID: "s", HoursCents: 125, KmCents: 300, Records: 2, Partition: 2, Offset: 41, Expect: board.ExpectPending}},
 		{audit.Cut{Covered: cov, State: audit.NoWindow},
-			board.UsageTotals{SensorID: "s", Hours: 1.25, Km: 3, Records: 2, Partition: 2, Offset: 41, Expect: board.ExpectNone}},
+			board.UsageTotals{SensorID: "s", HoursCents: 125, KmCents: 300, Records: 2, Partition: 2, Offset: 41, Expect: board.ExpectNone}},
 	}
 	for _, tc := range tests {
 		if got := usageLine("s", cov, tc.cut); !reflect.DeepEqual(got, tc.want) {

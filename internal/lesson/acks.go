@@ -24,12 +24,7 @@ func ParseAcks(s string) (Acks, error) {
 }
 
 // Other returns the setting the a key switches to.
-func (a Acks) Other() Acks {
-	if a == AcksLeader {
-		return AcksAll
-	}
-	return AcksLeader
-}
+func (a Acks) Other() Acks { return following(AcksSettings, a) }
 
 // Idempotent reports whether a producer with this setting is idempotent.
 func (a Acks) Idempotent() bool { return a != AcksLeader }

@@ -8,6 +8,7 @@ package lesson
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -32,12 +33,7 @@ func ParseMode(s string) (Mode, error) {
 }
 
 // Other returns the mode the m key switches to.
-func (m Mode) Other() Mode {
-	if m == Guarded {
-		return Naive
-	}
-	return Guarded
-}
+func (m Mode) Other() Mode { return following(Modes, m) }
 
 // Reset is auto.offset.reset: where a group without commits starts.
 type Reset string
@@ -58,12 +54,7 @@ func ParseReset(s string) (Reset, error) {
 }
 
 // Other returns the reset the e key switches to.
-func (r Reset) Other() Reset {
-	if r == Earliest {
-		return Latest
-	}
-	return Earliest
-}
+func (r Reset) Other() Reset { return following(Resets, r) }
 
 // CrashPoint is where in the handling of one message consumer-usage can be
 // made to SIGKILL itself.
@@ -83,9 +74,12 @@ const (
 // CrashPoints lists the points that can be armed.
 var CrashPoints = []CrashPoint{AfterDelta, AfterCheckpoint}
 
+// crashPointCycle is the c key's cycle, "none" first.
+var crashPointCycle = append([]CrashPoint{NoCrashPoint}, CrashPoints...)
+
 // ParseCrashPoint validates a crash point name; "none" disarms.
 func ParseCrashPoint(s string) (CrashPoint, error) {
-	return parse(s, "crash point", append([]CrashPoint{NoCrashPoint}, CrashPoints...))
+	return parse(s, "crash point", crashPointCycle)
 }
 
 // ParseArmablePoint validates the name of a point that can be armed.
@@ -95,15 +89,7 @@ func ParseArmablePoint(s string) (CrashPoint, error) {
 
 // NextCrashPoint is the c key's cycle: none → after-delta →
 // after-checkpoint → none. An unknown current point counts as none.
-func NextCrashPoint(cur CrashPoint) CrashPoint {
-	switch cur {
-	case AfterDelta:
-		return AfterCheckpoint
-	case AfterCheckpoint:
-		return NoCrashPoint
-	}
-	return AfterDelta
-}
+func NextCrashPoint(cur CrashPoint) CrashPoint { return following(crashPointCycle, cur) }
 
 // Rebuild is how consumer-current rebuilds its state at a start.
 type Rebuild string
@@ -130,15 +116,7 @@ func ParseRebuild(s string) (Rebuild, error) {
 
 // Next is the strategy the rebuild key switches to: replay → snapshot →
 // changelog → replay. An unknown one counts as replay.
-func (r Rebuild) Next() Rebuild {
-	switch r {
-	case Snapshot:
-		return Changelog
-	case Changelog:
-		return Replay
-	}
-	return Snapshot
-}
+func (r Rebuild) Next() Rebuild { return following(Rebuilds, r) }
 
 // Words are values as plain strings (usage texts, grammars).
 func Words[T ~string](values []T) []string {
@@ -155,11 +133,14 @@ func parse[T ~string](s, what string, valid []T) (T, error) {
 			return v, nil
 		}
 	}
-	names := make([]string, len(valid))
-	for i, v := range valid {
-		names[i] = string(v)
-	}
-	return "", fmt.Errorf("unknown %s %q (want %s)", what, s, strings.Join(names, " or "))
+	return "", fmt.Errorf("unknown %s %q (want %s)", what, s, strings.Join(Words(valid), " or "))
+}
+
+// following is the value after v in values, the first after the last; a
+// v not in values counts as the first. Every key that switches a setting
+// steps through its list with it.
+func following[T comparable](values []T, v T) T {
+	return values[(max(slices.Index(values, v), 0)+1)%len(values)]
 }
 
 // MidSnapshot is consumer-current's one crash point: its next snapshot

@@ -207,12 +207,12 @@ func TestHitWindow(t *testing.T) {
 func TestStatelessChecks(t *testing.T) {
 	down := obs(0, board.ProcView{Name: board.Query})
 	down.Usage = board.UsageView{Status: board.Down, Reason: "consumer-query is crashed (SIGKILL): no answers until it is back",
-		Rows: []board.UsageRow{{SensorID: "sensor-01", Expected: &board.Amount{Hours: 1}}}}
+		Rows: []board.UsageRow{{SensorID: "sensor-01", Expected: &board.Amount{HoursCents: 100}}}}
 	if ok, got := eval(usageWentDark("down"), Marks{"down": down}); !ok || !strings.Contains(got, "0 recorded totals shown") {
 		t.Fatalf("dark: %v %q", ok, got)
 	}
 	shown := down
-	shown.Usage.Rows = []board.UsageRow{{SensorID: "sensor-01", Recorded: &board.UsageTotals{Hours: 1}}}
+	shown.Usage.Rows = []board.UsageRow{{SensorID: "sensor-01", Recorded: &board.UsageTotals{HoursCents: 100}}}
 	if ok, _ := eval(usageWentDark("down"), Marks{"down": shown}); ok {
 		t.Fatal("passed with totals on a dark panel")
 	}

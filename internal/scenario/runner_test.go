@@ -84,8 +84,8 @@ func (h *fakeHost) snapshots() {
 		id := fmt.Sprintf("sensor-%02d", i)
 		s := board.SensorState{SensorID: id, Timestamp: at.UnixMilli(), HoursTot: 100, KmTot: 200}
 		sensors = append(sensors, s)
-		usage = append(usage, board.UsageTotals{SensorID: id, Hours: 1.5, Km: 3, Records: 4,
-			Expect: board.ExpectReady, ExpectedHours: 1.5, ExpectedKm: 3})
+		usage = append(usage, board.UsageTotals{SensorID: id, HoursCents: 150, KmCents: 300, Records: 4,
+			Expect: board.ExpectReady, ExpectedHoursCents: 150, ExpectedKmCents: 300})
 		last := s
 		truth = append(truth, board.Truth{SensorID: id, Last: &last})
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/store"
 )
 
 // The largest values the layout is designed for: 99,999.99 h / km per
@@ -54,13 +55,13 @@ func bigStack() *scene {
 	usage := make([]board.UsageTotals, nSensors)
 	truth := make([]board.Truth, nSensors)
 	for i := range usage {
-		usage[i] = board.UsageTotals{SensorID: sensorID(i), Hours: bigAmount, Km: bigAmount, Records: bigRecords,
-			Expect: board.ExpectReady, ExpectedHours: bigAmount, ExpectedKm: bigAmount}
+		usage[i] = board.UsageTotals{SensorID: sensorID(i), HoursCents: store.Cents(bigAmount), KmCents: store.Cents(bigAmount), Records: bigRecords,
+			Expect: board.ExpectReady, ExpectedHoursCents: store.Cents(bigAmount), ExpectedKmCents: store.Cents(bigAmount)}
 		last := sensorsBig[i]
 		truth[i] = board.Truth{SensorID: sensorID(i), Last: &last}
 	}
-	usage[2].ExpectedHours, usage[2].ExpectedKm = 0, 0 // over-counted by the whole amount
-	usage[5].Hours, usage[5].Km = 0, 0                 // lost the whole amount
+	usage[2].ExpectedHoursCents, usage[2].ExpectedKmCents = 0, 0 // over-counted by the whole amount
+	usage[5].HoursCents, usage[5].KmCents = 0, 0                 // lost the whole amount
 	// Read twice, seconds apart: each cut is a verdict of its own.
 	for _, sec := range []float64{end - 5, end} {
 		s.apply(board.SensorsSnapshot{At: at(sec), CaughtUp: true, Sensors: sensorsBig})

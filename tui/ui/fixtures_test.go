@@ -10,6 +10,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/lesson"
 	"github.com/kafka-recovery-lab/krl/internal/status"
+	"github.com/kafka-recovery-lab/krl/internal/store"
 )
 
 // Fixed clock and data so views are reproducible.
@@ -152,8 +153,8 @@ func usageAt(n int, extra func(i int) (h, km float64)) []board.UsageTotals {
 			dh, dk := extra(i)
 			h, km = h+dh, km+dk
 		}
-		out[i] = board.UsageTotals{SensorID: sensorID(i), Hours: h, Km: km, Records: int64(n - 2),
-			Expect: board.ExpectReady, ExpectedHours: float64(n-2) * 0.13, ExpectedKm: float64(n-2) * 0.41}
+		out[i] = board.UsageTotals{SensorID: sensorID(i), HoursCents: store.Cents(h), KmCents: store.Cents(km), Records: int64(n - 2),
+			Expect: board.ExpectReady, ExpectedHoursCents: store.Cents(float64(n-2) * 0.13), ExpectedKmCents: store.Cents(float64(n-2) * 0.41)}
 	}
 	return out
 }

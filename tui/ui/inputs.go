@@ -83,7 +83,7 @@ func windowFor(in any, frame time.Duration) time.Duration {
 func urgent(in any) bool {
 	switch in.(type) {
 	case board.ProcStarted, board.ProcExited, board.Request, board.RequestDone,
-		board.Action, board.Mode, board.LaunchFailed, scenario.Progress:
+		board.Action, board.Mode, board.Settings, board.LaunchFailed, scenario.Progress:
 		return true
 	}
 	return false

@@ -188,13 +188,13 @@ func (p Panel) row(r board.UsageRow, base lipgloss.Style, cols []common.Column) 
 		return common.Styled(common.FitNumber(v, c.Width), base)
 	}
 	if r.Recorded != nil {
-		cell[colRecH.Title] = num(colRecH, r.Recorded.Hours)
-		cell[colRecKm.Title] = num(colRecKm, r.Recorded.Km)
+		cell[colRecH.Title] = num(colRecH, r.Recorded.Hours())
+		cell[colRecKm.Title] = num(colRecKm, r.Recorded.Km())
 		cell[colRecs.Title] = common.Styled(common.FitCount(r.Recorded.Records, colRecs.Width), base)
 	}
 	if r.Expected != nil {
-		cell[colExpH.Title] = num(colExpH, r.Expected.Hours)
-		cell[colExpKm.Title] = num(colExpKm, r.Expected.Km)
+		cell[colExpH.Title] = num(colExpH, r.Expected.Hours())
+		cell[colExpKm.Title] = num(colExpKm, r.Expected.Km())
 	}
 	if r.Drift != nil {
 		ds := st.Level(r.Verdict.Level())
