@@ -12,6 +12,8 @@
 package usage
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -166,4 +168,10 @@ func Main(args []string) int {
 		err = fmt.Errorf("consumer usage: %w", err)
 	}
 	return cli.ExitReporting(em, os.Stderr, err)
+}
+
+func randHex8() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
