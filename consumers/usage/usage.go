@@ -12,8 +12,6 @@
 package usage
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -147,7 +145,7 @@ const EarliestGroupPrefix = kafkacfg.UsageGroupID + "-earliest-"
 // it gets a fresh one: the article's rule can then be shown both ways.
 func (c Config) ResolveGroup() string {
 	if c.Reset == "earliest" && !c.GroupExplicit {
-		return EarliestGroupPrefix + randHex8()
+		return kafkacfg.FreshGroup(EarliestGroupPrefix)
 	}
 	return c.Group
 }
@@ -168,10 +166,4 @@ func Main(args []string) int {
 		err = fmt.Errorf("consumer usage: %w", err)
 	}
 	return cli.ExitReporting(em, os.Stderr, err)
-}
-
-func randHex8() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
