@@ -9,6 +9,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
+	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
@@ -156,6 +157,26 @@ func (r *resumeRead) add(e *kafka.Message) {
 		r.last[m.SensorID] = m
 		if r.lastAt != nil {
 			r.lastAt[m.SensorID] = e.TopicPartition
+		}
+	}
+}
+
+// resume reads the topic until it succeeds; ok=false means ctx ended first.
+func resume(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) (map[string]telemetry.Message, bool) {
+	for {
+		last, err := LoadLast(ctx, cfg.Brokers, cfg.Topic, log)
+		if ctx.Err() != nil {
+			return nil, false
+		}
+		if err == nil {
+			return last, true
+		}
+		log.Warn("cannot read the topic to continue odometers; retrying", "brokers", cfg.Brokers, "err", err)
+		em.Emit(status.Event{Type: status.Retrying, Endpoint: "kafka", Addr: cfg.Brokers, Error: err.Error()})
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-time.After(retryEvery):
 		}
 	}
 }

@@ -157,11 +157,7 @@ func checkLabFlags(c lab.Config) error {
 func runDashboard(args []string) int {
 	f, err := parseDashboardFlags(args, os.Stdout)
 	if err != nil {
-		code := cli.Exit(os.Stderr, err)
-		if code == cli.ExitUsage {
-			fmt.Fprintln(os.Stderr, "(krl -h lists the dashboard's flags and keys)")
-		}
-		return code
+		return exitFlags(err)
 	}
 	if f.listScenarios {
 		fmt.Print(scenario.List())
@@ -170,28 +166,14 @@ func runDashboard(args []string) int {
 	if err := checkReportPath(f.reportPath); err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
-	var actions []script.Action
-	if f.scriptPath != "" {
-		file, err := os.Open(f.scriptPath)
-		if err != nil {
-			return cli.Exit(os.Stderr, cli.Usagef("--script: %v", err))
-		}
-		actions, err = script.Parse(file)
-		file.Close()
-		if err != nil {
-			return cli.Exit(os.Stderr, cli.Usagef("--script %s: %v", f.scriptPath, err))
-		}
+	actions, err := readScript(f.scriptPath)
+	if err != nil {
+		return cli.Exit(os.Stderr, err)
 	}
-	if err := checkTerminal(); err != nil && !f.headless {
-		return cli.Exit(os.Stderr, fmt.Errorf("the dashboard needs a terminal (%v): run it in one, or add --headless to run without", err))
+	if err := needTerminal(f.headless); err != nil {
+		return cli.Exit(os.Stderr, err)
 	}
-	if f.RunDir == "" {
-		f.RunDir, err = os.MkdirTemp("", "krl-run-"+time.Now().Format("20060102-150405")+"-")
-		if err != nil {
-			return cli.Exit(os.Stderr, err)
-		}
-	}
-	if f.RunDir, err = filepath.Abs(f.RunDir); err != nil {
+	if f.RunDir, err = absRunDir(f.RunDir); err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
 	resumed, err := checkEarlierRun(f.RunDir, f.resume)
@@ -212,22 +194,13 @@ func runDashboard(args []string) int {
 	// Whatever happens from here on, the last line says where to look.
 	defer fmt.Fprintf(os.Stderr, "logs of this run: %s\n", logs)
 
-	if f.preload > 0 {
-		fmt.Fprintf(os.Stderr, "preloading %d messages into %s...\n", f.preload, f.Topic)
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-		err := preloadTopic(ctx, f.Config, f.preload)
-		stop()
-		if err != nil {
-			return cli.Exit(os.Stderr, fmt.Errorf("--preload: %w", err))
-		}
-	}
-
-	l, err := lab.New(f.Config)
-	if err != nil {
+	if err := preloadIfAsked(f); err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
-	if resumed != "" {
-		l.Note(resumed)
+
+	l, err := newLab(f.Config, resumed)
+	if err != nil {
+		return cli.Exit(os.Stderr, err)
 	}
 	// Children die with the dashboard even if it panics.
 	defer func() {
@@ -244,6 +217,81 @@ func runDashboard(args []string) int {
 		return runHeadless(l, f, actions, sigs)
 	}
 	return runTUI(l, f, actions, sigs)
+}
+
+// exitFlags reports a flags error; a usage error points at krl -h.
+func exitFlags(err error) int {
+	code := cli.Exit(os.Stderr, err)
+	if code == cli.ExitUsage {
+		fmt.Fprintln(os.Stderr, "(krl -h lists the dashboard's flags and keys)")
+	}
+	return code
+}
+
+// needTerminal is the error of a dashboard started without a terminal
+// (nil when it has one, or runs headless).
+func needTerminal(headless bool) error {
+	if err := checkTerminal(); err != nil && !headless {
+		return fmt.Errorf("the dashboard needs a terminal (%v): run it in one, or add --headless to run without", err)
+	}
+	return nil
+}
+
+// newLab makes the lab, noting what an earlier run in the same directory
+// left (resumed, "" for nothing).
+func newLab(cfg lab.Config, resumed string) (*lab.Lab, error) {
+	l, err := lab.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if resumed != "" {
+		l.Note(resumed)
+	}
+	return l, nil
+}
+
+// readScript parses the --script file (nil actions without one).
+func readScript(path string) ([]script.Action, error) {
+	if path == "" {
+		return nil, nil
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, cli.Usagef("--script: %v", err)
+	}
+	actions, err := script.Parse(file)
+	file.Close()
+	if err != nil {
+		return nil, cli.Usagef("--script %s: %v", path, err)
+	}
+	return actions, nil
+}
+
+// absRunDir is --data-dir as an absolute path; without it, a fresh
+// directory under the temp dir.
+func absRunDir(dir string) (string, error) {
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "krl-run-"+time.Now().Format("20060102-150405")+"-"); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Abs(dir)
+}
+
+// preloadIfAsked publishes --preload's messages before the lab starts.
+func preloadIfAsked(f dashboardFlags) error {
+	if f.preload <= 0 {
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "preloading %d messages into %s...\n", f.preload, f.Topic)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	err := preloadTopic(ctx, f.Config, f.preload)
+	stop()
+	if err != nil {
+		return fmt.Errorf("--preload: %w", err)
+	}
+	return nil
 }
 
 // dashboardReport is the --report JSON: the board's snapshot and, after a

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"flag"
+	"log/slog"
 	"os"
 	"time"
 
@@ -28,10 +30,9 @@ func brokerMain(args []string) int {
 		return cli.Exit(os.Stderr, cli.Usagef("--partitions must be between 1 and 1000, got %d", partitions))
 	}
 	cfg.Partitions = int32(partitions)
-	ctx, stop := cli.SignalContext()
-	defer stop()
-	em := status.New("broker")
-	return cli.ExitReporting(em, os.Stderr, embedded.RunBroker(ctx, cfg, em, cli.Logger("broker")))
+	return runUntilSignal("broker", func(ctx context.Context, em *status.Emitter, log *slog.Logger) error {
+		return embedded.RunBroker(ctx, cfg, em, log)
+	})
 }
 
 // storeMain runs the embedded MongoDB-wire store role.
@@ -47,10 +48,9 @@ func storeMain(args []string) int {
 	if cfg.Latency < 0 || cfg.Latency > time.Minute {
 		return cli.Exit(os.Stderr, cli.Usagef("--latency must be between 0 and 1m, got %s", cfg.Latency))
 	}
-	ctx, stop := cli.SignalContext()
-	defer stop()
-	em := status.New("store")
-	return cli.ExitReporting(em, os.Stderr, embedded.RunStore(ctx, cfg, em, cli.Logger("store")))
+	return runUntilSignal("store", func(ctx context.Context, em *status.Emitter, log *slog.Logger) error {
+		return embedded.RunStore(ctx, cfg, em, log)
+	})
 }
 
 // kafkaNodeMain runs one node of --cluster N's Apache Kafka cluster (a JVM
@@ -67,8 +67,16 @@ func kafkaNodeMain(args []string) int {
 	if cfg.Dir == "" || cfg.Name == "" || cfg.ClasspathFile == "" {
 		return cli.Exit(os.Stderr, cli.Usagef("kafka-node needs --dir, --name and --classpath-file"))
 	}
+	return runUntilSignal(cfg.Name, func(ctx context.Context, em *status.Emitter, log *slog.Logger) error {
+		return cluster.RunNode(ctx, cfg, em, log)
+	})
+}
+
+// runUntilSignal runs a role until SIGINT or SIGTERM, its status events and
+// logs under name, and exits as the role's error says.
+func runUntilSignal(name string, run func(context.Context, *status.Emitter, *slog.Logger) error) int {
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	em := status.New(cfg.Name)
-	return cli.ExitReporting(em, os.Stderr, cluster.RunNode(ctx, cfg, em, cli.Logger(cfg.Name)))
+	em := status.New(name)
+	return cli.ExitReporting(em, os.Stderr, run(ctx, em, cli.Logger(name)))
 }

@@ -15,8 +15,6 @@ package current
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -98,9 +96,7 @@ func Main(args []string) int {
 
 // NewGroupID is the seed's f"demo-current-{uuid4().hex[:8]}".
 func NewGroupID() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b) // never fails on supported platforms
-	return kafkacfg.CurrentGroupPrefix + hex.EncodeToString(b)
+	return kafkacfg.FreshGroup(kafkacfg.CurrentGroupPrefix)
 }
 
 // Run consumes until ctx ends, serving the state over HTTP.

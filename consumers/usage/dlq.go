@@ -121,7 +121,7 @@ func (d *deadLetter) ensureTopic(ctx context.Context) error {
 
 // load reads the dead-letter topic from its low to its high watermarks.
 func (d *deadLetter) load(ctx context.Context) error {
-	c, err := kafka.NewConsumer(kafkacfg.DeadLetterReader(d.brokers, kafkacfg.AuditGroupPrefix+"dlq-"+randHex8()))
+	c, err := kafka.NewConsumer(kafkacfg.DeadLetterReader(d.brokers, kafkacfg.FreshGroup(kafkacfg.AuditGroupPrefix+"dlq-")))
 	if err != nil {
 		return err
 	}

@@ -1,14 +1,9 @@
 package usage
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
-	"reflect"
 	"sync"
 	"time"
-
-	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
 
 // EffectDelay is how long every usage write is held before it reaches the
@@ -73,43 +68,4 @@ func (e *EffectDelay) hold(ctx context.Context) bool {
 			return false
 		}
 	}
-}
-
-// cgmdMagic starts librdkafka's serialized consumer group metadata.
-const cgmdMagic = "CGMDv2:"
-
-// parseGroupMetadata reads the member id and generation out of
-// kafka.ConsumerGroupMetadata ("", -1 when it is not in the known form).
-func parseGroupMetadata(md *kafka.ConsumerGroupMetadata) (member string, generation int32) {
-	// No accessor: the bytes are read by reflection (reading an unexported
-	// slice is allowed; only Interface and Set are not).
-	v := reflect.ValueOf(md).Elem().FieldByName("serialized")
-	if !v.IsValid() || v.Kind() != reflect.Slice {
-		return "", -1
-	}
-	member, generation, ok := parseCGMD(v.Bytes())
-	if !ok {
-		return "", -1
-	}
-	return member, generation
-}
-
-// parseCGMD decodes "CGMDv2:", the generation (native int32), the group
-// id and the member id (both NUL-terminated); the instance id after them
-// is not needed.
-func parseCGMD(b []byte) (member string, generation int32, ok bool) {
-	if len(b) < len(cgmdMagic)+4 || string(b[:len(cgmdMagic)]) != cgmdMagic {
-		return "", 0, false
-	}
-	b = b[len(cgmdMagic):]
-	generation = int32(binary.NativeEndian.Uint32(b[:4]))
-	_, rest, ok := bytes.Cut(b[4:], []byte{0}) // the group id
-	if !ok {
-		return "", 0, false
-	}
-	id, _, ok := bytes.Cut(rest, []byte{0})
-	if !ok {
-		return "", 0, false
-	}
-	return string(id), generation, true
 }

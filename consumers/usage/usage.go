@@ -145,7 +145,7 @@ const EarliestGroupPrefix = kafkacfg.UsageGroupID + "-earliest-"
 // it gets a fresh one: the article's rule can then be shown both ways.
 func (c Config) ResolveGroup() string {
 	if c.Reset == "earliest" && !c.GroupExplicit {
-		return EarliestGroupPrefix + randHex8()
+		return kafkacfg.FreshGroup(EarliestGroupPrefix)
 	}
 	return c.Group
 }

@@ -274,51 +274,62 @@ func lostWith(o Observation, acks string) []board.LostWrite {
 func frozenUnderSessionTimeout(acks lesson.Acks, frozen, moved string) Check {
 	return between(fmt.Sprintf("acks=%s: the followers, frozen under the %s session timeout, stayed in the ISR; one of them was elected", acks, acksFreezeBound),
 		frozen, moved, func(f, m Observation) (bool, string) {
-			var lens []string
-			ok := true
-			var longest time.Duration
-			for i := 1; i <= clusterBrokers; i++ {
-				p := f.Proc(board.ClusterBroker(i))
-				if p.FrozenAt.IsZero() || !p.ThawedAt.After(p.FrozenAt) {
-					continue
-				}
-				d := p.ThawedAt.Sub(p.FrozenAt)
-				longest = max(longest, d)
-				lens = append(lens, fmt.Sprintf("%s %.1f s", p.Name, d.Seconds()))
-			}
-			ok = len(lens) > 0 && longest < acksFreezeBound
-			var moves []string
-			for _, r := range f.Parts.Rows {
-				if !r.LeaderDown {
-					continue
-				}
-				var now *board.PartitionRow
-				for i := range m.Parts.Rows {
-					if m.Parts.Rows[i].Partition == r.Partition {
-						now = &m.Parts.Rows[i]
-					}
-				}
-				if now == nil || now.Leaderless || now.Leader == r.Leader || !slices.Contains(r.ISR, now.Leader) {
-					ok = false
-					moves = append(moves, fmt.Sprintf("p%d leader %d, ISR %s: no leader from it", r.Partition, r.Leader, board.NodeList(r.ISR)))
-					continue
-				}
-				// Both followers still in: none was fenced.
-				for _, n := range r.Replicas {
-					if n != r.Leader && !slices.Contains(now.ISR, n) {
-						ok = false
-					}
-				}
-				took := ""
-				if now.LastMove != nil && now.LastMove.After > 0 {
-					took = fmt.Sprintf(" %.1f s after the crash", now.LastMove.After.Seconds())
-				}
-				moves = append(moves, fmt.Sprintf("p%d leader %d → %d%s, from its ISR %s; ISR now %s",
-					r.Partition, r.Leader, now.Leader, took, board.NodeList(r.ISR), board.NodeList(now.ISR)))
-			}
-			ok = ok && len(moves) > 0
+			lens, longest := frozenSpans(f)
+			moves, elected := electedFromISR(f, m)
+			ok := len(lens) > 0 && longest < acksFreezeBound && elected && len(moves) > 0
 			return ok, fmt.Sprintf("frozen %s; %s", orDash(strings.Join(lens, ", ")), orDash(strings.Join(moves, "; ")))
 		})
+}
+
+// frozenSpans lists how long each broker frozen and thawed by o stayed
+// frozen, and the longest of those spans.
+func frozenSpans(o Observation) (lens []string, longest time.Duration) {
+	for i := 1; i <= clusterBrokers; i++ {
+		p := o.Proc(board.ClusterBroker(i))
+		if p.FrozenAt.IsZero() || !p.ThawedAt.After(p.FrozenAt) {
+			continue
+		}
+		d := p.ThawedAt.Sub(p.FrozenAt)
+		longest = max(longest, d)
+		lens = append(lens, fmt.Sprintf("%s %.1f s", p.Name, d.Seconds()))
+	}
+	return lens, longest
+}
+
+// electedFromISR describes, for each partition whose leader was down at f,
+// the leader m shows; elected is false when one has no leader from the
+// ISR it had, or lost a follower from its ISR (fenced).
+func electedFromISR(f, m Observation) (moves []string, elected bool) {
+	elected = true
+	for _, r := range f.Parts.Rows {
+		if !r.LeaderDown {
+			continue
+		}
+		var now *board.PartitionRow
+		for i := range m.Parts.Rows {
+			if m.Parts.Rows[i].Partition == r.Partition {
+				now = &m.Parts.Rows[i]
+			}
+		}
+		if now == nil || now.Leaderless || now.Leader == r.Leader || !slices.Contains(r.ISR, now.Leader) {
+			elected = false
+			moves = append(moves, fmt.Sprintf("p%d leader %d, ISR %s: no leader from it", r.Partition, r.Leader, board.NodeList(r.ISR)))
+			continue
+		}
+		// Both followers still in: none was fenced.
+		for _, n := range r.Replicas {
+			if n != r.Leader && !slices.Contains(now.ISR, n) {
+				elected = false
+			}
+		}
+		took := ""
+		if now.LastMove != nil && now.LastMove.After > 0 {
+			took = fmt.Sprintf(" %.1f s after the crash", now.LastMove.After.Seconds())
+		}
+		moves = append(moves, fmt.Sprintf("p%d leader %d → %d%s, from its ISR %s; ISR now %s",
+			r.Partition, r.Leader, now.Leader, took, board.NodeList(r.ISR), board.NodeList(now.ISR)))
+	}
+	return moves, elected
 }
 
 // writesLost: at the second mark, with the audit caught up, writes
@@ -429,16 +440,11 @@ var acksLoss = Scenario{
 			},
 			Mark: "start",
 		},
-		{
-			Title: "Switch to acks=1",
-			Say: "acks=1: the leader confirms a write as soon as it wrote it, without waiting for any follower. " +
-				"librdkafka allows idempotence only with acks=all, so the producer runs without it: a retry " +
+		switchAcks(lesson.AcksLeader, "Switch to acks=1",
+			"acks=1: the leader confirms a write as soon as it wrote it, without waiting for any follower. "+
+				"librdkafka allows idempotence only with acks=all, so the producer runs without it: a retry "+
 				"after a lost confirmation can be written twice. The producer flushes and starts again with it.",
-			Watch: "\"acks=1 in force\" on the watch line.",
-			Event: "acks=1 in force",
-			Press: &Press{Action: action.Acks, Process: board.Producer, Value: string(lesson.AcksLeader)},
-			Until: acksRunning(lesson.AcksLeader), Timeout: 30 * time.Second,
-		},
+			""),
 		{
 			Title: "Freeze followers, kill leader",
 			Say: "The dashboard freezes (SIGSTOP) the two followers: they stop copying, but the controller keeps " +
@@ -486,16 +492,10 @@ var acksLoss = Scenario{
 			Tell: tellLost,
 			Mark: "acks1-after",
 		},
-		{
-			Title: "Back to acks=all",
-			Say: "acks=all (idempotent again): the leader confirms only once every in-sync replica has the " +
+		switchAcks(lesson.AcksAll, "Back to acks=all",
+			"acks=all (idempotent again): the leader confirms only once every in-sync replica has the "+
 				"write. The producer flushes and starts again with it.",
-			Watch: "\"acks=all in force\" on the watch line.",
-			Event: "acks=all in force",
-			Do:    "resume producer",
-			Press: &Press{Action: action.Acks, Process: board.Producer, Value: string(lesson.AcksAll)},
-			Until: acksRunning(lesson.AcksAll), Timeout: 30 * time.Second,
-		},
+			"resume producer"),
 		{
 			Title: "The same freeze with acks=all",
 			Say: "The same steps: freeze the followers, kill the leader, thaw them. This time the leader cannot " +
@@ -552,4 +552,19 @@ var acksLoss = Scenario{
 		nothingLostWithAll("all-frozen", "all-after"),
 	},
 	CleanupFrom: thawAll,
+}
+
+// switchAcks is the step that switches the producer to acks to and waits
+// until it runs with them; do is a script line run first ("" for none).
+func switchAcks(to lesson.Acks, title, say, do string) Step {
+	inForce := "acks=" + string(to) + " in force"
+	return Step{
+		Title: title,
+		Say:   say,
+		Watch: "\"" + inForce + "\" on the watch line.",
+		Event: inForce,
+		Do:    do,
+		Press: &Press{Action: action.Acks, Process: board.Producer, Value: string(to)},
+		Until: acksRunning(to), Timeout: 30 * time.Second,
+	}
 }

@@ -193,27 +193,19 @@ var catalog = []Scenario{
 				Press: &Press{Action: action.CrashAt, Process: board.Usage},
 				Mark:  "crashed",
 			},
-			{
-				Title: "Restart (naive)",
-				Say: "It reloads the old checkpoint and resumes from the last auto-commit: the delta it " +
+			resumedStep("Restart (naive)",
+				"It reloads the old checkpoint and resumes from the last auto-commit: the delta it "+
 					"already wrote is written again. Then a pause to measure.",
-				Watch: "The drift turns positive: the verdict says overcount.",
-				Press: &Press{Action: action.Restart, Process: board.Usage},
-				Until: usageResumed, Stable: 500 * time.Millisecond,
-				Then: measure,
-				Mark: "naive-after",
-			},
-			{
-				Title: "Switch to guarded",
-				Say: "Guarded mode writes each effect under the identity of its message (topic/partition/" +
-					"offset), moves the checkpoint only forward, and commits an offset only once its effect " +
+				"The drift turns positive: the verdict says overcount.",
+				&Press{Action: action.Restart, Process: board.Usage},
+				"naive-after"),
+			resumedStep("Switch to guarded",
+				"Guarded mode writes each effect under the identity of its message (topic/partition/"+
+					"offset), moves the checkpoint only forward, and commits an offset only once its effect "+
 					"is durable.",
-				Watch: "mode guarded in the consumer-usage line.",
-				Press: &Press{Action: action.Mode, Process: board.Usage, Value: "guarded"},
-				Until: usageResumed, Stable: 500 * time.Millisecond,
-				Then: measure,
-				Mark: "guarded-before",
-			},
+				"mode guarded in the consumer-usage line.",
+				&Press{Action: action.Mode, Process: board.Usage, Value: "guarded"},
+				"guarded-before"),
 			{
 				Title: "Same crash, guarded",
 				Say:   "Publishing again; the same crash point, in guarded mode.",
@@ -223,16 +215,12 @@ var catalog = []Scenario{
 				Press: &Press{Action: action.CrashAt, Process: board.Usage},
 				Mark:  "guarded-crashed",
 			},
-			{
-				Title: "Restart (guarded)",
-				Say: "The message is read again, its usage record already exists (a no-op) and the " +
+			resumedStep("Restart (guarded)",
+				"The message is read again, its usage record already exists (a no-op) and the "+
 					"checkpoint moves on: the window is closed. Then a pause to measure.",
-				Watch: "The drift does not move.",
-				Press: &Press{Action: action.Restart, Process: board.Usage},
-				Until: usageResumed, Stable: 500 * time.Millisecond,
-				Then: measure,
-				Mark: "guarded-after",
-			},
+				"The drift does not move.",
+				&Press{Action: action.Restart, Process: board.Usage},
+				"guarded-after"),
 			{
 				Title: "Publishing again",
 				Say:   "Two writes without a transaction need idempotent effects, or the window stays open.",
@@ -271,27 +259,18 @@ var catalog = []Scenario{
 				Then: measure,
 				Mark: "before",
 			},
-			{
-				Title: "Guarded + earliest",
-				Say: "Reset earliest with a fresh group: the whole topic is read again from the first " +
+			replayStep("Guarded + earliest",
+				"Reset earliest with a fresh group: the whole topic is read again from the first "+
 					"message. Every effect is already in the store, so reprocessing changes nothing.",
-				Watch: "reset earliest and a new group in the consumer-usage line; the drift stays put.",
-				Press: &Press{Action: action.Reset, Process: board.Usage, Value: "earliest"},
-				// A replay of the whole topic: long after a long session.
-				Until: usageResumed, Stable: 500 * time.Millisecond, Timeout: replayTimeout,
-				Then: measure,
-				Mark: "guarded-earliest",
-			},
-			{
-				Title: "Naive + earliest",
-				Say: "The article's code with earliest: every delta since the beginning of the topic is " +
+				"reset earliest and a new group in the consumer-usage line; the drift stays put.",
+				&Press{Action: action.Reset, Process: board.Usage, Value: "earliest"},
+				"guarded-earliest"),
+			replayStep("Naive + earliest",
+				"The article's code with earliest: every delta since the beginning of the topic is "+
 					"inserted a second time.",
-				Watch: "rec climbs past exp: overcount on every sensor.",
-				Press: &Press{Action: action.Mode, Process: board.Usage, Value: "naive"},
-				Until: usageResumed, Stable: 500 * time.Millisecond, Timeout: replayTimeout,
-				Then: measure,
-				Mark: "naive-earliest",
-			},
+				"rec climbs past exp: overcount on every sensor.",
+				&Press{Action: action.Mode, Process: board.Usage, Value: "naive"},
+				"naive-earliest"),
 			{
 				Title: "The rule",
 				Say: "Idempotent processing may replay (earliest); additive processing must not (latest), " +
@@ -358,4 +337,27 @@ var catalog = []Scenario{
 	keyOrdering,
 	acksLoss,
 	partitionsAdded,
+}
+
+// resumedStep is the step that presses press, waits until consumer-usage
+// runs again and measures mark.
+func resumedStep(title, say, watch string, press *Press, mark string) Step {
+	return Step{
+		Title: title,
+		Say:   say,
+		Watch: watch,
+		Press: press,
+		Until: usageResumed, Stable: 500 * time.Millisecond,
+		Then: measure,
+		Mark: mark,
+	}
+}
+
+// replayStep is resumedStep where consumer-usage reads the whole topic
+// again.
+func replayStep(title, say, watch string, press *Press, mark string) Step {
+	s := resumedStep(title, say, watch, press, mark)
+	// A replay of the whole topic: long after a long session.
+	s.Timeout = replayTimeout
+	return s
 }

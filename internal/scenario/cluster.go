@@ -447,15 +447,9 @@ var minInsync = Scenario{
 			Until: producerAcked, Timeout: 2 * time.Minute,
 			Mark: "landed",
 		},
-		{
-			Title: "All back",
-			Say:   "Restart broker-2 too: the ISR is whole again.",
-			Watch: "isr [1 2 3] on every partition, then each led by its preferred replica again (t shows it).",
-			Press: &Press{Action: action.Restart, Process: victim},
-			Until: wholeAgain, Timeout: 2 * time.Minute,
-			Then: measure,
-			Mark: "after",
-		},
+		restartUntilWhole(victim, "All back",
+			"Restart broker-2 too: the ISR is whole again.",
+			"isr [1 2 3] on every partition, then each led by its preferred replica again (t shows it)."),
 	},
 	Checks: []Check{
 		writesRefused("refused", "held"),
@@ -504,15 +498,9 @@ var keyOrdering = Scenario{
 			Tell: tellMovedOff(2),
 			Mark: "moved",
 		},
-		{
-			Title: "Back, and read the topic",
-			Say:   "Restart broker-2. Then the audit reads the whole topic: where each sensor's records are, and whether any came out of order.",
-			Watch: "t: \"each in its key's partition, in order\" on the keys line; the checks say the same.",
-			Press: &Press{Action: action.Restart, Process: victim},
-			Until: wholeAgain, Timeout: 2 * time.Minute,
-			Then: measure,
-			Mark: "after",
-		},
+		restartUntilWhole(victim, "Back, and read the topic",
+			"Restart broker-2. Then the audit reads the whole topic: where each sensor's records are, and whether any came out of order.",
+			"t: \"each in its key's partition, in order\" on the keys line; the checks say the same."),
 	},
 	Checks: []Check{
 		keysPlaced("after"),
@@ -520,4 +508,18 @@ var keyOrdering = Scenario{
 		matchesAudit("after"),
 	},
 	Cleanup: "resume producer\nstart " + victim,
+}
+
+// restartUntilWhole is the step that restarts broker and, once every
+// partition's ISR is whole again, measures the "after" mark.
+func restartUntilWhole(broker, title, say, watch string) Step {
+	return Step{
+		Title: title,
+		Say:   say,
+		Watch: watch,
+		Press: &Press{Action: action.Restart, Process: broker},
+		Until: wholeAgain, Timeout: 2 * time.Minute,
+		Then: measure,
+		Mark: "after",
+	}
 }

@@ -414,27 +414,7 @@ func usageOverCounted(what, mark string, guarded bool) Check {
 		Needs: []string{mark},
 		Eval: func(m Marks) (bool, string) {
 			o := m[mark]
-			moved := movedSet(o)
-			var over, wrong []string
-			again := 0
-			for _, r := range o.Usage.Rows {
-				_, isMoved := moved[r.SensorID]
-				kinds := map[string]int{}
-				for _, c := range r.Causes {
-					kinds[c.Kind]++
-				}
-				again += kinds["counted-again"]
-				switch {
-				case r.Drift == nil:
-					wrong = append(wrong, r.SensorID+" not compared")
-				case !isMoved && r.Verdict != board.VerdictExact:
-					wrong = append(wrong, fmt.Sprintf("%s (not moved) %s", r.SensorID, r.Verdict))
-				case isMoved && r.Verdict == board.VerdictOver && kinds["stale-reading"] > 0:
-					over = append(over, fmt.Sprintf("%s %+.2f h", strings.TrimPrefix(r.SensorID, "sensor-"), r.Drift.Hours()))
-				case isMoved && r.Verdict != board.VerdictExact:
-					wrong = append(wrong, fmt.Sprintf("%s %s", r.SensorID, r.Verdict))
-				}
-			}
+			over, wrong, again := staleOverCounts(o)
 			obs := strings.Join(first(over, 4), ", ") + " (stale readings)"
 			if guarded {
 				obs = fmt.Sprintf("%d counted twice; %s", again, obs)
@@ -449,6 +429,32 @@ func usageOverCounted(what, mark string, guarded bool) Check {
 			return ok, obs
 		},
 	}
+}
+
+// staleOverCounts sorts o's usage rows for usageOverCounted: over lists the
+// moved sensors over-counted by stale readings, wrong every other row that
+// is not as the lesson says, again the messages counted twice.
+func staleOverCounts(o Observation) (over, wrong []string, again int) {
+	moved := movedSet(o)
+	for _, r := range o.Usage.Rows {
+		_, isMoved := moved[r.SensorID]
+		kinds := map[string]int{}
+		for _, c := range r.Causes {
+			kinds[c.Kind]++
+		}
+		again += kinds["counted-again"]
+		switch {
+		case r.Drift == nil:
+			wrong = append(wrong, r.SensorID+" not compared")
+		case !isMoved && r.Verdict != board.VerdictExact:
+			wrong = append(wrong, fmt.Sprintf("%s (not moved) %s", r.SensorID, r.Verdict))
+		case isMoved && r.Verdict == board.VerdictOver && kinds["stale-reading"] > 0:
+			over = append(over, fmt.Sprintf("%s %+.2f h", strings.TrimPrefix(r.SensorID, "sensor-"), r.Drift.Hours()))
+		case isMoved && r.Verdict != board.VerdictExact:
+			wrong = append(wrong, fmt.Sprintf("%s %s", r.SensorID, r.Verdict))
+		}
+	}
+	return over, wrong, again
 }
 
 // backToThree: the recreated topic has 3 partitions, every key in the one
