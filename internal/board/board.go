@@ -209,15 +209,18 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// Apply feeds one input to the board. It reports whether the value was a
-// board input; anything else is ignored, so a UI can forward every message.
-func (b *Board) Apply(in any) bool {
+// Apply feeds one input to the board. It reports whether the board took
+// it: a Narration is the front end's, not the board's.
+func (b *Board) Apply(in Input) bool {
+	if _, ok := in.(frontEnds); ok {
+		return false
+	}
 	in = shownInput(in)
 	return b.applyProcess(in) || b.applyPoll(in) || b.applyControl(in)
 }
 
 // applyProcess takes what the supervised processes do and say.
-func (b *Board) applyProcess(in any) bool {
+func (b *Board) applyProcess(in Input) bool {
 	switch v := in.(type) {
 	case ProcStarted:
 		b.procStarted(v)
@@ -244,7 +247,7 @@ func (b *Board) applyProcess(in any) bool {
 }
 
 // applyPoll takes the clock and the pollers' readings.
-func (b *Board) applyPoll(in any) bool {
+func (b *Board) applyPoll(in Input) bool {
 	switch v := in.(type) {
 	case Tick:
 		if v.Now.After(b.now) {
@@ -274,7 +277,7 @@ func (b *Board) applyPoll(in any) bool {
 }
 
 // applyControl takes what a person or a script asked for.
-func (b *Board) applyControl(in any) bool {
+func (b *Board) applyControl(in Input) bool {
 	switch v := in.(type) {
 	case Action:
 		b.event(v.At, "", LevelAction, v.Text)

@@ -21,7 +21,7 @@ func all() []string { return []string{Producer, Current, Usage, Query} }
 func newBoard(inputs ...any) *Board {
 	b := New(all(), Config{Brokers: "127.0.0.1:9092", Mongo: "mongodb://127.0.0.1:27017"})
 	for _, in := range inputs {
-		if !b.Apply(in) {
+		if bi, ok := in.(Input); !ok || !b.Apply(bi) {
 			panic(fmt.Sprintf("not an input: %T", in))
 		}
 	}
@@ -68,7 +68,7 @@ func TestNewOrdersCanonically(t *testing.T) {
 	if k := b.Process(Store).Key; k != 6 {
 		t.Fatalf("store key = %d, want 6", k)
 	}
-	if b.Apply("not an input") {
+	if _, ok := any("not an input").(Input); ok {
 		t.Fatal("Apply accepted a string")
 	}
 }
@@ -1074,7 +1074,7 @@ func TestReportJSON(t *testing.T) {
 func TestKeylessCrashNamesTheLogFile(t *testing.T) {
 	b := New(all(), Config{RunDir: "/tmp/krl-run-1"})
 	b.SetKeyless()
-	for _, in := range []any{
+	for _, in := range []Input{
 		ProcStarted{Name: Usage, PID: 11, At: at(0)},
 		ProcLog{Name: Usage, At: at(0.4), Line: "panic: boom"},
 		ProcExited{Name: Usage, PID: 11, At: at(1), ExitCode: 2},
