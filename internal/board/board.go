@@ -192,7 +192,7 @@ func New(processes []string, cfg Config) *Board {
 		}
 		seen[n] = true
 		b.order = append(b.order, n)
-		b.procs[n] = &proc{name: n, state: Starting, redelivered: -1}
+		b.procs[n] = newProc(n, Starting)
 	}
 	sort.SliceStable(b.order, func(i, j int) bool { return rank(b.order[i]) < rank(b.order[j]) })
 	return b

@@ -190,7 +190,7 @@ func (b *Board) commitsApply() bool {
 // The next poll (every 500 ms) settles it; a failing poll is shown stale.
 func (b *Board) hwmBeforeQuiet() bool {
 	prod := b.procs[Producer]
-	return b.hwmErr == nil && prod != nil && !prod.quietSince.IsZero() && !b.hwmAt.After(prod.quietSince)
+	return b.hwmErr == nil && prod != nil && !prod.producer.quietSince.IsZero() && !b.hwmAt.After(prod.producer.quietSince)
 }
 
 func (b *Board) usageLag() Lag {
@@ -272,7 +272,7 @@ func (b *Board) ReplayProgress() (done, total int64, frac float64) {
 		total += max(0, hwm)
 	}
 	switch {
-	case p.caughtUp:
+	case p.current.caughtUp:
 		return done, total, 1
 	case total > 0:
 		return done, total, float64(done) / float64(total)
@@ -296,7 +296,7 @@ func (b *Board) CaughtUp() bool {
 // producerOrCurrentBehind is CaughtUp's rule for the producer's pause and
 // consumer-current: what keeps it false, in words ("" when neither does).
 func (b *Board) producerOrCurrentBehind() string {
-	if p := b.procs[Producer]; p != nil && p.alive() && p.pauseAsked == OpPause {
+	if p := b.procs[Producer]; p != nil && p.alive() && p.producer.pauseAsked == OpPause {
 		return "the producer has not confirmed its pause (still flushing)"
 	}
 	if p := b.procs[Current]; p != nil {
@@ -305,7 +305,7 @@ func (b *Board) producerOrCurrentBehind() string {
 			return Current + " is not running"
 		case p.state == Retrying:
 			return Current + " is retrying the broker"
-		case !p.caughtUp:
+		case !p.current.caughtUp:
 			return Current + " has not caught up"
 		}
 	}
@@ -360,8 +360,8 @@ func (b *Board) UsageCaughtUp() bool {
 	if b.usageUnready(p, l) != "" {
 		return false
 	}
-	if prod := b.procs[Producer]; prod != nil && (prod.paused || !prod.alive()) {
-		return b.settled(prod.quietSince)
+	if prod := b.procs[Producer]; prod != nil && (prod.producer.paused || !prod.alive()) {
+		return b.settled(prod.producer.quietSince)
 	}
 	if l.Messages == 0 {
 		return true

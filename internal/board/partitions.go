@@ -83,7 +83,7 @@ func (b *Board) partitions(v Partitions) {
 		b.noteGrowth(v.At, b.parts.rows, rows)
 	}
 	b.parts.rows, b.parts.topic, b.parts.minISR, b.parts.at, b.parts.seen = rows, v.Topic, v.MinISR, v.At, true
-	if p := b.procs[Producer]; p != nil && p.alive() && !p.blockedSince.IsZero() {
+	if p := b.procs[Producer]; p != nil && p.alive() && !p.producer.blockedSince.IsZero() {
 		b.sayBlocked(v.At, p, false)
 	}
 }

@@ -168,7 +168,7 @@ func (b *Board) currentFreshness(p *proc, thisRun bool) (Freshness, string) {
 		return Waiting, "waiting for consumer-current's state"
 	case !b.now.IsZero() && b.now.Sub(b.sensorsAt) > StaleAfter:
 		return Stale, fmt.Sprintf("no answer from consumer-current for %s", roundSecs(b.now.Sub(b.sensorsAt)))
-	case !p.caughtUp && !b.sensorsCU:
+	case !p.current.caughtUp && !b.sensorsCU:
 		return Rebuilding, "rebuilding from earliest"
 	}
 	return Live, "live"

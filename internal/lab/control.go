@@ -85,7 +85,7 @@ func (l *Lab) TogglePause() (paused bool, err error) {
 	defer l.pauseMu.Unlock()
 	var v board.ProcView
 	l.Observe(func(b *board.Board) { v = b.Process(board.Producer) })
-	want := !v.PausedOrPausing()
+	want := !v.Producer.PausedOrPausing()
 	return want, l.setPausedLocked(want)
 }
 
