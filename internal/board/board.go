@@ -97,9 +97,7 @@ type Board struct {
 	hwmHistory      []hwmSample
 	committed       map[int32]int64
 	commitGroup     string
-	commitAt        time.Time
-	commitSeen      bool
-	commitErr       error
+	commitRead      reading
 
 	lagHist map[string][]int64
 	// statusHist: the samples each consumer's LagStatus is judged over.
@@ -109,15 +107,11 @@ type Board struct {
 	sampledAt time.Time
 
 	sensors     []SensorState
-	sensorsAt   time.Time
-	sensorsSeen bool
 	sensorsCU   bool
-	sensorsErr  error
-	sensorsErAt time.Time
+	sensorsRead reading
 
 	usage     map[string]UsageTotals
-	usageAt   time.Time
-	usageSeen bool
+	usageRead reading
 	// causeGroups: the groups of drift causes the timeline has named, and
 	// when each was first seen.
 	causeGroups map[string]time.Time
@@ -125,15 +119,11 @@ type Board struct {
 	// first, so the why view can say when a writer took a partition.
 	takes     map[string][]take
 	causesErr error
-	usageErr  error
-	usageErAt time.Time
 	// expectErr: the latest cut could not say what the audit expects.
 	expectErr error
 
 	truth        map[string]Truth
-	truthAt      time.Time
-	truthSeen    bool
-	truthErr     error
+	truthRead    reading
 	auditCount   int64
 	auditThrough map[int32]int64
 
@@ -152,6 +142,16 @@ type Board struct {
 	rebalanceFrom time.Time
 	rebalanceGen  int32
 	rebalanceTo   int32
+}
+
+// reading is what one poller's answers left: the latest successful one
+// (at; seen once one came) and the latest failure (err at errAt; nil once
+// a reading succeeds again).
+type reading struct {
+	at    time.Time
+	seen  bool
+	err   error
+	errAt time.Time
 }
 
 type hwmSample struct {

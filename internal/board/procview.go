@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/role"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
@@ -386,4 +387,15 @@ func (b *Board) HoldsWrites(name string) bool {
 func (b *Board) Blocked(name string) bool {
 	p := b.procs[name]
 	return p != nil && p.alive() && p.producer != nil && !p.producer.blockedSince.IsZero()
+}
+
+// strategy is the process's role's strategy in words (its running
+// incarnation's offset reset, else the next start's).
+func (b *Board) strategy(p *proc) string {
+	r, n, _ := role.Of(p.name)
+	reset := b.reset
+	if p.alive() && p.reset != "" {
+		reset = p.reset
+	}
+	return r.Strategy.Say(reset, n)
 }

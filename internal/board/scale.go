@@ -310,12 +310,12 @@ func ShortMember(m string) string {
 // now, from the group's committed offsets: used once the group is scaled,
 // where the group's total belongs to no single row.
 func (b *Board) ownedLag(p *proc) Lag {
-	l := Lag{Applies: true, Stale: b.hwmErr != nil || b.commitErr != nil}
+	l := Lag{Applies: true, Stale: b.hwmErr != nil || b.commitRead.err != nil}
 	switch {
 	case !p.alive():
 		l.Down = true
 		return l
-	case len(p.usage.partitions) == 0 || b.hwm == nil || b.hwmBeforeQuiet() || !b.commitSeen ||
+	case len(p.usage.partitions) == 0 || b.hwm == nil || b.hwmBeforeQuiet() || !b.commitRead.seen ||
 		(p.groupID != "" && b.commitGroup != "" && p.groupID != b.commitGroup):
 		l.NoData = true
 		return l
