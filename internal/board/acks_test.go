@@ -18,7 +18,7 @@ func lost(p int32, off int64, sensor string, ts int64) LostWrite {
 func TestAcksSettingAndSwitch(t *testing.T) {
 	b := newBoard(ProcStarted{Name: Producer, PID: 7, At: at(0)},
 		ev(Producer, 0.1, status.Event{Type: status.Started, PID: 7, Acks: "all"}))
-	if v := b.Acks(); v.Setting != "all" || v.Running != "all" || b.Process(Producer).Acks != "all" {
+	if v := b.Acks(); v.Setting != "all" || v.Running != "all" || b.Process(Producer).Producer.Acks != "all" {
 		t.Fatalf("start: %+v", v)
 	}
 	b.Apply(AcksSetting{At: at(1), Acks: "1"})
@@ -29,8 +29,8 @@ func TestAcksSettingAndSwitch(t *testing.T) {
 		t.Fatalf("asked, not switched yet: %+v", v)
 	}
 	b.Apply(ev(Producer, 1.5, status.Event{Type: status.AcksSet, Acks: "1", Count: 10, Millis: 496}))
-	if !hasEvent(b, Producer, "acks=1 in force: 10 records flushed first, new producer in 496 ms") || b.Process(Producer).Acks != "1" {
-		t.Fatalf("switched: %q, row %q", lastEvent(b), b.Process(Producer).Acks)
+	if !hasEvent(b, Producer, "acks=1 in force: 10 records flushed first, new producer in 496 ms") || b.Process(Producer).Producer.Acks != "1" {
+		t.Fatalf("switched: %q, row %q", lastEvent(b), b.Process(Producer).Producer.Acks)
 	}
 	// A refused switch says so and keeps the setting the producer kept.
 	b.Apply(AcksSetting{At: at(2), Acks: "all"})
@@ -40,7 +40,7 @@ func TestAcksSettingAndSwitch(t *testing.T) {
 	}
 	// Down, the row says what it starts with.
 	b.Apply(ProcExited{Name: Producer, PID: 7, At: at(3), Signal: "SIGKILL"})
-	if v := b.Acks(); v.Running != "" || b.Process(Producer).Acks != "1" {
+	if v := b.Acks(); v.Running != "" || b.Process(Producer).Producer.Acks != "1" {
 		t.Fatalf("down: %+v", v)
 	}
 }
@@ -105,7 +105,7 @@ func TestBlockedCauseWithAcksOne(t *testing.T) {
 		t.Fatalf("ISR event: %q", lastEvent(b))
 	}
 	b.Apply(ev(Producer, 3, status.Event{Type: status.Blocked, Count: 5, Millis: 2500, Error: "Local: Broker transport failure"}))
-	if got := b.Process(Producer).BlockedCause; got != "Local: Broker transport failure" {
+	if got := b.Process(Producer).Producer.BlockedCause; got != "Local: Broker transport failure" {
 		t.Fatalf("cause %q", got)
 	}
 }

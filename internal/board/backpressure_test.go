@@ -20,8 +20,8 @@ func TestBackpressureLabelAndDuration(t *testing.T) {
 	if v.StateLabel != "backpressure 12s" || v.Level != LevelWarn {
 		t.Fatalf("label %q level %v, want backpressure 12s / warn", v.StateLabel, v.Level)
 	}
-	if v.Backpressure != 12*time.Second || !strings.Contains(v.BackpressureReason, "unreachable") {
-		t.Fatalf("backpressure %s %q", v.Backpressure, v.BackpressureReason)
+	if v.Usage.Backpressure != 12*time.Second || !strings.Contains(v.Usage.BackpressureReason, "unreachable") {
+		t.Fatalf("backpressure %s %q", v.Usage.Backpressure, v.Usage.BackpressureReason)
 	}
 	if !hasEvent(b, Usage, "backpressure: not taking new messages (store unreachable") {
 		t.Fatalf("no backpressure event: %v", b.Events())
@@ -35,8 +35,8 @@ func TestBackpressureLabelAndDuration(t *testing.T) {
 	}
 	b.Apply(ev(Usage, 131, status.Event{Type: status.BackpressureEnded, Millis: 126000}))
 	b.Apply(ev(Usage, 131.1, status.Event{Type: status.Connected, Endpoint: "mongo"}))
-	if v := b.Process(Usage); v.StateLabel != "running" || v.Backpressure != 0 {
-		t.Fatalf("after the end: %q %s", v.StateLabel, v.Backpressure)
+	if v := b.Process(Usage); v.StateLabel != "running" || v.Usage.Backpressure != 0 {
+		t.Fatalf("after the end: %q %s", v.StateLabel, v.Usage.Backpressure)
 	}
 	if !hasEvent(b, Usage, "backpressure ended after 126.0 s") {
 		t.Fatalf("no end event: %v", b.Events())
@@ -45,8 +45,8 @@ func TestBackpressureLabelAndDuration(t *testing.T) {
 	b.Apply(ev(Usage, 140, status.Event{Type: status.Backpressure, Reason: "store slow: x"}))
 	b.Apply(ProcExited{Name: Usage, PID: 10, At: at(141), Signal: "SIGKILL"})
 	b.Apply(ProcStarted{Name: Usage, PID: 11, At: at(142)})
-	if v := b.Process(Usage); v.Backpressure != 0 || strings.Contains(v.StateLabel, "backpressure") {
-		t.Fatalf("after a restart: %q %s", v.StateLabel, v.Backpressure)
+	if v := b.Process(Usage); v.Usage.Backpressure != 0 || strings.Contains(v.StateLabel, "backpressure") {
+		t.Fatalf("after a restart: %q %s", v.StateLabel, v.Usage.Backpressure)
 	}
 }
 

@@ -97,9 +97,7 @@ type Board struct {
 	hwmHistory      []hwmSample
 	committed       map[int32]int64
 	commitGroup     string
-	commitAt        time.Time
-	commitSeen      bool
-	commitErr       error
+	commitRead      reading
 
 	lagHist map[string][]int64
 	// statusHist: the samples each consumer's LagStatus is judged over.
@@ -109,15 +107,11 @@ type Board struct {
 	sampledAt time.Time
 
 	sensors     []SensorState
-	sensorsAt   time.Time
-	sensorsSeen bool
 	sensorsCU   bool
-	sensorsErr  error
-	sensorsErAt time.Time
+	sensorsRead reading
 
 	usage     map[string]UsageTotals
-	usageAt   time.Time
-	usageSeen bool
+	usageRead reading
 	// causeGroups: the groups of drift causes the timeline has named, and
 	// when each was first seen.
 	causeGroups map[string]time.Time
@@ -125,15 +119,11 @@ type Board struct {
 	// first, so the why view can say when a writer took a partition.
 	takes     map[string][]take
 	causesErr error
-	usageErr  error
-	usageErAt time.Time
 	// expectErr: the latest cut could not say what the audit expects.
 	expectErr error
 
 	truth        map[string]Truth
-	truthAt      time.Time
-	truthSeen    bool
-	truthErr     error
+	truthRead    reading
 	auditCount   int64
 	auditThrough map[int32]int64
 
@@ -152,6 +142,16 @@ type Board struct {
 	rebalanceFrom time.Time
 	rebalanceGen  int32
 	rebalanceTo   int32
+}
+
+// reading is what one poller's answers left: the latest successful one
+// (at; seen once one came) and the latest failure (err at errAt; nil once
+// a reading succeeds again).
+type reading struct {
+	at    time.Time
+	seen  bool
+	err   error
+	errAt time.Time
 }
 
 type hwmSample struct {
@@ -192,7 +192,7 @@ func New(processes []string, cfg Config) *Board {
 		}
 		seen[n] = true
 		b.order = append(b.order, n)
-		b.procs[n] = &proc{name: n, state: Starting, redelivered: -1}
+		b.procs[n] = newProc(n, Starting)
 	}
 	sort.SliceStable(b.order, func(i, j int) bool { return rank(b.order[i]) < rank(b.order[j]) })
 	return b
@@ -209,15 +209,18 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// Apply feeds one input to the board. It reports whether the value was a
-// board input; anything else is ignored, so a UI can forward every message.
-func (b *Board) Apply(in any) bool {
+// Apply feeds one input to the board. It reports whether the board took
+// it: a Narration is the front end's, not the board's.
+func (b *Board) Apply(in Input) bool {
+	if _, ok := in.(frontEnds); ok {
+		return false
+	}
 	in = shownInput(in)
 	return b.applyProcess(in) || b.applyPoll(in) || b.applyControl(in)
 }
 
 // applyProcess takes what the supervised processes do and say.
-func (b *Board) applyProcess(in any) bool {
+func (b *Board) applyProcess(in Input) bool {
 	switch v := in.(type) {
 	case ProcStarted:
 		b.procStarted(v)
@@ -244,7 +247,7 @@ func (b *Board) applyProcess(in any) bool {
 }
 
 // applyPoll takes the clock and the pollers' readings.
-func (b *Board) applyPoll(in any) bool {
+func (b *Board) applyPoll(in Input) bool {
 	switch v := in.(type) {
 	case Tick:
 		if v.Now.After(b.now) {
@@ -274,7 +277,7 @@ func (b *Board) applyPoll(in any) bool {
 }
 
 // applyControl takes what a person or a script asked for.
-func (b *Board) applyControl(in any) bool {
+func (b *Board) applyControl(in Input) bool {
 	switch v := in.(type) {
 	case Action:
 		b.event(v.At, "", LevelAction, v.Text)

@@ -21,7 +21,7 @@ func all() []string { return []string{Producer, Current, Usage, Query} }
 func newBoard(inputs ...any) *Board {
 	b := New(all(), Config{Brokers: "127.0.0.1:9092", Mongo: "mongodb://127.0.0.1:27017"})
 	for _, in := range inputs {
-		if !b.Apply(in) {
+		if bi, ok := in.(Input); !ok || !b.Apply(bi) {
 			panic(fmt.Sprintf("not an input: %T", in))
 		}
 	}
@@ -68,7 +68,7 @@ func TestNewOrdersCanonically(t *testing.T) {
 	if k := b.Process(Store).Key; k != 6 {
 		t.Fatalf("store key = %d, want 6", k)
 	}
-	if b.Apply("not an input") {
+	if _, ok := any("not an input").(Input); ok {
 		t.Fatal("Apply accepted a string")
 	}
 }
@@ -529,7 +529,7 @@ func TestReplayProgress(t *testing.T) {
 	}
 	// It showed replaying from its first progress with positions (0.5 s)
 	// to caught up (1.4 s), not from its start.
-	if d := b.Process(Current).ReplayShown; d != 900*time.Millisecond {
+	if d := b.Process(Current).Current.ReplayShown; d != 900*time.Millisecond {
 		t.Fatalf("replay shown %s, want 900ms", d)
 	}
 	// A restart forgets the old progress.
@@ -538,12 +538,12 @@ func TestReplayProgress(t *testing.T) {
 	if _, _, frac := b.ReplayProgress(); frac != 0 {
 		t.Fatalf("progress after restart = %v", frac)
 	}
-	if d := b.Process(Current).ReplayShown; d != 0 {
+	if d := b.Process(Current).Current.ReplayShown; d != 0 {
 		t.Fatalf("replay shown after restart %s", d)
 	}
 	// Caught up before any progress with positions: never shown replaying.
 	b.Apply(ev(Current, 3.1, status.Event{Type: status.CaughtUp, Processed: 10, Millis: 100}))
-	if d := b.Process(Current).ReplayShown; d != 0 {
+	if d := b.Process(Current).Current.ReplayShown; d != 0 {
 		t.Fatalf("replay shown without progress %s", d)
 	}
 }
@@ -981,16 +981,16 @@ func TestProducerPauseAndModes(t *testing.T) {
 		ev(Producer, 2, status.Event{Type: status.Paused}),
 	)
 	p := b.Process(Producer)
-	if p.Produced != 120 || !p.Paused || p.StateLabel != "running (paused)" {
+	if p.Producer.Produced != 120 || !p.Producer.Paused || p.StateLabel != "running (paused)" {
 		t.Fatalf("producer %+v", p)
 	}
 	u := b.Process(Usage)
-	if u.Mode != "naive" || u.Reset != "latest" || u.Strategy != "checkpoint + latest" {
-		t.Fatalf("usage defaults %q %q %q", u.Mode, u.Reset, u.Strategy)
+	if u.Usage.Mode != "naive" || u.Usage.Reset != "latest" || u.Strategy != "checkpoint + latest" {
+		t.Fatalf("usage defaults %q %q %q", u.Usage.Mode, u.Usage.Reset, u.Strategy)
 	}
 	b.Apply(Mode{UsageMode: "guarded", UsageReset: "earliest"})
-	if u := b.Process(Usage); u.Mode != "guarded" || u.Strategy != "checkpoint + earliest" {
-		t.Fatalf("after Mode: %q %q", u.Mode, u.Strategy)
+	if u := b.Process(Usage); u.Usage.Mode != "guarded" || u.Strategy != "checkpoint + earliest" {
+		t.Fatalf("after Mode: %q %q", u.Usage.Mode, u.Strategy)
 	}
 }
 
@@ -1074,7 +1074,7 @@ func TestReportJSON(t *testing.T) {
 func TestKeylessCrashNamesTheLogFile(t *testing.T) {
 	b := New(all(), Config{RunDir: "/tmp/krl-run-1"})
 	b.SetKeyless()
-	for _, in := range []any{
+	for _, in := range []Input{
 		ProcStarted{Name: Usage, PID: 11, At: at(0)},
 		ProcLog{Name: Usage, At: at(0.4), Line: "panic: boom"},
 		ProcExited{Name: Usage, PID: 11, At: at(1), ExitCode: 2},

@@ -2,8 +2,11 @@ package board
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
 // Event is one timeline entry.
@@ -74,4 +77,21 @@ func (b *Board) EventsSince(seq uint64) []Event {
 	}
 	slices.SortFunc(out, func(a, b Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out
+}
+
+// invalidEvent folds a run of invalid-message events of one process into
+// one timeline entry so a burst of bad records does not flush the timeline.
+func (b *Board) invalidEvent(at time.Time, name string, e status.Event) {
+	detail := fmt.Sprintf("partition %d offset %d: %s", e.Partition, e.Offset, e.Error)
+	if n := len(b.events); n > 0 {
+		last := &b.events[n-1]
+		if last.Proc == name && last.invalidRun > 0 {
+			last.invalidRun++
+			last.At = at
+			last.Text = fmt.Sprintf("%d invalid messages skipped (last: %s)", last.invalidRun, detail)
+			return
+		}
+	}
+	b.event(at, name, LevelWarn, "invalid message skipped: "+detail)
+	b.events[len(b.events)-1].invalidRun = 1
 }

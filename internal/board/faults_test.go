@@ -69,7 +69,7 @@ func TestRecoveringAndRedelivered(t *testing.T) {
 // dashboard's own pollers' failures become one event, not one per poller.
 func TestBrokerAway(t *testing.T) {
 	b := New([]string{Producer, Current, Usage, Query, Broker, Store}, Config{})
-	for _, in := range []any{
+	for _, in := range []Input{
 		ProcStarted{Name: Broker, PID: 1, At: at(0)},
 		ev(Broker, 0.1, status.Event{Type: status.Listening, Endpoint: "kafka", Addr: "127.0.0.1:9"}),
 		ProcStarted{Name: Current, PID: 5, At: at(0.2)},

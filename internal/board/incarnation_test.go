@@ -53,7 +53,7 @@ func TestCaughtUpStatsAndCrashPointHit(t *testing.T) {
 		ProcExited{Name: Usage, PID: 10, At: at(2.01), Signal: "SIGKILL"},
 	)
 	c := b.Process(Current)
-	if !c.CaughtUp || c.CaughtUpMessages != 1234 || c.CaughtUpMillis != 420 {
+	if !c.Current.CaughtUp || c.Current.CaughtUpMessages != 1234 || c.Current.CaughtUpMillis != 420 {
 		t.Fatalf("caught-up stats: %+v", c)
 	}
 	hit := b.Process(Usage).LastCrashPoint

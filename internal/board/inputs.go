@@ -6,10 +6,9 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
-// The inputs below are everything the board learns. The dashboard (TUI or
-// headless) converts what the supervisor, the pollers and the audit report
-// into these values and hands them to Board.Apply, in arrival order. Each
-// carries its own time: the board never reads a clock.
+// The inputs below are the board's general ones; the inputs of one concern
+// (health, acks, scale, moves, rebuild) live beside it. protocol.go lists
+// every input and says which are urgent.
 
 // ProcStarted: the supervisor spawned a child.
 type ProcStarted struct {

@@ -147,17 +147,17 @@ func (b *Board) brokerKnownAway() bool {
 
 func (b *Board) committedOffsets(v Committed) {
 	if v.Err != nil {
-		if b.commitErr == nil {
+		if b.commitRead.err == nil {
 			b.pollFailed(v.At, Usage, "reading committed offsets failed: ", v.Err)
 		}
-		b.commitErr = v.Err
+		b.commitRead.err = v.Err
 		return
 	}
-	b.commitErr = nil
+	b.commitRead.err = nil
 	b.committed = maps.Clone(v.Offsets)
 	b.commitGroup = v.Group
-	b.commitAt = v.At
-	b.commitSeen = true
+	b.commitRead.at = v.At
+	b.commitRead.seen = true
 }
 
 func (b *Board) lagOf(name string) Lag {
@@ -176,7 +176,7 @@ func (b *Board) lagOf(name string) Lag {
 // commitsApply reports whether the latest committed offsets belong to the
 // group consumer-usage runs with (a reset to earliest uses a fresh group).
 func (b *Board) commitsApply() bool {
-	if !b.commitSeen {
+	if !b.commitRead.seen {
 		return false
 	}
 	p := b.procs[Usage]
@@ -190,11 +190,11 @@ func (b *Board) commitsApply() bool {
 // The next poll (every 500 ms) settles it; a failing poll is shown stale.
 func (b *Board) hwmBeforeQuiet() bool {
 	prod := b.procs[Producer]
-	return b.hwmErr == nil && prod != nil && !prod.quietSince.IsZero() && !b.hwmAt.After(prod.quietSince)
+	return b.hwmErr == nil && prod != nil && !prod.producer.quietSince.IsZero() && !b.hwmAt.After(prod.producer.quietSince)
 }
 
 func (b *Board) usageLag() Lag {
-	l := Lag{Applies: true, Stale: b.hwmErr != nil || b.commitErr != nil}
+	l := Lag{Applies: true, Stale: b.hwmErr != nil || b.commitRead.err != nil}
 	if b.hwm == nil || !b.commitsApply() || b.hwmBeforeQuiet() {
 		l.NoData = true
 		return l
@@ -272,7 +272,7 @@ func (b *Board) ReplayProgress() (done, total int64, frac float64) {
 		total += max(0, hwm)
 	}
 	switch {
-	case p.caughtUp:
+	case p.current.caughtUp:
 		return done, total, 1
 	case total > 0:
 		return done, total, float64(done) / float64(total)
@@ -296,7 +296,7 @@ func (b *Board) CaughtUp() bool {
 // producerOrCurrentBehind is CaughtUp's rule for the producer's pause and
 // consumer-current: what keeps it false, in words ("" when neither does).
 func (b *Board) producerOrCurrentBehind() string {
-	if p := b.procs[Producer]; p != nil && p.alive() && p.pauseAsked == OpPause {
+	if p := b.procs[Producer]; p != nil && p.alive() && p.producer.pauseAsked == OpPause {
 		return "the producer has not confirmed its pause (still flushing)"
 	}
 	if p := b.procs[Current]; p != nil {
@@ -305,7 +305,7 @@ func (b *Board) producerOrCurrentBehind() string {
 			return Current + " is not running"
 		case p.state == Retrying:
 			return Current + " is retrying the broker"
-		case !p.caughtUp:
+		case !p.current.caughtUp:
 			return Current + " has not caught up"
 		}
 	}
@@ -360,8 +360,8 @@ func (b *Board) UsageCaughtUp() bool {
 	if b.usageUnready(p, l) != "" {
 		return false
 	}
-	if prod := b.procs[Producer]; prod != nil && (prod.paused || !prod.alive()) {
-		return b.settled(prod.quietSince)
+	if prod := b.procs[Producer]; prod != nil && (prod.producer.paused || !prod.alive()) {
+		return b.settled(prod.producer.quietSince)
 	}
 	if l.Messages == 0 {
 		return true
@@ -454,13 +454,13 @@ func (b *Board) HighWatermarksAt() time.Time { return b.hwmAt }
 // alone is not enough for a report: the usage and the audit polled just
 // before it may lag behind the consumers' last writes.
 func (b *Board) RefreshedSince(t time.Time, hwm map[int32]int64) bool {
-	if p := b.procs[Current]; p != nil && p.alive() && (!b.sensorsAt.After(t) || b.sensorsErr != nil) {
+	if p := b.procs[Current]; p != nil && p.alive() && (!b.sensorsRead.at.After(t) || b.sensorsRead.err != nil) {
 		return false
 	}
-	if p := b.procs[Query]; p != nil && p.alive() && (!b.usageAt.After(t) || b.usageErr != nil) {
+	if p := b.procs[Query]; p != nil && p.alive() && (!b.usageRead.at.After(t) || b.usageRead.err != nil) {
 		return false
 	}
-	if !b.truthAt.After(t) || b.truthErr != nil {
+	if !b.truthRead.at.After(t) || b.truthRead.err != nil {
 		return false
 	}
 	for part, h := range hwm {

@@ -89,7 +89,7 @@ func (b *Board) consumed(name string) int64 {
 	}
 	var n int64
 	for part, c := range b.committed {
-		if b.Scaled() && !holds(p.partitions, part) {
+		if b.Scaled() && !holds(p.usage.partitions, part) {
 			continue
 		}
 		n += max(0, c)

@@ -268,7 +268,7 @@ type TopicRecreated struct {
 
 func (b *Board) topicRecreated(v TopicRecreated) {
 	b.hwm, b.hwmHistory, b.hwmErr = map[int32]int64{}, nil, nil
-	b.committed, b.commitSeen = map[int32]int64{}, false
+	b.committed, b.commitRead.seen = map[int32]int64{}, false
 	b.truth, b.auditCount, b.auditThrough = map[string]Truth{}, 0, nil
 	b.sensors = nil
 	b.parts = partsState{topic: b.parts.topic, at: v.At, minISR: b.parts.minISR}

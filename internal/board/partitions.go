@@ -83,7 +83,7 @@ func (b *Board) partitions(v Partitions) {
 		b.noteGrowth(v.At, b.parts.rows, rows)
 	}
 	b.parts.rows, b.parts.topic, b.parts.minISR, b.parts.at, b.parts.seen = rows, v.Topic, v.MinISR, v.At, true
-	if p := b.procs[Producer]; p != nil && p.alive() && !p.blockedSince.IsZero() {
+	if p := b.procs[Producer]; p != nil && p.alive() && !p.producer.blockedSince.IsZero() {
 		b.sayBlocked(v.At, p, false)
 	}
 }
@@ -388,7 +388,7 @@ func (b *Board) holdsLatest(s SensorState) bool {
 // read elsewhere than in r, where the partitioner places them.
 func (b *Board) partitionRow(r PartitionMeta, misread []string) PartitionRow {
 	row := PartitionRow{PartitionMeta: r, HighWatermark: -1, Committed: -1, Lag: -1}
-	current := b.commitSeen && b.commitErr == nil
+	current := b.commitRead.seen && b.commitRead.err == nil
 	if hw, ok := b.hwm[r.Partition]; ok {
 		row.HighWatermark = hw
 	}
@@ -415,7 +415,7 @@ func (b *Board) partitionRow(r PartitionMeta, misread []string) PartitionRow {
 // keysCheck sets the audit's latest read against where the partitioner
 // places each sensor (placed).
 func (b *Board) keysCheck(placed map[string]int32) KeysCheck {
-	k := KeysCheck{Seen: b.truthSeen, At: b.truthAt, Through: maps.Clone(b.auditThrough)}
+	k := KeysCheck{Seen: b.truthRead.seen, At: b.truthRead.at, Through: maps.Clone(b.auditThrough)}
 	for _, id := range slices.Sorted(maps.Keys(b.truth)) {
 		t := b.truth[id]
 		want, ok := placed[id]

@@ -209,9 +209,9 @@ func TestProducerBlocked(t *testing.T) {
 	b.Apply(ev(Producer, 5, status.Event{Type: status.Blocked, Count: 40, Millis: 2100}))
 	b.Apply(Tick{Now: at(6)})
 	pv := b.Process(Producer)
-	if pv.StateLabel != "blocked, 40 buf" || pv.Level != LevelBad || pv.Buffered != 40 ||
-		pv.BlockedCause != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
-		t.Errorf("blocked producer: %q %v %d %q", pv.StateLabel, pv.Level, pv.Buffered, pv.BlockedCause)
+	if pv.StateLabel != "blocked, 40 buf" || pv.Level != LevelBad || pv.Producer.Buffered != 40 ||
+		pv.Producer.BlockedCause != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
+		t.Errorf("blocked producer: %q %v %d %q", pv.StateLabel, pv.Level, pv.Producer.Buffered, pv.Producer.BlockedCause)
 	}
 	if !hasEvent(b, Producer, "blocked: 40 buffered, no ack for 2.1 s: NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)") {
 		t.Errorf("blocked event: %v", b.Events())
@@ -226,7 +226,7 @@ func TestProducerBlocked(t *testing.T) {
 		t.Errorf("report: %+v", rp)
 	}
 	b.Apply(ev(Producer, 9, status.Event{Type: status.Unblocked, Count: 80, Millis: 6000}))
-	if pv := b.Process(Producer); pv.StateLabel != "running" || pv.Blocked != 0 {
+	if pv := b.Process(Producer); pv.StateLabel != "running" || pv.Producer.Blocked != 0 {
 		t.Errorf("after unblocked: %q", pv.StateLabel)
 	}
 	if !hasEvent(b, Producer, "unblocked after 6.0 s") {
@@ -240,31 +240,31 @@ func TestProducerBlockedCause(t *testing.T) {
 	b.Apply(ev(Producer, 0.5, status.Event{Type: status.Connected, Endpoint: "kafka"}))
 	// The producer's own error, no metadata saying why.
 	b.Apply(ev(Producer, 3, status.Event{Type: status.Blocked, Count: 5, Millis: 2500, Error: "NOT_ENOUGH_REPLICAS (Broker: Not enough in-sync replicas)"}))
-	if got := b.Process(Producer).BlockedCause; got != "NOT_ENOUGH_REPLICAS (Broker: Not enough in-sync replicas)" {
+	if got := b.Process(Producer).Producer.BlockedCause; got != "NOT_ENOUGH_REPLICAS (Broker: Not enough in-sync replicas)" {
 		t.Errorf("cause without metadata: %q", got)
 	}
 	// The metadata agrees and has the figures.
 	b.Apply(Partitions{At: at(4), MinISR: 2, Rows: []PartitionMeta{meta(0, 1, r123, []int32{1})}})
-	if got := b.Process(Producer).BlockedCause; got != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
+	if got := b.Process(Producer).Producer.BlockedCause; got != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
 		t.Errorf("cause with metadata: %q", got)
 	}
 	// A client-side error gives way to the metadata's cause.
 	b.Apply(ev(Producer, 6, status.Event{Type: status.Blocked, Count: 7, Millis: 5500, Error: "Local: Broker transport failure"}))
-	if got := b.Process(Producer).BlockedCause; got != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
+	if got := b.Process(Producer).Producer.BlockedCause; got != "NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)" {
 		t.Errorf("local error with metadata: %q", got)
 	}
 	// Another broker error wins over the metadata.
 	b.Apply(ev(Producer, 8, status.Event{Type: status.Blocked, Count: 9, Millis: 7500, Error: "LEADER_NOT_AVAILABLE (Broker: Leader not available)"}))
-	if got := b.Process(Producer).BlockedCause; got != "LEADER_NOT_AVAILABLE (Broker: Leader not available)" {
+	if got := b.Process(Producer).Producer.BlockedCause; got != "LEADER_NOT_AVAILABLE (Broker: Leader not available)" {
 		t.Errorf("other error: %q", got)
 	}
 	// A changed cause is said again; the same cause repeated is not.
-	if pv := b.Process(Producer); pv.Buffered != 9 || countEvents(b, "still blocked: 9 buffered, no ack for 7.5 s: LEADER_NOT_AVAILABLE") != 1 {
-		t.Errorf("a Blocked with another cause updates the count and says the cause once: %d %v", pv.Buffered, b.Events())
+	if pv := b.Process(Producer); pv.Producer.Buffered != 9 || countEvents(b, "still blocked: 9 buffered, no ack for 7.5 s: LEADER_NOT_AVAILABLE") != 1 {
+		t.Errorf("a Blocked with another cause updates the count and says the cause once: %d %v", pv.Producer.Buffered, b.Events())
 	}
 	b.Apply(ev(Producer, 13, status.Event{Type: status.Blocked, Count: 12, Millis: 12500, Error: "LEADER_NOT_AVAILABLE (Broker: Leader not available)"}))
-	if pv := b.Process(Producer); pv.Buffered != 12 || countEvents(b, "blocked: ") != 2 {
-		t.Errorf("a repeated Blocked updates the count without another event: %d %v", pv.Buffered, b.Events())
+	if pv := b.Process(Producer); pv.Producer.Buffered != 12 || countEvents(b, "blocked: ") != 2 {
+		t.Errorf("a repeated Blocked updates the count without another event: %d %v", pv.Producer.Buffered, b.Events())
 	}
 }
 

@@ -173,17 +173,23 @@ var prepareWords = map[string]string{
 }
 
 func (b *Board) onPrepares(s statusEvent) {
-	p, e := s.p, s.e
-	was := p.prepares
-	p.prepares, p.prepared = e.Strategy, ""
+	f, e := s.p.current, s.e
+	if f == nil {
+		return
+	}
+	was := f.prepares
+	f.prepares, f.prepared = e.Strategy, ""
 	if e.Strategy != string(lesson.Replay) || (was != "" && was != e.Strategy) {
 		b.say(s, LevelInfo, prepareWords[e.Strategy])
 	}
 }
 
 func (b *Board) onPrepared(s statusEvent) {
-	p, e := s.p, s.e
-	p.prepared = e.Strategy
+	f, e := s.p.current, s.e
+	if f == nil {
+		return
+	}
+	f.prepared = e.Strategy
 	switch e.Strategy {
 	case string(lesson.Snapshot):
 		b.say(s, LevelInfo, fmt.Sprintf("wrote a snapshot (%s) for its next start", Plural(int64(e.Sensors), "sensor")))
@@ -194,17 +200,20 @@ func (b *Board) onPrepared(s statusEvent) {
 }
 
 func (b *Board) onRebuild(s statusEvent) {
-	p, e := s.p, s.e
+	f, e := s.p.current, s.e
+	if f == nil {
+		return
+	}
 	run := RebuildRun{Strategy: e.Strategy, FellBack: e.Reason, SnapshotAt: e.SnapshotAt,
 		ChangelogRead: e.Count, ChangelogMarks: e.Marks, Sensors: e.Sensors}
 	if len(b.rebuilds) == maxRebuilds {
 		b.rebuilds = append(b.rebuilds[:0:0], b.rebuilds[1:]...)
-		if p.rebuildAt > 0 {
-			p.rebuildAt--
+		if f.rebuildAt > 0 {
+			f.rebuildAt--
 		}
 	}
 	b.rebuilds = append(b.rebuilds, run)
-	p.rebuildAt = len(b.rebuilds)
+	f.rebuildAt = len(b.rebuilds)
 	from := offsetsWords(e)
 	switch {
 	case e.Reason != "":
@@ -221,10 +230,11 @@ func (b *Board) onRebuild(s statusEvent) {
 // caughtUpRebuild completes the incarnation's rebuild; its text, "" when
 // the incarnation announced none.
 func (b *Board) caughtUpRebuild(p *proc, processed, millis, history int64) string {
-	if p.rebuildAt == 0 || p.rebuildAt > len(b.rebuilds) {
+	f := p.current
+	if f == nil || f.rebuildAt == 0 || f.rebuildAt > len(b.rebuilds) {
 		return ""
 	}
-	r := &b.rebuilds[p.rebuildAt-1]
+	r := &b.rebuilds[f.rebuildAt-1]
 	if r.Done {
 		return ""
 	}
@@ -235,10 +245,11 @@ func (b *Board) caughtUpRebuild(p *proc, processed, millis, history int64) strin
 // currentRebuild is the running (or latest) incarnation's rebuild; nil
 // before any.
 func (b *Board) currentRebuild(p *proc) *RebuildRun {
-	if p.rebuildAt == 0 || p.rebuildAt > len(b.rebuilds) {
+	f := p.current
+	if f == nil || f.rebuildAt == 0 || f.rebuildAt > len(b.rebuilds) {
 		return nil
 	}
-	r := b.rebuilds[p.rebuildAt-1]
+	r := b.rebuilds[f.rebuildAt-1]
 	return &r
 }
 

@@ -21,7 +21,7 @@ func start(b *Board, pid int, sec float64, e status.Event, processed, ms, histor
 
 func TestRebuildsSaidAndReported(t *testing.T) {
 	b := newBoard(Tick{Now: at(0)})
-	if got := b.Process(Current).Rebuild; got != "replay" {
+	if got := b.Process(Current).Current.Rebuild; got != "replay" {
 		t.Fatalf("strategy %q, want the seed's replay by default", got)
 	}
 	start(b, 10, 1, status.Event{Strategy: "replay"}, 1000, 400, 1000)
@@ -30,15 +30,15 @@ func TestRebuildsSaidAndReported(t *testing.T) {
 		t.Fatalf("the switch is not said: %q", lastEvent(b))
 	}
 	b.Apply(ev(Current, 2.1, status.Event{Type: status.Prepares, Strategy: "snapshot"}))
-	if v := b.Process(Current); v.Prepares != "snapshot" || v.Prepared != "" {
-		t.Fatalf("prepares %q prepared %q", v.Prepares, v.Prepared)
+	if v := b.Process(Current); v.Current.Prepares != "snapshot" || v.Current.Prepared != "" {
+		t.Fatalf("prepares %q prepared %q", v.Current.Prepares, v.Current.Prepared)
 	}
 	b.Apply(ev(Current, 2.2, status.Event{Type: status.Prepared, Strategy: "snapshot", Sensors: 10}))
 	v := b.Process(Current)
-	if v.Prepared != "snapshot" || !strings.Contains(lastEvent(b), "wrote a snapshot (10 sensors)") {
-		t.Fatalf("prepared %q, last event %q", v.Prepared, lastEvent(b))
+	if v.Current.Prepared != "snapshot" || !strings.Contains(lastEvent(b), "wrote a snapshot (10 sensors)") {
+		t.Fatalf("prepared %q, last event %q", v.Current.Prepared, lastEvent(b))
 	}
-	if got := v.LastRebuild.Text(b.loc()); got != "replay of 1,000 messages, 400 ms" {
+	if got := v.Current.LastRebuild.Text(b.loc()); got != "replay of 1,000 messages, 400 ms" {
 		t.Fatalf("rebuild %q", got)
 	}
 	b.Apply(ProcExited{Name: Current, PID: 10, At: at(3), Signal: "SIGKILL"})

@@ -307,8 +307,8 @@ func reportProcess(pv ProcView) ReportProcess {
 	if pv.Lag.Known() {
 		rp.Lag = ptr(pv.Lag.Messages)
 	}
-	if IsUsage(pv.Name) {
-		reportUsageInstance(&rp, pv)
+	if pv.Usage != nil {
+		reportUsageInstance(&rp, *pv.Usage)
 	}
 	if pv.LastExit != nil {
 		rp.LastExit = pv.LastExit.Label()
@@ -317,10 +317,10 @@ func reportProcess(pv ProcView) ReportProcess {
 		rp.LastError = ptr(pv.LastError)
 	}
 	if role.Lookup(pv.Name).Lag == role.LagSent && pv.Alive {
-		rp.Produced = ptr(pv.Produced)
+		rp.Produced = ptr(pv.Producer.Produced)
 	}
-	if pv.Blocked > 0 {
-		rp.Buffered, rp.BlockedCause = ptr(pv.Buffered), pv.BlockedCause
+	if pv.Producer != nil && pv.Producer.Blocked > 0 {
+		rp.Buffered, rp.BlockedCause = ptr(pv.Producer.Buffered), pv.Producer.BlockedCause
 	}
 	if rp.Health == "" {
 		rp.Health = HealthOK
@@ -332,7 +332,7 @@ func reportProcess(pv ProcView) ReportProcess {
 }
 
 // reportUsageInstance adds what a consumer-usage instance reports.
-func reportUsageInstance(rp *ReportProcess, pv ProcView) {
+func reportUsageInstance(rp *ReportProcess, pv UsageProcView) {
 	rp.Mode, rp.Reset = pv.Mode, pv.Reset
 	rp.Partitions = append([]int32{}, pv.Partitions...)
 	rp.Prevented, rp.Late, rp.EffectDelayMs = ptr(pv.Prevented), ptr(pv.Late), ptr(pv.EffectDelay.Milliseconds())

@@ -67,7 +67,7 @@ func (b *Board) procAdded(v ProcAdded) {
 	if v.Name == "" || b.procs[v.Name] != nil {
 		return
 	}
-	b.procs[v.Name] = &proc{name: v.Name, state: Stopped, redelivered: -1}
+	b.procs[v.Name] = newProc(v.Name, Stopped)
 	// A consumer-usage instance goes after the instances numbered below
 	// it (consumer-usage-2 right after consumer-usage); anything else last.
 	at := len(b.order)
@@ -95,10 +95,10 @@ func (b *Board) procRemoved(v ProcRemoved) {
 
 func (b *Board) effectDelaySet(v EffectDelaySet) {
 	p := b.procs[v.Name]
-	if p == nil {
+	if p == nil || p.usage == nil {
 		return
 	}
-	p.delayCfg = v.Delay
+	p.usage.delayCfg = v.Delay
 	at := v.At
 	if at.IsZero() {
 		at = b.now
@@ -124,8 +124,8 @@ func (b *Board) Scaled() bool { return len(b.UsageInstances()) > 1 }
 // EffectDelay is how instance name is to hold its writes from its next
 // start (what the dashboard asked for; 0: none).
 func (b *Board) EffectDelay(name string) time.Duration {
-	if p := b.procs[name]; p != nil {
-		return p.delayCfg
+	if p := b.procs[name]; p != nil && p.usage != nil {
+		return p.usage.delayCfg
 	}
 	return 0
 }
@@ -139,21 +139,21 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 		return b.scaleRebalance(p, at, e)
 	case status.EffectHeld:
 		w := Write{At: at, Partition: e.Partition, Offset: e.Offset, Count: e.Count}
-		p.held = slices.DeleteFunc(p.held, func(h Write) bool { return h.Partition == w.Partition })
-		p.held = append(p.held, w)
+		p.usage.held = slices.DeleteFunc(p.usage.held, func(h Write) bool { return h.Partition == w.Partition })
+		p.usage.held = append(p.usage.held, w)
 		b.event(at, name, LevelWarn, fmt.Sprintf("write %s held %s (in flight)", where(e), delayWords(time.Duration(e.Millis)*time.Millisecond)))
 	case status.LateWrite:
 		b.lateWrite(p, at, e)
 	case status.EffectRefused:
-		p.prevented += e.Count
+		p.usage.prevented += e.Count
 		b.event(at, name, LevelGood, fmt.Sprintf("refused %s at %s", Plural(e.Count, "second effect"), at1(e)))
 	case status.CommitRejected:
 		b.event(at, name, LevelWarn, fmt.Sprintf("commit refused (%s): %s; not progress: the next owner replays from the last accepted commit",
 			e.Reason, e.Error))
 	case status.EffectDelay:
-		p.delay, p.delayKnown = time.Duration(e.Millis)*time.Millisecond, true
-		p.held = nil
-		b.event(at, name, LevelInfo, "holds every usage write "+delayWords(p.delay))
+		p.usage.delay, p.usage.delayKnown = time.Duration(e.Millis)*time.Millisecond, true
+		p.usage.held = nil
+		b.event(at, name, LevelInfo, "holds every usage write "+delayWords(p.usage.delay))
 	default:
 		return false
 	}
@@ -168,16 +168,16 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 func (b *Board) scaleRebalance(p *proc, at time.Time, e status.Event) bool {
 	described := e.Member != "" || e.Generation != 0
 	if e.Member != "" {
-		p.member = e.Member
+		p.usage.member = e.Member
 	}
 	if described {
-		p.generation = e.Generation
+		p.usage.generation = e.Generation
 	}
 	r := &Rebalance{At: at, Partitions: slices.Clone(e.Partitions), Generation: e.Generation,
 		InFlight: e.InFlight, Took: time.Duration(e.Millis) * time.Millisecond}
 	if e.Type == status.Revoked {
-		p.lastRevoke = r
-		p.partitions, p.revoked = []int32{}, true
+		p.usage.lastRevoke = r
+		p.usage.partitions, p.revoked = []int32{}, true
 		if described {
 			b.sayRevoked(p.name, at, e)
 		}
@@ -187,11 +187,11 @@ func (b *Board) scaleRebalance(p *proc, at time.Time, e status.Event) bool {
 	for _, pos := range e.Positions {
 		r.Start[pos.Partition] = pos.Offset
 	}
-	p.lastAssign = r
+	p.usage.lastAssign = r
 	b.noteTake(p.name, at, e.Partitions)
-	p.partitions = slices.Sorted(slices.Values(e.Partitions))
-	if p.partitions == nil {
-		p.partitions = []int32{}
+	p.usage.partitions = slices.Sorted(slices.Values(e.Partitions))
+	if p.usage.partitions == nil {
+		p.usage.partitions = []int32{}
 	}
 	if described {
 		text := fmt.Sprintf("assigned %s member %s gen %d", partitionList(e.Partitions), ShortMember(e.Member), e.Generation)
@@ -232,11 +232,11 @@ func (b *Board) sayRevoked(name string, at time.Time, e status.Event) {
 // lateWrite takes a write made after its partition was revoked; its
 // refused records come in no EffectRefused of their own.
 func (b *Board) lateWrite(p *proc, at time.Time, e status.Event) {
-	p.late += e.Count
-	p.prevented += e.Prevented
+	p.usage.late += e.Count
+	p.usage.prevented += e.Prevented
 	w := Write{At: at, Partition: e.Partition, Offset: e.Offset, Count: e.Count, Refused: e.Prevented}
-	p.lates = slices.DeleteFunc(p.lates, func(l Write) bool { return l.Partition == w.Partition })
-	p.lates = append(p.lates, w)
+	p.usage.lates = slices.DeleteFunc(p.usage.lates, func(l Write) bool { return l.Partition == w.Partition })
+	p.usage.lates = append(p.usage.lates, w)
 	text := fmt.Sprintf("late write %s (%s", at1(e), Plural(e.Count, "message"))
 	if e.Prevented > 0 {
 		text += fmt.Sprintf(", %d refused as a second effect", e.Prevented)
@@ -310,17 +310,17 @@ func ShortMember(m string) string {
 // now, from the group's committed offsets: used once the group is scaled,
 // where the group's total belongs to no single row.
 func (b *Board) ownedLag(p *proc) Lag {
-	l := Lag{Applies: true, Stale: b.hwmErr != nil || b.commitErr != nil}
+	l := Lag{Applies: true, Stale: b.hwmErr != nil || b.commitRead.err != nil}
 	switch {
 	case !p.alive():
 		l.Down = true
 		return l
-	case len(p.partitions) == 0 || b.hwm == nil || b.hwmBeforeQuiet() || !b.commitSeen ||
+	case len(p.usage.partitions) == 0 || b.hwm == nil || b.hwmBeforeQuiet() || !b.commitRead.seen ||
 		(p.groupID != "" && b.commitGroup != "" && p.groupID != b.commitGroup):
 		l.NoData = true
 		return l
 	}
-	for _, part := range p.partitions {
+	for _, part := range p.usage.partitions {
 		hwm, ok := b.hwm[part]
 		c, cok := b.committed[part]
 		if !ok || !cok || c < 0 {
@@ -341,10 +341,10 @@ func (b *Board) GroupLag() Lag { return b.usageLag() }
 // partitionsOf is a copy of the partitions an instance owns (nil when not
 // known, empty when it owns none).
 func partitionsOf(p *proc) []int32 {
-	if p.partitions == nil {
+	if p.usage.partitions == nil {
 		return nil
 	}
-	return slices.Clone(p.partitions)
+	return slices.Clone(p.usage.partitions)
 }
 
 // groupSettled: the live consumer-usage instances between them own every
@@ -356,7 +356,7 @@ func partitionsOf(p *proc) []int32 {
 func (b *Board) groupSettled() bool {
 	names := b.UsageInstances()
 	if len(names) <= 1 {
-		if p := b.procs[Usage]; p == nil || p.partitions == nil {
+		if p := b.procs[Usage]; p == nil || p.usage.partitions == nil {
 			return true
 		}
 	}
@@ -366,10 +366,10 @@ func (b *Board) groupSettled() bool {
 		if !p.alive() {
 			continue
 		}
-		if p.pending != "" || p.revoked || p.partitions == nil || p.state == Retrying {
+		if p.pending != "" || p.revoked || p.usage.partitions == nil || p.state == Retrying {
 			return false
 		}
-		for _, part := range p.partitions {
+		for _, part := range p.usage.partitions {
 			owners[part]++
 		}
 	}

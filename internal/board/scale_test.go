@@ -31,8 +31,8 @@ func TestScaleRowsAddedAfterUsageAndRemoved(t *testing.T) {
 	if got := b.Names(); !slices.Equal(got, want) {
 		t.Fatalf("order = %v, want %v", got, want)
 	}
-	if !b.Scaled() || b.Process(u2).Key != 0 || b.Process(u2).Instance != 2 {
-		t.Fatalf("scaled %v, key %d, instance %d", b.Scaled(), b.Process(u2).Key, b.Process(u2).Instance)
+	if !b.Scaled() || b.Process(u2).Key != 0 || b.Process(u2).Usage.Instance != 2 {
+		t.Fatalf("scaled %v, key %d, instance %d", b.Scaled(), b.Process(u2).Key, b.Process(u2).Usage.Instance)
 	}
 	b.Apply(ProcRemoved{Name: u3, At: at(2)})
 	b.Apply(ProcRemoved{Name: Usage, At: at(2)}) // canonical rows stay
@@ -79,7 +79,7 @@ func TestRebalanceTimedFromItsOwnRevoke(t *testing.T) {
 
 func TestRebalanceRowsEventsAndReport(t *testing.T) {
 	b := newBoard(rebalanceInputs()...)
-	if p := b.Process(Usage).Partitions; p == nil || len(p) != 0 {
+	if p := b.Process(Usage).Usage.Partitions; p == nil || len(p) != 0 {
 		t.Fatalf("partitions after revoke = %v, want an empty list", p)
 	}
 	if !hasEvent(b, Usage, "revoked [0 1 2] gen 6, 1 message in flight") {
@@ -87,10 +87,10 @@ func TestRebalanceRowsEventsAndReport(t *testing.T) {
 	}
 	b.Apply(ev(Usage, 3.42, status.Event{Type: status.Assigned, Partitions: []int32{2, 0}, Member: "rdkafka-0f1e2d3c-4b5a-6978-8a9b-aabbccddeeff", Generation: 7, Millis: 420}))
 	b.Apply(ev(u2, 3.43, status.Event{Type: status.Assigned, Partitions: []int32{1}, Member: "rdkafka-99999999-4b5a-6978-8a9b-00000000abcd", Generation: 7, Millis: 430, First: true}))
-	if got := b.Process(Usage).Partitions; !slices.Equal(got, []int32{0, 2}) {
+	if got := b.Process(Usage).Usage.Partitions; !slices.Equal(got, []int32{0, 2}) {
 		t.Fatalf("consumer-usage partitions = %v", got)
 	}
-	if got := b.Process(u2).Partitions; !slices.Equal(got, []int32{1}) {
+	if got := b.Process(u2).Usage.Partitions; !slices.Equal(got, []int32{1}) {
 		t.Fatalf("consumer-usage-2 partitions = %v", got)
 	}
 	if !hasEvent(b, u2, "assigned [1] member …0000abcd gen 7, 0.43 s after the revoke") {
@@ -115,12 +115,12 @@ func TestRebalanceRowsEventsAndReport(t *testing.T) {
 			t.Errorf("no %s event %q", want.proc, want.text)
 		}
 	}
-	if v := b.Process(u2); v.Late != 1 || v.Prevented != 1 || v.EffectDelay != 8*time.Second {
-		t.Fatalf("consumer-usage-2 late %d prevented %d delay %v", v.Late, v.Prevented, v.EffectDelay)
+	if v := b.Process(u2); v.Usage.Late != 1 || v.Usage.Prevented != 1 || v.Usage.EffectDelay != 8*time.Second {
+		t.Fatalf("consumer-usage-2 late %d prevented %d delay %v", v.Usage.Late, v.Usage.Prevented, v.Usage.EffectDelay)
 	}
 	b.Apply(ev(Usage, 6, status.Event{Type: status.Progress, Prevented: 3, Late: 0}))
-	if v := b.Process(Usage); v.Prevented != 3 {
-		t.Fatalf("prevented after progress = %d", v.Prevented)
+	if v := b.Process(Usage); v.Usage.Prevented != 3 {
+		t.Fatalf("prevented after progress = %d", v.Usage.Prevented)
 	}
 
 	raw, err := json.Marshal(b.Report())
@@ -153,8 +153,8 @@ func TestRebalanceRowsEventsAndReport(t *testing.T) {
 
 	// Exit: it owns nothing; its counts stay until its next start.
 	b.Apply(ProcExited{Name: u2, PID: 11, At: at(7), Signal: "SIGKILL"})
-	if v := b.Process(u2); v.Partitions != nil || v.Late != 1 {
-		t.Fatalf("after exit: partitions %v late %d", v.Partitions, v.Late)
+	if v := b.Process(u2); v.Usage.Partitions != nil || v.Usage.Late != 1 {
+		t.Fatalf("after exit: partitions %v late %d", v.Usage.Partitions, v.Usage.Late)
 	}
 	if !strings.Contains(string(mustJSON(t, b.Report())), `"name":"consumer-usage-2","state":"crashed"`) {
 		t.Fatal("crashed row missing")
@@ -165,8 +165,8 @@ func TestRebalanceRowsEventsAndReport(t *testing.T) {
 		}
 	}
 	b.Apply(ProcStarted{Name: u2, PID: 12, At: at(8)})
-	if v := b.Process(u2); v.Late != 0 || v.Member != "" || v.EffectDelay != 0 {
-		t.Fatalf("after restart: late %d member %q delay %v", v.Late, v.Member, v.EffectDelay)
+	if v := b.Process(u2); v.Usage.Late != 0 || v.Usage.Member != "" || v.Usage.EffectDelay != 0 {
+		t.Fatalf("after restart: late %d member %q delay %v", v.Usage.Late, v.Usage.Member, v.Usage.EffectDelay)
 	}
 }
 
@@ -216,8 +216,8 @@ func TestEffectDelaySetIsTheNextStartsDelay(t *testing.T) {
 	if d := b.EffectDelay(u2); d != 8*time.Second {
 		t.Fatalf("delay = %v", d)
 	}
-	if v := b.Process(u2); v.EffectDelay != 8*time.Second {
-		t.Fatalf("view delay = %v", v.EffectDelay)
+	if v := b.Process(u2); v.Usage.EffectDelay != 8*time.Second {
+		t.Fatalf("view delay = %v", v.Usage.EffectDelay)
 	}
 	if b.EffectDelay(Usage) != 0 {
 		t.Fatal("consumer-usage has a delay")
@@ -238,14 +238,14 @@ func TestShortMember(t *testing.T) {
 func TestAssignedWithoutMembershipTracksPartitions(t *testing.T) {
 	b := newBoard(ProcAdded{Name: u2, At: at(0)}, ProcStarted{Name: u2, PID: 11, At: at(0)},
 		ev(u2, 1, status.Event{Type: status.Assigned, Partitions: []int32{2, 1}}))
-	if got := b.Process(u2).Partitions; !slices.Equal(got, []int32{1, 2}) {
+	if got := b.Process(u2).Usage.Partitions; !slices.Equal(got, []int32{1, 2}) {
 		t.Fatalf("partitions %v", got)
 	}
 	if !hasEvent(b, u2, "rebalance: assigned partitions [2 1]") {
 		t.Fatalf("events %v", b.Events())
 	}
 	b.Apply(ev(u2, 2, status.Event{Type: status.Revoked, Partitions: []int32{1, 2}}))
-	if got := b.Process(u2).Partitions; got == nil || len(got) != 0 || !hasEvent(b, u2, "rebalance: revoked partitions [1 2]") {
+	if got := b.Process(u2).Usage.Partitions; got == nil || len(got) != 0 || !hasEvent(b, u2, "rebalance: revoked partitions [1 2]") {
 		t.Fatalf("after revoke: %v", got)
 	}
 }

@@ -50,19 +50,19 @@ func (f Freshness) String() string {
 
 func (b *Board) sensorsSnapshot(v SensorsSnapshot) {
 	if v.Err != nil {
-		if b.sensorsErr == nil || b.sensorsErAt.Before(b.sensorsAt) {
+		if b.sensorsRead.err == nil || b.sensorsRead.errAt.Before(b.sensorsRead.at) {
 			if p := b.procs[Current]; p != nil && p.alive() && p.pending == "" {
 				b.event(v.At, Current, LevelWarn, "GET /state failed: "+v.Err.Error())
 			}
 		}
-		b.sensorsErr, b.sensorsErAt = v.Err, v.At
+		b.sensorsRead.err, b.sensorsRead.errAt = v.Err, v.At
 		return
 	}
-	b.sensorsErr = nil
+	b.sensorsRead.err = nil
 	b.sensors = append([]SensorState(nil), v.Sensors...)
 	sort.Slice(b.sensors, func(i, j int) bool { return b.sensors[i].SensorID < b.sensors[j].SensorID })
-	b.sensorsAt = v.At
-	b.sensorsSeen = true
+	b.sensorsRead.at = v.At
+	b.sensorsRead.seen = true
 	b.sensorsCU = v.CaughtUp
 }
 
@@ -123,10 +123,10 @@ func (b *Board) brokerDown() bool {
 
 // Sensors returns the sensors panel state.
 func (b *Board) Sensors() SensorsView {
-	v := SensorsView{AsOf: b.sensorsAt}
+	v := SensorsView{AsOf: b.sensorsRead.at}
 	v.Done, v.Total, v.Progress = b.ReplayProgress()
 	p := b.procs[Current]
-	thisRun := p != nil && b.sensorsSeen && p.alive() && !b.sensorsAt.Before(p.startedAt)
+	thisRun := p != nil && b.sensorsRead.seen && p.alive() && !b.sensorsRead.at.Before(p.startedAt)
 	v.Status, v.Reason = b.currentFreshness(p, thisRun)
 	stale := !(v.Status == Live || (v.Status == Rebuilding && thisRun))
 	v.StaleRows = stale && len(b.sensors) > 0
@@ -160,15 +160,15 @@ func (b *Board) currentFreshness(p *proc, thisRun bool) (Freshness, string) {
 		return Down, "consumer-current is " + label
 	case b.brokerDown() || (p.state == Retrying && p.detail == "kafka"):
 		return Disconnected, b.disconnectedReason()
-	case b.sensorsErr != nil && !b.sensorsErAt.Before(b.sensorsAt):
-		return Failing, "GET /state failed: " + b.sensorsErr.Error()
+	case b.sensorsRead.err != nil && !b.sensorsRead.errAt.Before(b.sensorsRead.at):
+		return Failing, "GET /state failed: " + b.sensorsRead.err.Error()
 	case !thisRun && p.state == Replaying:
 		return Rebuilding, "rebuilding from earliest"
 	case !thisRun:
 		return Waiting, "waiting for consumer-current's state"
-	case !b.now.IsZero() && b.now.Sub(b.sensorsAt) > StaleAfter:
-		return Stale, fmt.Sprintf("no answer from consumer-current for %s", roundSecs(b.now.Sub(b.sensorsAt)))
-	case !p.caughtUp && !b.sensorsCU:
+	case !b.now.IsZero() && b.now.Sub(b.sensorsRead.at) > StaleAfter:
+		return Stale, fmt.Sprintf("no answer from consumer-current for %s", roundSecs(b.now.Sub(b.sensorsRead.at)))
+	case !p.current.caughtUp && !b.sensorsCU:
 		return Rebuilding, "rebuilding from earliest"
 	}
 	return Live, "live"

@@ -33,7 +33,8 @@ func (b *Board) settings(s Settings) {
 		b.acksSetting(AcksSetting{At: s.At, Acks: s.Acks, Err: s.AcksErr})
 	}
 	for _, name := range b.UsageInstances() {
-		if d := s.EffectDelays[name]; d != b.procs[name].delayCfg {
+		if p := b.procs[name]; p != nil && p.usage != nil && s.EffectDelays[name] != p.usage.delayCfg {
+			d := s.EffectDelays[name]
 			b.effectDelaySet(EffectDelaySet{Name: name, At: s.At, Delay: d})
 		}
 	}

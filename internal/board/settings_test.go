@@ -16,15 +16,15 @@ func TestSettingsShowEachChange(t *testing.T) {
 	bySettings := New(procs, Config{})
 	base := Settings{UsageMode: "naive", UsageReset: "latest", Rebuild: "replay", Acks: "all"}
 	steps := []struct {
-		inputs []any
+		inputs []Input
 		change func(*Settings)
 	}{
-		{[]any{Mode{At: at(1), UsageMode: "guarded"}}, func(s *Settings) { s.UsageMode = "guarded" }},
-		{[]any{Rebuild{At: at(2), Strategy: "snapshot"}}, func(s *Settings) { s.Rebuild = "snapshot" }},
-		{[]any{AcksSetting{At: at(3), Acks: "1"}}, func(s *Settings) { s.Acks = "1" }},
-		{[]any{EffectDelaySet{Name: "consumer-usage-2", At: at(4), Delay: 8 * time.Second}},
+		{[]Input{Mode{At: at(1), UsageMode: "guarded"}}, func(s *Settings) { s.UsageMode = "guarded" }},
+		{[]Input{Rebuild{At: at(2), Strategy: "snapshot"}}, func(s *Settings) { s.Rebuild = "snapshot" }},
+		{[]Input{AcksSetting{At: at(3), Acks: "1"}}, func(s *Settings) { s.Acks = "1" }},
+		{[]Input{EffectDelaySet{Name: "consumer-usage-2", At: at(4), Delay: 8 * time.Second}},
 			func(s *Settings) { s.EffectDelays = map[string]time.Duration{"consumer-usage-2": 8 * time.Second} }},
-		{[]any{AcksSetting{At: at(5), Acks: "all", Err: errors.New("no answer")}}, func(s *Settings) { s.Acks, s.AcksErr = "all", errors.New("no answer") }},
+		{[]Input{AcksSetting{At: at(5), Acks: "all", Err: errors.New("no answer")}}, func(s *Settings) { s.Acks, s.AcksErr = "all", errors.New("no answer") }},
 		{nil, func(*Settings) {}},
 	}
 	for i, st := range steps {

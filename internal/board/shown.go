@@ -15,11 +15,11 @@ var boardPkg = reflect.TypeFor[Tick]().PkgPath()
 // control characters are made visible (no escape sequence reaches a
 // terminal, a report or the headless log) and URI passwords hidden. This is
 // where text enters the display model, once for every front end.
-func shownInput(in any) any {
+func shownInput(in Input) Input {
 	if in == nil || reflect.TypeOf(in).PkgPath() != boardPkg {
 		return in
 	}
-	return visible.Deep(in, Shown)
+	return visible.Deep(in, Shown).(Input)
 }
 
 // Shown is untrusted text made fit to show: control characters visible,

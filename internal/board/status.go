@@ -67,8 +67,8 @@ func (b *Board) procStatus(v ProcStatus) {
 	if handle := statusHandlers[v.Event.Type]; handle != nil {
 		handle(b, statusEvent{p: p, at: at, e: v.Event, settled: p.alive() && p.pending == ""})
 	}
-	if p.state == Replaying && p.replayFrom.IsZero() {
-		p.replayFrom = at
+	if f := p.current; f != nil && p.state == Replaying && f.replayFrom.IsZero() {
+		f.replayFrom = at
 	}
 }
 
@@ -152,8 +152,8 @@ func (b *Board) onRebalance(s statusEvent) {
 		return
 	}
 	b.noteAssigned(s)
-	if e.First {
-		p.redelivered = e.Redelivered
+	if f := p.usage; f != nil && e.First {
+		f.redelivered = e.Redelivered
 	}
 	if e.First || e.Redelivered > 0 {
 		b.say(s, redeliveryLevel(e.Redelivered), redeliveryText(e.Redelivered, p.newGroup && e.First))
@@ -171,14 +171,14 @@ func (b *Board) onProgress(s statusEvent) {
 	}
 	p.processed, p.invalid = e.Processed, e.Invalid
 	if role.Lookup(p.name).Lag == role.LagSent {
-		p.produced = e.Produced
+		p.producer.produced = e.Produced
 		if e.Sensors > 0 {
 			b.fleet = e.Sensors
 		}
 		b.producerWaiting(s)
 	}
 	if IsUsage(p.name) {
-		p.prevented, p.late = e.Prevented, e.Late
+		p.usage.prevented, p.usage.late = e.Prevented, e.Late
 	}
 	// A role that retried says Connected when it is back; its
 	// progress reports while it retries change nothing.
@@ -190,10 +190,12 @@ func (b *Board) onProgress(s statusEvent) {
 
 func (b *Board) onCaughtUp(s statusEvent) {
 	p, e := s.p, s.e
-	p.caughtUp = true
-	p.caughtUpMsgs, p.caughtUpMs = e.Processed, e.Millis
-	if !p.replayFrom.IsZero() {
-		p.replayShown = max(0, s.at.Sub(p.replayFrom))
+	if f := p.current; f != nil {
+		f.caughtUp = true
+		f.caughtUpMsgs, f.caughtUpMs = e.Processed, e.Millis
+		if !f.replayFrom.IsZero() {
+			f.replayShown = max(0, s.at.Sub(f.replayFrom))
+		}
 	}
 	if s.settled {
 		p.state = Running
@@ -216,8 +218,8 @@ func (b *Board) onInvalidMessage(s statusEvent) {
 
 func (b *Board) onBadInjected(s statusEvent) {
 	e := s.e
-	if e.Produced > 0 {
-		s.p.produced = e.Produced // sent counts them: the topic grew by them
+	if f := s.p.producer; f != nil && e.Produced > 0 {
+		f.produced = e.Produced // sent counts them: the topic grew by them
 	}
 	text := fmt.Sprintf("published %d malformed records on purpose (poison for the consumers)", e.Injected)
 	level := LevelWarn
@@ -254,13 +256,17 @@ func (b *Board) onCrashPoint(s statusEvent) {
 }
 
 func (b *Board) onPaused(s statusEvent) {
-	s.p.paused, s.p.pauseAsked = true, ""
-	s.p.quietSince = s.at
+	if f := s.p.producer; f != nil {
+		f.paused, f.pauseAsked = true, ""
+		f.quietSince = s.at
+	}
 	b.say(s, LevelWarn, "paused publishing")
 }
 
 func (b *Board) onResumed(s statusEvent) {
-	s.p.paused, s.p.pauseAsked = false, ""
+	if f := s.p.producer; f != nil {
+		f.paused, f.pauseAsked = false, ""
+	}
 	b.say(s, LevelGood, "resumed publishing")
 }
 
@@ -283,16 +289,21 @@ func (b *Board) onRecovering(s statusEvent) {
 }
 
 func (b *Board) onBlocked(s statusEvent) {
-	p, e := s.p, s.e
-	first := p.blockedSince.IsZero()
-	p.blockedSince = s.at.Add(-time.Duration(e.Millis) * time.Millisecond)
-	p.buffered, p.blockedErr = e.Count, e.Error
+	p, e, f := s.p, s.e, s.p.producer
+	if f == nil {
+		return
+	}
+	first := f.blockedSince.IsZero()
+	f.blockedSince = s.at.Add(-time.Duration(e.Millis) * time.Millisecond)
+	f.buffered, f.blockedErr = e.Count, e.Error
 	b.sayBlocked(s.at, p, first)
 }
 
 func (b *Board) onUnblocked(s statusEvent) {
-	p, e := s.p, s.e
-	p.blockedSince, p.buffered, p.blockedErr, p.blockedSaid = time.Time{}, 0, "", nil
+	e := s.e
+	if f := s.p.producer; f != nil {
+		f.blockedSince, f.buffered, f.blockedErr, f.blockedSaid = time.Time{}, 0, "", nil
+	}
 	if e.Error != "" {
 		b.say(s, LevelBad, fmt.Sprintf("no longer blocked after %.1f s: %s", float64(e.Millis)/1000, e.Error))
 		return
@@ -301,19 +312,21 @@ func (b *Board) onUnblocked(s statusEvent) {
 }
 
 func (b *Board) onBackpressure(s statusEvent) {
-	p, e := s.p, s.e
-	if !p.alive() {
+	p, e, f := s.p, s.e, s.p.usage
+	if !p.alive() || f == nil {
 		return
 	}
-	if p.backpressureSince.IsZero() {
-		p.backpressureSince = s.at.Add(-time.Duration(e.Millis) * time.Millisecond)
+	if f.backpressureSince.IsZero() {
+		f.backpressureSince = s.at.Add(-time.Duration(e.Millis) * time.Millisecond)
 	}
-	p.backpressureReason = e.Reason
+	f.backpressureReason = e.Reason
 	b.say(s, LevelWarn, "backpressure: not taking new messages ("+e.Reason+")")
 }
 
 func (b *Board) onBackpressureEnded(s statusEvent) {
-	s.p.backpressureSince, s.p.backpressureReason = time.Time{}, ""
+	if f := s.p.usage; f != nil {
+		f.backpressureSince, f.backpressureReason = time.Time{}, ""
+	}
 	b.say(s, LevelGood, fmt.Sprintf("backpressure ended after %.1f s: taking messages again", float64(s.e.Millis)/1000))
 }
 

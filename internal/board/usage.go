@@ -9,24 +9,24 @@ import (
 
 func (b *Board) usageSnapshot(v UsageSnapshot) {
 	if v.Err != nil {
-		if b.usageErr == nil || b.usageErAt.Before(b.usageAt) {
+		if b.usageRead.err == nil || b.usageRead.errAt.Before(b.usageRead.at) {
 			if p := b.procs[Query]; p != nil && p.alive() && p.pending == "" {
 				b.event(v.At, Query, LevelWarn, "GET /usage failed: "+v.Err.Error())
 			}
 		}
-		b.usageErr, b.usageErAt = v.Err, v.At
+		b.usageRead.err, b.usageRead.errAt = v.Err, v.At
 		return
 	}
-	if b.usageErr != nil && b.usageSeen {
+	if b.usageRead.err != nil && b.usageRead.seen {
 		b.event(v.At, Query, LevelGood, "usage answers again")
 	}
-	b.usageErr = nil
+	b.usageRead.err = nil
 	b.usage = map[string]UsageTotals{}
 	for _, u := range v.Sensors {
 		b.usage[u.SensorID] = u
 	}
-	b.usageAt = v.At
-	b.usageSeen = true
+	b.usageRead.at = v.At
+	b.usageRead.seen = true
 	b.noteCauseGroups(v.At)
 	if v.ExpectErr != nil && b.expectErr == nil {
 		b.event(v.At, "", LevelWarn, "cannot compare usage with the audit: "+v.ExpectErr.Error())
@@ -39,13 +39,13 @@ func (b *Board) truthSnapshot(v TruthSnapshot) {
 		return
 	}
 	if v.Err != nil {
-		if b.truthErr == nil {
+		if b.truthRead.err == nil {
 			b.pollFailed(v.At, "", "audit reader failed: ", v.Err)
 		}
-		b.truthErr = v.Err
+		b.truthRead.err = v.Err
 		return
 	}
-	b.truthErr = nil
+	b.truthRead.err = nil
 	b.truth = map[string]Truth{}
 	for _, t := range v.Sensors {
 		if t.Last != nil {
@@ -55,8 +55,8 @@ func (b *Board) truthSnapshot(v TruthSnapshot) {
 		t.Partitions = slices.Clone(t.Partitions)
 		b.truth[t.SensorID] = t
 	}
-	b.truthAt = v.At
-	b.truthSeen = true
+	b.truthRead.at = v.At
+	b.truthRead.seen = true
 	b.auditCount = v.AuditOffset
 	b.auditThrough = maps.Clone(v.AuditThrough)
 	b.noteMoves(v)
@@ -179,7 +179,7 @@ type UsageView struct {
 
 // UsageView returns the usage panel state.
 func (b *Board) Usage() UsageView {
-	v := UsageView{AsOf: b.usageAt, AuditCount: b.auditCount}
+	v := UsageView{AsOf: b.usageRead.at, AuditCount: b.auditCount}
 	v.Status, v.Reason = b.queryFreshness()
 	v.Truth, v.TruthReason = b.truthFreshness()
 	recorded := v.Status == Live || v.Status == Stale
@@ -232,12 +232,12 @@ func (b *Board) queryFreshness() (Freshness, string) {
 	case !p.alive() || p.state == Crashing || p.state == Stopping || p.state == Restarting:
 		label, _ := b.stateLabel(p)
 		return Down, "consumer-query is " + label + ": no answers until it is back"
-	case b.usageErr != nil && !b.usageErAt.Before(b.usageAt):
-		return Failing, "consumer-query answers an error: " + b.usageErr.Error()
-	case !b.usageSeen || b.usageAt.Before(p.startedAt):
+	case b.usageRead.err != nil && !b.usageRead.errAt.Before(b.usageRead.at):
+		return Failing, "consumer-query answers an error: " + b.usageRead.err.Error()
+	case !b.usageRead.seen || b.usageRead.at.Before(p.startedAt):
 		return Waiting, "waiting for consumer-query's first answer"
-	case !b.now.IsZero() && b.now.Sub(b.usageAt) > StaleAfter:
-		return Stale, fmt.Sprintf("no answer from consumer-query for %s", roundSecs(b.now.Sub(b.usageAt)))
+	case !b.now.IsZero() && b.now.Sub(b.usageRead.at) > StaleAfter:
+		return Stale, fmt.Sprintf("no answer from consumer-query for %s", roundSecs(b.now.Sub(b.usageRead.at)))
 	}
 	return Live, "live"
 }
@@ -245,14 +245,14 @@ func (b *Board) queryFreshness() (Freshness, string) {
 // truthFreshness is how fresh the audit's truth is, and why.
 func (b *Board) truthFreshness() (Freshness, string) {
 	switch {
-	case !b.truthSeen && b.truthErr != nil:
-		return Failing, "audit failed: " + b.truthErr.Error()
-	case !b.truthSeen:
+	case !b.truthRead.seen && b.truthRead.err != nil:
+		return Failing, "audit failed: " + b.truthRead.err.Error()
+	case !b.truthRead.seen:
 		return Waiting, "audit reading the topic"
-	case b.truthErr != nil && b.brokerKnownAway():
+	case b.truthRead.err != nil && b.brokerKnownAway():
 		return Failing, b.brokerAwayText() + ", audit showing its last read"
-	case b.truthErr != nil:
-		return Failing, "audit failed, showing its last read: " + plainError("kafka", b.truthErr.Error())
+	case b.truthRead.err != nil:
+		return Failing, "audit failed, showing its last read: " + plainError("kafka", b.truthRead.err.Error())
 	case b.expectErr != nil:
 		return Failing, "cannot compare with the audit: " + b.expectErr.Error()
 	}

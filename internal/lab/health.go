@@ -29,7 +29,7 @@ func (l *Lab) Freeze(name string) error {
 		if err := l.sup.Freeze(name); err != nil {
 			return err
 		}
-		l.waitBoard(2*time.Second, func(b *board.Board) bool { return b.Process(name).Frozen })
+		l.waitBoard(2*time.Second, func(b *board.Board) bool { return b.Frozen(name) })
 		return nil
 	})
 }
@@ -41,7 +41,7 @@ func (l *Lab) Thaw(name string) error {
 		if err := l.sup.Thaw(name); err != nil {
 			return err
 		}
-		l.waitBoard(2*time.Second, func(b *board.Board) bool { return !b.Process(name).Frozen })
+		l.waitBoard(2*time.Second, func(b *board.Board) bool { return !b.Frozen(name) })
 		return nil
 	})
 }

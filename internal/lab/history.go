@@ -57,14 +57,14 @@ func (l *Lab) History(ctx context.Context, target time.Duration) (err error) {
 		if err != nil {
 			return fmt.Errorf("history: %w", err)
 		}
-		if v.ReplayShown >= target && v.CaughtUpMessages >= size*9/10 {
+		if v.Current.ReplayShown >= target && v.Current.CaughtUpMessages >= size*9/10 {
 			l.Note(fmt.Sprintf("history: a replay of %s messages takes %.1f s (target %s)",
-				board.Count(v.CaughtUpMessages), v.ReplayShown.Seconds(), target))
+				board.Count(v.Current.CaughtUpMessages), v.Current.ReplayShown.Seconds(), target))
 			break
 		}
 		if round > historyRounds || size >= historyMax {
 			return fmt.Errorf("history: a replay of %s still takes %.1f s, under %s",
-				board.Plural(size, "message"), v.ReplayShown.Seconds(), target)
+				board.Plural(size, "message"), v.Current.ReplayShown.Seconds(), target)
 		}
 		want := historyWant(v, size, target)
 		if !published {
@@ -73,7 +73,7 @@ func (l *Lab) History(ctx context.Context, target time.Duration) (err error) {
 			}
 			published = true
 		}
-		why := fmt.Sprintf("last replay: %s in %.1f s", board.Count(v.CaughtUpMessages), replaySeconds(v).Seconds())
+		why := fmt.Sprintf("last replay: %s in %.1f s", board.Count(v.Current.CaughtUpMessages), replaySeconds(v).Seconds())
 		if err := l.publishHistory(ctx, want-size, why); err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ func (l *Lab) measuredReplay(ctx context.Context, starts int) (board.ProcView, i
 		for _, h := range hwm {
 			size += h
 		}
-		return v.Alive && v.Pending == "" && v.CaughtUp && v.Starts >= starts
+		return v.Alive && v.Pending == "" && v.Current.CaughtUp && v.Starts >= starts
 	})
 	return v, size, err
 }
@@ -114,10 +114,10 @@ func (l *Lab) process(name string) board.ProcView {
 // the board showed it replaying, or, when it caught up before its first
 // progress report, its whole start (caught_up's own figure).
 func replaySeconds(v board.ProcView) time.Duration {
-	if v.ReplayShown > 0 {
-		return v.ReplayShown
+	if v.Current.ReplayShown > 0 {
+		return v.Current.ReplayShown
 	}
-	return time.Duration(v.CaughtUpMillis) * time.Millisecond
+	return time.Duration(v.Current.CaughtUpMillis) * time.Millisecond
 }
 
 // historyWant is the topic size the next burst aims at: the measured rate
@@ -125,7 +125,7 @@ func replaySeconds(v board.ProcView) time.Duration {
 // at least historyFirst more, at most historyMax.
 func historyWant(v board.ProcView, size int64, target time.Duration) int64 {
 	secs := max(replaySeconds(v).Seconds(), 0.001)
-	rate := float64(max(v.CaughtUpMessages, 1)) / secs
+	rate := float64(max(v.Current.CaughtUpMessages, 1)) / secs
 	want := int64(math.Ceil(rate * target.Seconds() * historyAim))
 	want = max(want, size+size/4, size+historyFirst)
 	return min(want, historyMax)

@@ -17,13 +17,10 @@ func TestHistoryWant(t *testing.T) {
 		size int64
 		want int64
 	}{
-		{"an empty topic: the first burst", board.ProcView{CaughtUpMessages: 0, CaughtUpMillis: 100}, 0, historyFirst},
-		{"a short replay: the rate times the target", board.ProcView{CaughtUpMessages: 100_000, CaughtUpMillis: 400,
-			ReplayShown: 250 * time.Millisecond}, 100_000, 1_500_000},
-		{"almost there: a quarter more at least", board.ProcView{CaughtUpMessages: 1_000_000, CaughtUpMillis: 3500,
-			ReplayShown: 3400 * time.Millisecond}, 1_000_000, 1_250_000},
-		{"never past the limit", board.ProcView{CaughtUpMessages: 9_000_000, CaughtUpMillis: 1000,
-			ReplayShown: time.Second}, 9_000_000, historyMax},
+		{"an empty topic: the first burst", board.ProcView{Current: &board.CurrentView{CaughtUpMessages: 0, CaughtUpMillis: 100}}, 0, historyFirst},
+		{"a short replay: the rate times the target", board.ProcView{Current: &board.CurrentView{CaughtUpMessages: 100_000, CaughtUpMillis: 400, ReplayShown: 250 * time.Millisecond}}, 100_000, 1_500_000},
+		{"almost there: a quarter more at least", board.ProcView{Current: &board.CurrentView{CaughtUpMessages: 1_000_000, CaughtUpMillis: 3500, ReplayShown: 3400 * time.Millisecond}}, 1_000_000, 1_250_000},
+		{"never past the limit", board.ProcView{Current: &board.CurrentView{CaughtUpMessages: 9_000_000, CaughtUpMillis: 1000, ReplayShown: time.Second}}, 9_000_000, historyMax},
 	} {
 		if got := historyWant(c.v, c.size, 3*time.Second); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)

@@ -98,7 +98,7 @@ type Lab struct {
 	cfg     Config
 	log     *slog.Logger
 	sup     processes
-	out     chan any
+	out     chan board.Input
 	started time.Time
 
 	embeddedBroker, embeddedStore bool
@@ -180,7 +180,7 @@ func New(cfg Config) (*Lab, error) {
 	l := &Lab{
 		cfg:            cfg,
 		log:            cfg.Log,
-		out:            make(chan any, 4096),
+		out:            make(chan board.Input, 4096),
 		embeddedBroker: cfg.Brokers == "" && cfg.Cluster == 0,
 		embeddedStore:  cfg.Mongo == "",
 		changed:        make(chan struct{}),
@@ -214,7 +214,7 @@ func (l *Lab) NewBoard() *board.Board {
 }
 
 // Inputs delivers board inputs in order. It is closed after Shutdown.
-func (l *Lab) Inputs() <-chan any { return l.out }
+func (l *Lab) Inputs() <-chan board.Input { return l.out }
 
 // Done is closed when a script or a signal asked the run to end.
 func (l *Lab) Done() <-chan struct{} { return l.quit }
@@ -246,7 +246,7 @@ func (l *Lab) EventsSince(seq uint64) []board.Event {
 
 // emit applies an input to the lab's board and hands the same input to
 // the front end: the only way anything reaches either board.
-func (l *Lab) emit(in any) {
+func (l *Lab) emit(in board.Input) {
 	l.mu.Lock()
 	l.mirror.Apply(in)
 	l.notifyLocked()

@@ -26,7 +26,7 @@ func (l *Lab) Note(text string) {
 }
 
 // Narrate hands a guided scenario's progress to the front end on Inputs,
-// in order with the board inputs around it (a Runner's OnProgress). It is
-// not a board input: the board ignores it, the dashboard's narration
+// in order with the board inputs around it (a Runner's OnProgress), as a
+// board.Narration: the board does not apply it, the dashboard's narration
 // panel shows it.
-func (l *Lab) Narrate(p scenario.Progress) { l.out <- p }
+func (l *Lab) Narrate(p scenario.Progress) { l.out <- board.Narration[scenario.Progress]{Step: p} }

@@ -30,8 +30,8 @@ func TestNarrationRidesTheInputs(t *testing.T) {
 		switch in := (<-l.Inputs()).(type) {
 		case board.Action:
 			got = append(got, in.Text)
-		case scenario.Progress:
-			got = append(got, in.Name)
+		case board.Narration[scenario.Progress]:
+			got = append(got, in.Step.Name)
 		default:
 			t.Fatalf("unexpected input %T", in)
 		}

@@ -42,7 +42,7 @@ func (l *Lab) setRebuildLocked(s lesson.Rebuild) error {
 	}
 	saved := l.waitBoard(prepareTimeout, func(b *board.Board) bool {
 		v := b.Process(board.Current)
-		return v.PID != pid || v.Prepared == string(s)
+		return v.PID != pid || v.Current.Prepared == string(s)
 	})
 	if !saved {
 		return fmt.Errorf("consumer-current did not save its %s within %s (see its log)", s, prepareTimeout)

@@ -76,8 +76,8 @@ func TestCycleRebuild(t *testing.T) {
 	}
 	tl.settle(t)
 	tl.uiBoard(func(b *board.Board) {
-		if v := b.Process(board.Current); b.Rebuild() != "snapshot" || v.Prepared != "snapshot" {
-			t.Fatalf("the UI board: next start %q, prepared %q", b.Rebuild(), v.Prepared)
+		if v := b.Process(board.Current); b.Rebuild() != "snapshot" || v.Current.Prepared != "snapshot" {
+			t.Fatalf("the UI board: next start %q, prepared %q", b.Rebuild(), v.Current.Prepared)
 		}
 	})
 	if err := tl.SetRebuild("compact"); err == nil {

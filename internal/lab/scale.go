@@ -55,7 +55,7 @@ func (l *Lab) Scale(n int) error {
 			// The row goes once it shows the exit: removed first, the exit
 			// would reach a board that no longer knows the process.
 			l.waitBoard(2*time.Second, func(b *board.Board) bool {
-				e := b.Process(name).LastExit
+				e := b.LastExit(name)
 				return e != nil && e.PID == pid
 			})
 		}
@@ -125,7 +125,7 @@ func (l *Lab) usageGroupArgLocked(name string) string {
 	if name == board.Usage {
 		return ""
 	}
-	return l.mirror.Process(board.Usage).GroupID
+	return l.mirror.GroupID(board.Usage)
 }
 
 // restartUsageInstances gives every consumer-usage instance its arguments
@@ -163,7 +163,6 @@ func (l *Lab) awaitUsageGroup() {
 		// The board's row must be the incarnation running now: right after
 		// a restart it may still show the last one's group.
 		pid := l.sup.PID(board.Usage)
-		v := b.Process(board.Usage)
-		return pid == 0 || (v.PID == pid && v.GroupID != "")
+		return pid == 0 || (b.PID(board.Usage) == pid && b.GroupID(board.Usage) != "")
 	})
 }

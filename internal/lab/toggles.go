@@ -134,7 +134,7 @@ var pausing = setting{
 	target: board.Producer,
 	lock:   func(l *Lab) *sync.Mutex { return &l.changeMu },
 	shown: onBoard(func(b *board.Board) string {
-		if b.Process(board.Producer).PausedOrPausing() {
+		if b.Process(board.Producer).Producer.PausedOrPausing() {
 			return pause
 		}
 		return resume

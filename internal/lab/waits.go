@@ -18,13 +18,13 @@ func (l *Lab) WaitHeld(ctx context.Context, name string) error {
 	if !board.IsUsage(name) {
 		return fmt.Errorf("only consumer-usage instances hold writes, not %s", name)
 	}
-	return l.waitUntil(ctx, func(b *board.Board) bool { return len(b.Process(name).Held) > 0 })
+	return l.waitUntil(ctx, func(b *board.Board) bool { return b.HoldsWrites(name) })
 }
 
 // WaitDown returns once name is not running as the board sees it (its
 // exit reached the board), or ctx's error.
 func (l *Lab) WaitDown(ctx context.Context, name string) error {
-	return l.waitUntil(ctx, func(b *board.Board) bool { return b.Has(name) && !b.Process(name).Alive })
+	return l.waitUntil(ctx, func(b *board.Board) bool { return b.Has(name) && !b.Alive(name) })
 }
 
 // WaitISR returns once the latest metadata of the topic shows every
@@ -39,7 +39,7 @@ func (l *Lab) WaitBlocked(ctx context.Context, name string) error {
 	if name != board.Producer {
 		return fmt.Errorf("only the producer is blocked, not %s", name)
 	}
-	return l.waitUntil(ctx, func(b *board.Board) bool { return b.Process(name).Blocked > 0 })
+	return l.waitUntil(ctx, func(b *board.Board) bool { return b.Blocked(name) })
 }
 
 // WaitBalanced returns once the latest metadata shows every partition led

@@ -221,7 +221,7 @@ var ackedSettled = &Cond{
 	What: "the producer paused, every acknowledged write's offset read by the audit",
 	Holds: func(o Observation) bool {
 		p := o.Proc(board.Producer)
-		return p.Alive && p.Paused && o.Acks.Seen && o.Acks.Pending == 0 && o.Acks.Acknowledged > 0
+		return p.Alive && p.Producer.Paused && o.Acks.Seen && o.Acks.Pending == 0 && o.Acks.Acknowledged > 0
 	},
 }
 

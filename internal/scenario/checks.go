@@ -47,7 +47,7 @@ func stateIdentical(before, after string) Check {
 		}
 		c := a.Proc(board.Current)
 		obs := fmt.Sprintf("%d/%d sensors identical (same message: timestamp, hours, km, position), rebuilt in %s",
-			same, total, seconds(c.CaughtUpMillis))
+			same, total, seconds(c.Current.CaughtUpMillis))
 		if len(differ) > 0 {
 			obs += "; " + strings.Join(first(differ, 3), "; ")
 		}
@@ -72,9 +72,9 @@ func replayedWholeTopic(before, after string) Check {
 		topic := b.HWMSum()
 		// Its count includes invalid messages: reading at least as many
 		// as the topic holds means it started at the beginning.
-		read := now.CaughtUpMessages
+		read := now.Current.CaughtUpMessages
 		obs := fmt.Sprintf("read %s (the topic holds %d) in %s; group %s → %s",
-			board.Plural(read, "message"), topic, seconds(now.CaughtUpMillis), orDash(was.GroupID), orDash(now.GroupID))
+			board.Plural(read, "message"), topic, seconds(now.Current.CaughtUpMillis), orDash(was.GroupID), orDash(now.GroupID))
 		ok := topic > 0 && read >= topic && now.GroupID != "" && now.GroupID != was.GroupID
 		return ok, obs
 	})
@@ -88,7 +88,7 @@ func replayWatchable(mark string, least time.Duration) Check {
 		Needs: []string{mark},
 		Eval: func(m Marks) (bool, string) {
 			c := m[mark].Proc(board.Current)
-			return c.ReplayShown >= least, rebuiltWords(c)
+			return c.Current.ReplayShown >= least, rebuiltWords(c)
 		},
 	}
 }
@@ -99,7 +99,7 @@ func rebuilt(o Observation) string { return rebuiltWords(o.Proc(board.Current)) 
 
 func rebuiltWords(c board.ProcView) string {
 	return fmt.Sprintf("rebuilt %s messages in %s in group %s; replaying on screen for %.1f s",
-		board.Count(c.CaughtUpMessages), seconds(c.CaughtUpMillis), orDash(c.GroupID), c.ReplayShown.Seconds())
+		board.Count(c.Current.CaughtUpMessages), seconds(c.Current.CaughtUpMillis), orDash(c.GroupID), c.Current.ReplayShown.Seconds())
 }
 
 // matchesAudit: consumer-current's state equals the independent audit's
@@ -199,7 +199,7 @@ func hitWindow(before, crashed, mode string) Check {
 			exit = "died by " + u.LastExit.Label()
 		}
 		obs := fmt.Sprintf("%s reached at partition %d offset %d, consumer-usage %s (mode %s)",
-			hit.Point, hit.Partition, hit.Offset, exit, b.Proc(board.Usage).Mode)
+			hit.Point, hit.Partition, hit.Offset, exit, b.Proc(board.Usage).Usage.Mode)
 		return hit.Point == "after-delta" && u.LastExit != nil && u.LastExit.Signal == "SIGKILL" && !u.Alive, obs
 	})
 }
@@ -255,8 +255,8 @@ func replayedFromBeginning(previous, mark string) Check {
 			was, u := m[previous].Proc(board.Usage), o.Proc(board.Usage)
 			from, known := u.ReadFrom()
 			obs := fmt.Sprintf("%s group %s (was %s) started at offset Σ%s and read %s (the topic holds %d)",
-				u.Mode, orDash(u.GroupID), orDash(was.GroupID), orUnknown(from, known), board.Plural(u.Processed+u.Invalid, "message"), o.HWMSum())
-			return known && from == 0 && u.Reset == "earliest" && u.GroupID != "" && u.GroupID != was.GroupID, obs
+				u.Usage.Mode, orDash(u.GroupID), orDash(was.GroupID), orUnknown(from, known), board.Plural(u.Processed+u.Invalid, "message"), o.HWMSum())
+			return known && from == 0 && u.Usage.Reset == "earliest" && u.GroupID != "" && u.GroupID != was.GroupID, obs
 		},
 	}
 }

@@ -49,24 +49,23 @@ func eval(c Check, m Marks) (bool, string) { return c.Eval(m) }
 
 func TestReplayWatchable(t *testing.T) {
 	c := replayWatchable("after", 2*time.Second)
-	cur := board.ProcView{Name: board.Current, Alive: true, CaughtUp: true, GroupID: "demo-current-1",
-		CaughtUpMessages: 1234567, CaughtUpMillis: 2600, ReplayShown: 2300 * time.Millisecond}
+	cur := board.ProcView{Name: board.Current, Alive: true, GroupID: "demo-current-1", Current: &board.CurrentView{CaughtUp: true, CaughtUpMessages: 1234567, CaughtUpMillis: 2600, ReplayShown: 2300 * time.Millisecond}}
 	ok, got := eval(c, Marks{"after": obs(0, cur)})
 	if !ok || got != "rebuilt 1,234,567 messages in 2.6 s in group demo-current-1; replaying on screen for 2.3 s" {
 		t.Fatalf("watchable: %v %q", ok, got)
 	}
-	cur.CaughtUpMessages, cur.CaughtUpMillis, cur.ReplayShown = 579, 100, 0
+	cur.Current.CaughtUpMessages, cur.Current.CaughtUpMillis, cur.Current.ReplayShown = 579, 100, 0
 	if ok, got := eval(c, Marks{"after": obs(0, cur)}); ok {
 		t.Fatalf("a replay never on screen passed: %q", got)
 	}
-	cur.CaughtUpMillis, cur.ReplayShown = 2100, 1900*time.Millisecond
+	cur.Current.CaughtUpMillis, cur.Current.ReplayShown = 2100, 1900*time.Millisecond
 	if ok, got := eval(c, Marks{"after": obs(0, cur)}); ok {
 		t.Fatalf("1.9 s on screen passed: %q", got)
 	}
 }
 
 func TestStateIdentical(t *testing.T) {
-	cur := board.ProcView{Name: board.Current, Alive: true, CaughtUp: true, CaughtUpMillis: 1400}
+	cur := board.ProcView{Name: board.Current, Alive: true, Current: &board.CurrentView{CaughtUp: true, CaughtUpMillis: 1400}}
 	before := obs(0, cur)
 	before.Sensors.Rows = sensorRows(100, 200, 300)
 	after := obs(5, cur)
@@ -90,17 +89,17 @@ func TestStateIdentical(t *testing.T) {
 func TestReplayedWholeTopic(t *testing.T) {
 	before := obs(0, board.ProcView{Name: board.Current, GroupID: "demo-current-aaaa"})
 	before.HWM = map[int32]int64{0: 40, 1: 40, 2: 40}
-	after := obs(5, board.ProcView{Name: board.Current, GroupID: "demo-current-bbbb", CaughtUpMessages: 120, CaughtUpMillis: 300})
+	after := obs(5, board.ProcView{Name: board.Current, GroupID: "demo-current-bbbb", Current: &board.CurrentView{CaughtUpMessages: 120, CaughtUpMillis: 300}})
 	c := replayedWholeTopic("before", "after")
 	if ok, got := eval(c, Marks{"before": before, "after": after}); !ok ||
 		got != "read 120 messages (the topic holds 120) in 0.3 s; group demo-current-aaaa → demo-current-bbbb" {
 		t.Fatalf("whole topic: %v %q", ok, got)
 	}
-	after.Procs[board.Current] = board.ProcView{Name: board.Current, GroupID: "demo-current-bbbb", CaughtUpMessages: 30}
+	after.Procs[board.Current] = board.ProcView{Name: board.Current, GroupID: "demo-current-bbbb", Current: &board.CurrentView{CaughtUpMessages: 30}}
 	if ok, _ := eval(c, Marks{"before": before, "after": after}); ok {
 		t.Fatal("passed after reading a quarter of the topic")
 	}
-	after.Procs[board.Current] = board.ProcView{Name: board.Current, GroupID: "demo-current-aaaa", CaughtUpMessages: 120}
+	after.Procs[board.Current] = board.ProcView{Name: board.Current, GroupID: "demo-current-aaaa", Current: &board.CurrentView{CaughtUpMessages: 120}}
 	if ok, _ := eval(c, Marks{"before": before, "after": after}); ok {
 		t.Fatal("passed with the same group")
 	}
@@ -176,7 +175,7 @@ func TestDriftChecks(t *testing.T) {
 }
 
 func TestHitWindow(t *testing.T) {
-	before := obs(0, board.ProcView{Name: board.Usage, Alive: true, Mode: "naive"})
+	before := obs(0, board.ProcView{Name: board.Usage, Alive: true, Usage: &board.UsageProcView{Mode: "naive"}})
 	crashed := func(point string) Observation {
 		return obs(2, board.ProcView{Name: board.Usage, LastExit: &board.Exit{Signal: "SIGKILL"},
 			LastCrashPoint: &board.CrashPointHit{At: t0.Add(time.Second), Point: point, Partition: 2, Offset: 91}})
@@ -197,7 +196,7 @@ func TestHitWindow(t *testing.T) {
 	// The previous crash point fired just before the step began: it is
 	// not this step's.
 	previous := &board.CrashPointHit{At: t0.Add(-time.Second / 2), Point: "after-delta", Partition: 1, Offset: 79}
-	justBefore := obs(0, board.ProcView{Name: board.Usage, Alive: true, Mode: "naive", LastCrashPoint: previous})
+	justBefore := obs(0, board.ProcView{Name: board.Usage, Alive: true, LastCrashPoint: previous, Usage: &board.UsageProcView{Mode: "naive"}})
 	again := obs(2, board.ProcView{Name: board.Usage, LastExit: &board.Exit{Signal: "SIGKILL"}, LastCrashPoint: previous})
 	if ok, got := eval(c, Marks{"before": justBefore, "crashed": again}); ok || got != "no crash point reached since the step began" {
 		t.Fatalf("the previous crash point passed as this step's: %q", got)
@@ -232,8 +231,8 @@ func TestStatelessChecks(t *testing.T) {
 
 func TestReplayedFromBeginning(t *testing.T) {
 	prev := obs(0, board.ProcView{Name: board.Usage, GroupID: "demo-usage"})
-	fresh := obs(3, board.ProcView{Name: board.Usage, Mode: "guarded", Reset: "earliest", GroupID: "demo-usage-earliest-1a2b3c4d",
-		Processed: 90, Positions: []status.Position{{Partition: 0, Offset: 30}, {Partition: 1, Offset: 30}, {Partition: 2, Offset: 30}}})
+	fresh := obs(3, board.ProcView{Name: board.Usage, GroupID: "demo-usage-earliest-1a2b3c4d",
+		Processed: 90, Positions: []status.Position{{Partition: 0, Offset: 30}, {Partition: 1, Offset: 30}, {Partition: 2, Offset: 30}}, Usage: &board.UsageProcView{Mode: "guarded", Reset: "earliest"}})
 	fresh.HWM = map[int32]int64{0: 30, 1: 30, 2: 30}
 	c := replayedFromBeginning("prev", "fresh")
 	ok, got := eval(c, Marks{"prev": prev, "fresh": fresh})
@@ -241,7 +240,7 @@ func TestReplayedFromBeginning(t *testing.T) {
 		t.Fatalf("from the beginning: %v %q", ok, got)
 	}
 	resumed := fresh
-	resumed.Procs = map[string]board.ProcView{board.Usage: {Name: board.Usage, Reset: "earliest", GroupID: "demo-usage-earliest-1a2b3c4d",
+	resumed.Procs = map[string]board.ProcView{board.Usage: {Name: board.Usage, Usage: &board.UsageProcView{Reset: "earliest"}, GroupID: "demo-usage-earliest-1a2b3c4d",
 		Processed: 10, Positions: fresh.Procs[board.Usage].Positions}}
 	if ok, _ := eval(c, Marks{"prev": prev, "fresh": resumed}); ok {
 		t.Fatal("passed for a consumer that started at Σ80")

@@ -89,7 +89,7 @@ func leadersMovedOff(node int32) *Cond {
 var producerRefused = &Cond{
 	What: "the producer blocked and every partition's ISR below min.insync.replicas",
 	Holds: func(o Observation) bool {
-		if o.Proc(board.Producer).Blocked <= 0 || !o.Parts.Seen || len(o.Parts.Rows) == 0 {
+		if o.Proc(board.Producer).Producer.Blocked <= 0 || !o.Parts.Seen || len(o.Parts.Rows) == 0 {
 			return false
 		}
 		for _, r := range o.Parts.Rows {
@@ -106,7 +106,7 @@ const offsetsPoll = 500 * time.Millisecond
 
 var producerAcked = &Cond{
 	What:  "the producer's records acknowledged again",
-	Holds: func(o Observation) bool { p := o.Proc(board.Producer); return p.Alive && p.Blocked == 0 },
+	Holds: func(o Observation) bool { p := o.Proc(board.Producer); return p.Alive && p.Producer.Blocked == 0 },
 }
 
 // tellLeaders: each partition's leader and ISR.
@@ -226,13 +226,13 @@ func writesRefused(refused, held string) Check {
 		pa, pb := a.Proc(board.Producer), b.Proc(board.Producer)
 		span := b.At.Sub(a.At)
 		// Blocked since before the first mark and never unblocked since.
-		continuous := pa.Blocked > 0 && pb.Blocked >= pa.Blocked+span-time.Second
+		continuous := pa.Producer.Blocked > 0 && pb.Producer.Blocked >= pa.Producer.Blocked+span-time.Second
 		logEnd, logEndOK := logEndBetween(a, b, func(x, y int64) bool { return x == y })
 		obs := fmt.Sprintf("acknowledged %d → %d and buffered %d → %d over %s, blocked %s → %s; %s; cause: %s",
-			pa.Produced, pb.Produced, pa.Buffered, pb.Buffered, span.Round(100*time.Millisecond),
-			pa.Blocked.Round(100*time.Millisecond), pb.Blocked.Round(100*time.Millisecond), logEnd, orDash(pb.BlockedCause))
-		return continuous && pb.Produced == pa.Produced && pb.Buffered > pa.Buffered && logEndOK &&
-			strings.Contains(pb.BlockedCause, "NOT_ENOUGH_REPLICAS"), obs
+			pa.Producer.Produced, pb.Producer.Produced, pa.Producer.Buffered, pb.Producer.Buffered, span.Round(100*time.Millisecond),
+			pa.Producer.Blocked.Round(100*time.Millisecond), pb.Producer.Blocked.Round(100*time.Millisecond), logEnd, orDash(pb.Producer.BlockedCause))
+		return continuous && pb.Producer.Produced == pa.Producer.Produced && pb.Producer.Buffered > pa.Producer.Buffered && logEndOK &&
+			strings.Contains(pb.Producer.BlockedCause, "NOT_ENOUGH_REPLICAS"), obs
 	})
 }
 
@@ -253,10 +253,10 @@ func logEndBetween(a, b Observation, ok func(first, second int64) bool) (string,
 func bufferedLanded(held, after string) Check {
 	return between("the buffered records landed once the ISR grew back", held, after, func(h, a Observation) (bool, string) {
 		ph, pa := h.Proc(board.Producer), a.Proc(board.Producer)
-		logEnd, logEndOK := logEndBetween(h, a, func(x, y int64) bool { return y >= x+ph.Buffered })
+		logEnd, logEndOK := logEndBetween(h, a, func(x, y int64) bool { return y >= x+ph.Producer.Buffered })
 		obs := fmt.Sprintf("%d buffered; acknowledged %d → %d; %s; producer blocked %v; %d/%d sensors match the audit",
-			ph.Buffered, ph.Produced, pa.Produced, logEnd, pa.Blocked > 0, matching(a), len(a.Sensors.Rows))
-		return pa.Produced >= ph.Produced+ph.Buffered && logEndOK && pa.Blocked == 0 && allMatchTruth(a), obs
+			ph.Producer.Buffered, ph.Producer.Produced, pa.Producer.Produced, logEnd, pa.Producer.Blocked > 0, matching(a), len(a.Sensors.Rows))
+		return pa.Producer.Produced >= ph.Producer.Produced+ph.Producer.Buffered && logEndOK && pa.Producer.Blocked == 0 && allMatchTruth(a), obs
 	})
 }
 
@@ -425,7 +425,7 @@ var minInsync = Scenario{
 			Press: &Press{Action: action.Crash, Process: third},
 			Until: producerRefused, Timeout: failoverTimeout,
 			Tell: func(o Observation) string {
-				return "producer blocked: " + orDash(o.Proc(board.Producer).BlockedCause) + "; " + tellLeaders(o)
+				return "producer blocked: " + orDash(o.Proc(board.Producer).Producer.BlockedCause) + "; " + tellLeaders(o)
 			},
 			Mark: "refused",
 		},

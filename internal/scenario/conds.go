@@ -28,7 +28,7 @@ var (
 		What: "producer paused and consumer-current equal to the topic's last messages",
 		Holds: func(o Observation) bool {
 			prod := o.Proc(board.Producer)
-			return prod.Alive && prod.Paused && o.CaughtUp && o.Sensors.Status == board.Live &&
+			return prod.Alive && prod.Producer.Paused && o.CaughtUp && o.Sensors.Status == board.Live &&
 				allMatchTruth(o) && o.Usage.AuditCount == o.HWMSum()
 		},
 	}
@@ -44,7 +44,7 @@ var (
 		What: "consumer-current caught up and its state live again",
 		Holds: func(o Observation) bool {
 			c := o.Proc(board.Current)
-			return c.Alive && c.CaughtUp && o.Sensors.Status == board.Live && len(o.Sensors.Rows) > 0
+			return c.Alive && c.Current.CaughtUp && o.Sensors.Status == board.Live && len(o.Sensors.Rows) > 0
 		},
 	}
 

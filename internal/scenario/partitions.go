@@ -398,7 +398,7 @@ func currentKeptAnOldReading(mark string) Check {
 			if len(wrong) > 0 {
 				obs += "; " + strings.Join(first(wrong, 3), "; ")
 			}
-			return prod.Paused && o.Sensors.Status == board.Live && len(ids) > 0 && len(wrong) == 0, obs
+			return prod.Producer.Paused && o.Sensors.Status == board.Live && len(ids) > 0 && len(wrong) == 0, obs
 		},
 	}
 }
@@ -422,7 +422,7 @@ func usageOverCounted(what, mark string, guarded bool) Check {
 			if len(wrong) > 0 {
 				obs += "; " + strings.Join(first(wrong, 3), "; ")
 			}
-			ok := o.Proc(board.Producer).Paused && len(over) > 0 && len(wrong) == 0 && len(o.Usage.Rows) > 0
+			ok := o.Proc(board.Producer).Producer.Paused && len(over) > 0 && len(wrong) == 0 && len(o.Usage.Rows) > 0
 			if guarded {
 				ok = ok && again == 0 && o.UsageMode == "guarded"
 			}

@@ -41,8 +41,8 @@ var (
 		Holds: func(o Observation) bool {
 			a, b := o.Proc(board.Usage), o.Proc(second)
 			h, ok := heldWrite(a)
-			return ok && b.Alive && slices.Contains(b.Partitions, movedPartition) && b.LastAssign != nil &&
-				a.LastRevoke != nil && a.LastRevoke.At.After(h.At)
+			return ok && b.Alive && slices.Contains(b.Usage.Partitions, movedPartition) && b.Usage.LastAssign != nil &&
+				a.Usage.LastRevoke != nil && a.Usage.LastRevoke.At.After(h.At)
 		},
 	}
 	// lateLanded: A's held write of the partition completed after the
@@ -51,14 +51,14 @@ var (
 		What: fmt.Sprintf("consumer-usage's held write of partition %d completing, late", movedPartition),
 		Holds: func(o Observation) bool {
 			a := o.Proc(board.Usage)
-			l, ok := onMover(a.LateWrites)
-			return ok && a.LastRevoke != nil && !l.At.Before(a.LastRevoke.At)
+			l, ok := onMover(a.Usage.LateWrites)
+			return ok && a.Usage.LastRevoke != nil && !l.At.Before(a.Usage.LastRevoke.At)
 		},
 	}
 )
 
 // heldWrite is A's held write of movedPartition.
-func heldWrite(a board.ProcView) (board.Write, bool) { return onMover(a.Held) }
+func heldWrite(a board.ProcView) (board.Write, bool) { return onMover(a.Usage.Held) }
 
 func onMover(ws []board.Write) (board.Write, bool) {
 	for _, w := range ws {
@@ -71,28 +71,28 @@ func onMover(ws []board.Write) (board.Write, bool) {
 
 func tellHeld(o Observation) string {
 	h, _ := heldWrite(o.Proc(board.Usage))
-	return fmt.Sprintf("consumer-usage holds its write of %s for %s: in flight", span(h), o.Proc(board.Usage).EffectDelay)
+	return fmt.Sprintf("consumer-usage holds its write of %s for %s: in flight", span(h), o.Proc(board.Usage).Usage.EffectDelay)
 }
 
 func tellMoved(o Observation) string {
 	a, b := o.Proc(board.Usage), o.Proc(second)
 	return fmt.Sprintf("consumer-usage revoked %v at generation %d with %s in flight; %s assigned %v at generation %d, "+
 		"starting p%d at offset %d (the committed offset), %.2f s after the revoke",
-		a.LastRevoke.Partitions, a.LastRevoke.Generation, board.Plural(a.LastRevoke.InFlight, "message"), second, b.LastAssign.Partitions,
-		b.LastAssign.Generation, movedPartition, b.LastAssign.Start[movedPartition], handover(a, b).Seconds())
+		a.Usage.LastRevoke.Partitions, a.Usage.LastRevoke.Generation, board.Plural(a.Usage.LastRevoke.InFlight, "message"), second, b.Usage.LastAssign.Partitions,
+		b.Usage.LastAssign.Generation, movedPartition, b.Usage.LastAssign.Start[movedPartition], handover(a, b).Seconds())
 }
 
 // handover is the rebalance as the partition saw it: from the old
 // owner's revoke to the new owner's assignment.
 func handover(a, b board.ProcView) time.Duration {
-	if a.LastRevoke == nil || b.LastAssign == nil {
+	if a.Usage.LastRevoke == nil || b.Usage.LastAssign == nil {
 		return 0
 	}
-	return b.LastAssign.At.Sub(a.LastRevoke.At)
+	return b.Usage.LastAssign.At.Sub(a.Usage.LastRevoke.At)
 }
 
 func tellLate(o Observation) string {
-	l, _ := onMover(o.Proc(board.Usage).LateWrites)
+	l, _ := onMover(o.Proc(board.Usage).Usage.LateWrites)
 	return fmt.Sprintf("consumer-usage's write of %s landed late: %d of %d refused as second effects (%s had recorded them)",
 		span(l), l.Refused, l.Count, second)
 }
@@ -116,13 +116,13 @@ func inFlightAtRevoke(moved string) Check {
 			// press +, and A moves on meanwhile).
 			h, ok := heldWrite(m[moved].Proc(board.Usage))
 			a, b := m[moved].Proc(board.Usage), m[moved].Proc(second)
-			if !ok || a.LastRevoke == nil || b.LastAssign == nil {
+			if !ok || a.Usage.LastRevoke == nil || b.Usage.LastAssign == nil {
 				return false, "no held write, revoke or assignment seen"
 			}
-			start, has := b.LastAssign.Start[movedPartition]
+			start, has := b.Usage.LastAssign.Start[movedPartition]
 			obs := fmt.Sprintf("held %s; revoke with %s in flight; %s started p%d at %d", span(h),
-				board.Plural(a.LastRevoke.InFlight, "message"), second, movedPartition, start)
-			return a.LastRevoke.InFlight > 0 && has && start <= h.Offset, obs
+				board.Plural(a.Usage.LastRevoke.InFlight, "message"), second, movedPartition, start)
+			return a.Usage.LastRevoke.InFlight > 0 && has && start <= h.Offset, obs
 		},
 	}
 }
@@ -135,12 +135,12 @@ func lateRefused(late string) Check {
 		Needs: []string{late},
 		Eval: func(m Marks) (bool, string) {
 			a := m[late].Proc(board.Usage)
-			l, ok := onMover(a.LateWrites)
+			l, ok := onMover(a.Usage.LateWrites)
 			if !ok {
 				return false, fmt.Sprintf("no late write of partition %d seen", movedPartition)
 			}
 			obs := fmt.Sprintf("late write %s, %d of %d refused; consumer-usage late %d, prevented %d in all",
-				span(l), l.Refused, l.Count, a.Late, a.Prevented)
+				span(l), l.Refused, l.Count, a.Usage.Late, a.Usage.Prevented)
 			return l.Refused == l.Count && l.Count > 0, obs
 		},
 	}
@@ -153,12 +153,12 @@ func rebalanceTook(moved string) Check {
 		Needs: []string{moved},
 		Eval: func(m Marks) (bool, string) {
 			a, b := m[moved].Proc(board.Usage), m[moved].Proc(second)
-			if a.LastRevoke == nil || b.LastAssign == nil {
+			if a.Usage.LastRevoke == nil || b.Usage.LastAssign == nil {
 				return false, "no revoke or assignment seen"
 			}
 			return true, fmt.Sprintf("partition %d moved %.2f s after the revoke (generation %d → %d), static members; "+
 				"dynamic membership: scripts/bench-rebalance.sh", movedPartition, handover(a, b).Seconds(),
-				a.LastRevoke.Generation, b.LastAssign.Generation)
+				a.Usage.LastRevoke.Generation, b.Usage.LastAssign.Generation)
 		},
 	}
 }

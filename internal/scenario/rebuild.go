@@ -105,7 +105,7 @@ var topicStill = &Cond{
 	What: "producer paused, consumer-current caught up and equal to the audit, which read the whole topic",
 	Holds: func(o Observation) bool {
 		prod, c := o.Proc(board.Producer), o.Proc(board.Current)
-		return prod.Alive && prod.Paused && c.Alive && c.CaughtUp && o.Sensors.Status == board.Live &&
+		return prod.Alive && prod.Producer.Paused && c.Alive && c.Current.CaughtUp && o.Sensors.Status == board.Live &&
 			allMatchTruth(o) && o.Usage.AuditCount == o.HWMSum()
 	},
 }
@@ -117,8 +117,8 @@ func rebuiltWith(s lesson.Rebuild) *Cond {
 		What: fmt.Sprintf("consumer-current rebuilt by %s, caught up, equal to the topic", s),
 		Holds: func(o Observation) bool {
 			c := o.Proc(board.Current)
-			r := c.LastRebuild
-			return c.Alive && c.CaughtUp && r != nil && r.Done && r.Strategy == string(s) &&
+			r := c.Current.LastRebuild
+			return c.Alive && c.Current.CaughtUp && r != nil && r.Done && r.Strategy == string(s) &&
 				o.Sensors.Status == board.Live && allMatchTruth(o)
 		},
 	}
@@ -126,10 +126,10 @@ func rebuiltWith(s lesson.Rebuild) *Cond {
 
 func costTell(o Observation) string {
 	c := o.Proc(board.Current)
-	if c.LastRebuild == nil {
+	if c.Current.LastRebuild == nil {
 		return "no rebuild reported"
 	}
-	r := *c.LastRebuild
+	r := *c.Current.LastRebuild
 	return fmt.Sprintf("%s: %s of the %s records of the topic read (%.2f%%)", r.Text(o.At.Location()),
 		board.Count(r.RecordsRead()), board.Count(r.History), 100*float64(r.RecordsRead())/float64(max(r.History, 1)))
 }
@@ -166,7 +166,7 @@ func costChecks() []Check {
 }
 
 func rebuildOf(o Observation) board.RebuildRun {
-	if r := o.Proc(board.Current).LastRebuild; r != nil {
+	if r := o.Proc(board.Current).Current.LastRebuild; r != nil {
 		return *r
 	}
 	return board.RebuildRun{}

@@ -12,7 +12,7 @@ import (
 // with run, its state matching the audit or not.
 func costObs(run board.RebuildRun, match bool) Observation {
 	run.Done = true
-	o := obs(0, board.ProcView{Name: board.Current, Alive: true, CaughtUp: true, LastRebuild: &run})
+	o := obs(0, board.ProcView{Name: board.Current, Alive: true, Current: &board.CurrentView{CaughtUp: true, LastRebuild: &run}})
 	o.Sensors.Status = board.Live
 	o.Sensors.Rows = sensorRows(1, 2)
 	if !match {

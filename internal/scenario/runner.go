@@ -205,7 +205,7 @@ func (x *run) preparing(o Observation, names []string) []string {
 			acts = append(acts, "start "+n)
 		}
 	}
-	if p := o.Proc(board.Producer); p.Alive && p.Paused {
+	if p := o.Proc(board.Producer); p.Alive && p.Producer.Paused {
 		acts = append(acts, "resume producer")
 	}
 	// Reset first: switching the mode while the reset is earliest would
@@ -451,13 +451,13 @@ var presses = map[action.Name]pressRule{
 	},
 	action.Pause: {
 		call: func(_ Press, base Observation) action.Call {
-			if base.Proc(board.Producer).Paused {
+			if base.Proc(board.Producer).Producer.Paused {
 				return action.Call{Name: action.Pause, Process: board.Producer, Value: "resume"}
 			}
 			return action.Call{Name: action.Pause, Process: board.Producer, Value: "pause"}
 		},
 		done: func(_ Press, base, now Observation) bool {
-			return now.Proc(board.Producer).Paused != base.Proc(board.Producer).Paused
+			return now.Proc(board.Producer).Producer.Paused != base.Proc(board.Producer).Producer.Paused
 		},
 	},
 	action.Acks: {

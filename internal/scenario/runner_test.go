@@ -55,7 +55,7 @@ func (h *fakeHost) tick() time.Time {
 
 func (h *fakeHost) apply(ins ...any) {
 	for _, in := range ins {
-		if !h.b.Apply(in) {
+		if bi, ok := in.(board.Input); !ok || !h.b.Apply(bi) {
 			panic(fmt.Sprintf("not a board input: %T", in))
 		}
 	}

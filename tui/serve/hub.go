@@ -59,7 +59,7 @@ type (
 
 // NewHub starts a hub on board b, fed from inputs (a lab's Inputs) until
 // that channel closes.
-func NewHub(b *board.Board, inputs <-chan any) *Hub {
+func NewHub(b *board.Board, inputs <-chan board.Input) *Hub {
 	h := &Hub{board: b, msgs: make(chan any, 64), done: make(chan struct{}), viewers: map[int]*viewer{}}
 	go h.run()
 	go func() {

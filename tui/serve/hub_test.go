@@ -106,7 +106,7 @@ func nextFrame(t *testing.T, frames <-chan string, want string) {
 
 func TestHubFeedsEveryViewerFromOneBoard(t *testing.T) {
 	b := board.New([]string{board.Producer}, board.Config{Topic: "t"})
-	inputs := make(chan any)
+	inputs := make(chan board.Input)
 	h := NewHub(b, inputs)
 	defer h.Close()
 	build := func(b *board.Board) tea.Model { return clockModel{b: b} }
@@ -153,7 +153,7 @@ func TestHubFeedsEveryViewerFromOneBoard(t *testing.T) {
 // inputs.
 func TestHubNarratesEveryViewer(t *testing.T) {
 	b := board.New([]string{board.Producer}, board.Config{Topic: "t"})
-	inputs := make(chan any)
+	inputs := make(chan board.Input)
 	h := NewHub(b, inputs)
 	defer h.Close()
 	build := func(b *board.Board) tea.Model { return ui.New(b, readOnlyControl{}, ui.Options{}) }
@@ -161,7 +161,7 @@ func TestHubNarratesEveryViewer(t *testing.T) {
 	w2, _ := h.Attach(build)
 	h.send(toViewer{w1.v.id, tea.WindowSizeMsg{Width: 120, Height: 36}})
 	h.send(toViewer{w2.v.id, tea.WindowSizeMsg{Width: 120, Height: 36}})
-	inputs <- scenario.Progress{Name: "replay", Title: "Scenario replay", Step: 1, Steps: 4, StepTitle: "Steady state"}
+	inputs <- board.Narration[scenario.Progress]{Step: scenario.Progress{Name: "replay", Title: "Scenario replay", Step: 1, Steps: 4, StepTitle: "Steady state"}}
 	for _, w := range []*Window{w1, w2} {
 		deadline := time.After(5 * time.Second)
 		for seen := false; !seen; {
@@ -211,7 +211,7 @@ func (m countingModel) View() string                        { return fmt.Sprint(
 // attached viewers, whatever the lab goes on sending.
 func TestHubStopsDrawingADetachedViewer(t *testing.T) {
 	b := board.New([]string{board.Producer}, board.Config{Topic: "t"})
-	inputs := make(chan any)
+	inputs := make(chan board.Input)
 	h := NewHub(b, inputs)
 	defer h.Close()
 	var views atomic.Int64

@@ -108,7 +108,7 @@ func (m Model) pause() (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	verb := "pause"
-	if m.board.Process(board.Producer).PausedOrPausing() {
+	if m.board.Process(board.Producer).Producer.PausedOrPausing() {
 		verb = "resume"
 	}
 	m.setStatus(board.LevelAction, verb+" producer…")

@@ -58,7 +58,7 @@ func newScene() *scene {
 
 func (s *scene) apply(ins ...any) *scene {
 	for _, in := range ins {
-		if !s.b.Apply(in) {
+		if bi, ok := in.(board.Input); !ok || !s.b.Apply(bi) {
 			panic(fmt.Sprintf("not a board input: %T", in))
 		}
 	}
@@ -281,7 +281,7 @@ type fakeController struct {
 	calls  []string
 	fail   map[string]error
 	tail   []string
-	inputs []any
+	inputs []board.Input
 
 	paused  bool
 	armed   lesson.CrashPoint
@@ -305,14 +305,14 @@ func (f *fakeController) record(call string) error {
 	return f.fail[op]
 }
 
-func (f *fakeController) emit(in any) {
+func (f *fakeController) emit(in board.Input) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inputs = append(f.inputs, in)
 }
 
 // takeInputs returns the inputs emitted since the last call.
-func (f *fakeController) takeInputs() []any {
+func (f *fakeController) takeInputs() []board.Input {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in := f.inputs

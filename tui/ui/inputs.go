@@ -11,8 +11,12 @@ import (
 
 // Inputs is a run of the lab's inputs (lab.Inputs) applied in one Update,
 // so the screen is drawn once for all of them: board inputs, and a
-// scenario's narration (scenario.Progress) in the order it was reported.
-type Inputs []any
+// scenario's narration (a board.Narration of scenario.Progress) in the
+// order it was reported.
+type Inputs []board.Input
+
+// Narration is a scenario's narration among the lab's Inputs.
+type Narration = board.Narration[scenario.Progress]
 
 // BoardChanged tells a model whose board someone else fed (a hub shared
 // by several sessions applies each input once) that the board took
@@ -45,7 +49,7 @@ const Settle = 500 * time.Millisecond
 // in the same Inputs. bubbletea calls View after every message, so this
 // draws once per window instead of once per input. It returns when in is
 // closed, after sending what it gathered.
-func Forward(in <-chan any, send func(tea.Msg), frame time.Duration) {
+func Forward(in <-chan board.Input, send func(tea.Msg), frame time.Duration) {
 	for first := range in {
 		run := Inputs{first}
 		deadline := time.Now().Add(windowFor(first, frame))
@@ -58,7 +62,7 @@ func Forward(in <-chan any, send func(tea.Msg), frame time.Duration) {
 					break gather
 				}
 				run = append(run, next)
-				if soon := time.Now().Add(frame); urgent(next) && soon.Before(deadline) {
+				if soon := time.Now().Add(frame); next.Urgent() && soon.Before(deadline) {
 					deadline = soon
 					window.Reset(time.Until(deadline))
 				}
@@ -71,22 +75,11 @@ func Forward(in <-chan any, send func(tea.Msg), frame time.Duration) {
 	}
 }
 
-func windowFor(in any, frame time.Duration) time.Duration {
-	if urgent(in) {
+func windowFor(in board.Input, frame time.Duration) time.Duration {
+	if in.Urgent() {
 		return frame
 	}
 	return max(frame, Settle)
-}
-
-// urgent tells the inputs the screen must show within a frame: what the
-// operator did and what happened to a process.
-func urgent(in any) bool {
-	switch in.(type) {
-	case board.ProcStarted, board.ProcExited, board.Request, board.RequestDone,
-		board.Action, board.Mode, board.Settings, board.LaunchFailed, scenario.Progress:
-		return true
-	}
-	return false
 }
 
 // take handles a run of inputs in order: the narration goes to the
@@ -96,8 +89,8 @@ func (m Model) take(run Inputs, applied bool) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
 	for _, in := range run {
 		switch in := in.(type) {
-		case scenario.Progress:
-			next, cmd := m.narrate(in)
+		case Narration:
+			next, cmd := m.narrate(in.Step)
 			m = next.(Model)
 			cmds = append(cmds, cmd)
 		default:

@@ -10,7 +10,7 @@ import (
 )
 
 func TestForwardGathersABurstAndKeepsOrder(t *testing.T) {
-	in := make(chan any, 16)
+	in := make(chan board.Input, 16)
 	sent := make(chan tea.Msg, 16)
 	done := make(chan struct{})
 	for i := 0; i < 3; i++ { // queued before Forward starts: one burst
@@ -50,7 +50,7 @@ func TestInputsAppliedAsOne(t *testing.T) {
 // the idle screen is drawn a few times a second; an exit cuts the wait to
 // a frame, so a crash is on screen at once.
 func TestForwardDrawsUrgentInputsAtOnce(t *testing.T) {
-	in := make(chan any, 4)
+	in := make(chan board.Input, 4)
 	sent := make(chan tea.Msg, 4)
 	go Forward(in, func(m tea.Msg) { sent <- m }, 10*time.Millisecond)
 	defer close(in)

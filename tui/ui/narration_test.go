@@ -37,7 +37,7 @@ func TestNarrationReadsInFull(t *testing.T) {
 	for _, sz := range sizes[:2] {
 		for _, p := range []scenario.Progress{progressPress(), progressWaiting(), progressDone(true), progressDone(false)} {
 			m := scenarioModel(sceneRunning(), &fakeScenarios{}, sz.w, sz.h)
-			m, _ = m.Update(Inputs{p})
+			m, _ = m.Update(Inputs{Narration{Step: p}})
 			seen := readAll(t, m)
 			words := map[string]bool{}
 			for _, l := range strings.Split(seen, "\n") {
@@ -70,7 +70,7 @@ func TestNarrationReadsInFull(t *testing.T) {
 
 func TestNarrationScrollsWithBrackets(t *testing.T) {
 	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 80, 24)
-	m, _ = m.Update(Inputs{progressDone(false)})
+	m, _ = m.Update(Inputs{Narration{Step: progressDone(false)}})
 	first := m.View()
 	if !regexp.MustCompile(`\[ \] 1-\d+/\d+`).MatchString(first) {
 		t.Fatalf("no scroll hint:\n%s", first)
@@ -95,7 +95,7 @@ func TestNarrationCountsDown(t *testing.T) {
 	p := scenario.Progress{Name: sc.Name, Title: sc.Title, Step: 2, Steps: len(sc.Steps), StepTitle: sc.Steps[1].Title,
 		Say: sc.Steps[1].Say, Waiting: "watching for 6s", HoldUntil: at(64.4 + 6)}
 	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 120, 36)
-	m, _ = m.Update(Inputs{p})
+	m, _ = m.Update(Inputs{Narration{Step: p}})
 	if v := m.View(); !strings.Contains(v, "watching: 6 s left") {
 		t.Fatalf("no countdown:\n%s", v)
 	}
@@ -131,7 +131,7 @@ func TestEveryScenarioStepFits(t *testing.T) {
 		for i, st := range sc.Steps {
 			p := stepProgress(sc, i)
 			m := scenarioModel(sceneRunning(), &fakeScenarios{}, 120, 36)
-			m, _ = m.Update(Inputs{p})
+			m, _ = m.Update(Inputs{Narration{Step: p}})
 			v := m.View()
 			if strings.Contains(v, "[ ] scroll") || strings.Contains(v, "[ ] ") {
 				t.Errorf("%s step %d needs scrolling at 120x36:\n%s", sc.Name, i+1, v)
@@ -179,7 +179,7 @@ func TestEveryScenarioStepSaysWhenItScrolls(t *testing.T) {
 		for i, st := range sc.Steps {
 			p := stepProgress(sc, i)
 			m := scenarioModel(sceneRunning(), &fakeScenarios{}, 80, 24)
-			m, _ = m.Update(Inputs{p})
+			m, _ = m.Update(Inputs{Narration{Step: p}})
 			v := m.View()
 			text := screenText(v)
 			whole := true
@@ -208,19 +208,19 @@ func TestNarrationPinsTheStepsEvent(t *testing.T) {
 	p := progressWaiting()
 	p.Event, p.StepAt = "caught up after", at(1.0)
 	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 120, 36)
-	m, _ = m.Update(Inputs{p})
+	m, _ = m.Update(Inputs{Narration{Step: p}})
 	v := screenText(m.View())
 	if !strings.Contains(v, "watch: 10:00:01 consumer-current caught up after 0 messages in 0.3 s latest event:") {
 		t.Fatalf("the step's event is not pinned above the latest:\n%s", m.View())
 	}
 	// The step before's event stays until the step's own comes.
 	p.Event, p.StepAt, p.PrevEvent, p.PrevAt = "late write", at(2), p.Event, p.StepAt
-	m, _ = m.Update(Inputs{p})
+	m, _ = m.Update(Inputs{Narration{Step: p}})
 	if v := screenText(m.View()); !strings.Contains(v, "watch: 10:00:01 consumer-current caught up after 0 messages") {
 		t.Fatalf("the step before's event is not pinned:\n%s", m.View())
 	}
 	p.PrevEvent = ""
-	m, _ = m.Update(Inputs{p})
+	m, _ = m.Update(Inputs{Narration{Step: p}})
 	if v := m.View(); strings.Contains(v, "watch: ") {
 		t.Fatalf("an event from before the step is pinned:\n%s", v)
 	}

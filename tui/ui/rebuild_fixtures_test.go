@@ -72,4 +72,4 @@ func progressCost() scenario.Progress {
 		StepTitle: st.Title, Say: st.Say, Watch: st.Watch, Waiting: st.Until.What, Checks: pending(sc)}
 }
 
-var costMsgs = []tea.Msg{Inputs{progressCost()}}
+var costMsgs = []tea.Msg{Inputs{Narration{Step: progressCost()}}}

@@ -103,10 +103,10 @@ func TestScenarioGolden(t *testing.T) {
 		msgs []tea.Msg
 	}{
 		{name: "picker", msgs: []tea.Msg{keyMsg("g"), keyMsg("down")}},
-		{name: "narration_press", msgs: []tea.Msg{Inputs{progressPress()}}},
-		{name: "narration_waiting", msgs: []tea.Msg{Inputs{progressWaiting()}}},
-		{name: "narration_passed", msgs: []tea.Msg{Inputs{progressDone(true)}}},
-		{name: "narration_failed", msgs: []tea.Msg{Inputs{progressDone(false)}}},
+		{name: "narration_press", msgs: []tea.Msg{Inputs{Narration{Step: progressPress()}}}},
+		{name: "narration_waiting", msgs: []tea.Msg{Inputs{Narration{Step: progressWaiting()}}}},
+		{name: "narration_passed", msgs: []tea.Msg{Inputs{Narration{Step: progressDone(true)}}}},
+		{name: "narration_failed", msgs: []tea.Msg{Inputs{Narration{Step: progressDone(false)}}}},
 	}
 	for _, tc := range cases {
 		for _, sz := range sizes {
@@ -142,7 +142,7 @@ func TestScenarioPickerStartsAndStops(t *testing.T) {
 		t.Fatalf("after enter:\n%s", v)
 	}
 	// While it runs, the picker's first entry stops it.
-	m, _ = m.Update(Inputs{scenario.Progress{Name: "checkpoint-and-skip", Step: 1, Steps: 6, StepTitle: "Steady state"}})
+	m, _ = m.Update(Inputs{Narration{Step: scenario.Progress{Name: "checkpoint-and-skip", Step: 1, Steps: 6, StepTitle: "Steady state"}}})
 	m = press(t, m, "g")
 	if !strings.Contains(m.View(), "stop the running scenario (checkpoint-and-skip)") {
 		t.Fatalf("no stop entry:\n%s", m.View())
@@ -153,15 +153,15 @@ func TestScenarioPickerStartsAndStops(t *testing.T) {
 	}
 	// Starting another while one runs: the end of the replaced one does not
 	// cover the new one's panel.
-	m, _ = m.Update(Inputs{scenario.Progress{Name: "checkpoint-and-skip", Step: 1, Steps: 6, StepTitle: "Steady state"}})
+	m, _ = m.Update(Inputs{Narration{Step: scenario.Progress{Name: "checkpoint-and-skip", Step: 1, Steps: 6, StepTitle: "Steady state"}}})
 	m = press(t, m, "g")
 	m = press(t, m, "down") // below the stop entry: replay
 	m = pressEnter(m)
-	m, _ = m.Update(Inputs{scenario.Progress{Name: "checkpoint-and-skip", Done: true, Err: "stopped before the end"}})
+	m, _ = m.Update(Inputs{Narration{Step: scenario.Progress{Name: "checkpoint-and-skip", Done: true, Err: "stopped before the end"}}})
 	if v := m.View(); !strings.Contains(v, "Scenario replay") || strings.Contains(v, "checkpoint-and-skip · FAILED") {
 		t.Fatalf("the replaced scenario's end shows over the new one:\n%s", v)
 	}
-	m, _ = m.Update(Inputs{progressPress()})
+	m, _ = m.Update(Inputs{Narration{Step: progressPress()}})
 	if !strings.Contains(m.View(), "step 3/5: Crash consumer-current") {
 		t.Fatalf("the new scenario's progress is not shown:\n%s", m.View())
 	}
@@ -181,7 +181,7 @@ func TestScenarioPickerStartsAndStops(t *testing.T) {
 func TestNarrationSelectsTheProcess(t *testing.T) {
 	ctl := &fakeController{}
 	m, _ := New(sceneRunning().b, ctl, Options{Scenarios: &fakeScenarios{}}).Update(tea.WindowSizeMsg{Width: 120, Height: 36})
-	m, _ = m.Update(Inputs{progressPress()})
+	m, _ = m.Update(Inputs{Narration{Step: progressPress()}})
 	if got := m.(Model).Selected(); got != board.Current {
 		t.Fatalf("selected %q", got)
 	}
@@ -194,7 +194,7 @@ func TestNarrationSelectsTheProcess(t *testing.T) {
 	}
 	// The same step reported again does not take the selection back.
 	m = press(t, m, "4")
-	m, _ = m.Update(Inputs{progressPress()})
+	m, _ = m.Update(Inputs{Narration{Step: progressPress()}})
 	if got := m.(Model).Selected(); got != board.Query {
 		t.Fatalf("selection taken back to %q", got)
 	}
@@ -202,12 +202,12 @@ func TestNarrationSelectsTheProcess(t *testing.T) {
 
 func TestFinishedNarrationClosesWithEsc(t *testing.T) {
 	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 120, 36)
-	m, _ = m.Update(Inputs{progressWaiting()})
+	m, _ = m.Update(Inputs{Narration{Step: progressWaiting()}})
 	m = press(t, m, "esc")
 	if !strings.Contains(m.View(), "Scenario replay") {
 		t.Fatal("esc closed a running scenario's panel")
 	}
-	m, _ = m.Update(Inputs{progressDone(true)})
+	m, _ = m.Update(Inputs{Narration{Step: progressDone(true)}})
 	if !strings.Contains(m.View(), "PASSED ✓ 4/4 checks") {
 		t.Fatalf("no result:\n%s", m.View())
 	}
@@ -220,7 +220,7 @@ func TestFinishedNarrationClosesWithEsc(t *testing.T) {
 func TestScenarioProgressIsNotABoardInput(t *testing.T) {
 	m := scenarioModel(sceneRunning(), &fakeScenarios{}, 120, 36)
 	before := len(m.(Model).Board().Events())
-	_, cmd := m.Update(Inputs{progressWaiting()})
+	_, cmd := m.Update(Inputs{Narration{Step: progressWaiting()}})
 	if cmd != nil {
 		t.Fatal("progress produced a command")
 	}
@@ -237,7 +237,7 @@ func TestUsageKeyIsTheStepsWhateverIsSelected(t *testing.T) {
 	m, _ := New(sceneRunning().b, ctl, Options{Scenarios: &fakeScenarios{}}).Update(tea.WindowSizeMsg{Width: 120, Height: 36})
 	p := progressPress()
 	p.Press = &scenario.Press{Action: action.CrashAt, Process: board.Usage}
-	m, _ = m.Update(Inputs{p})
+	m, _ = m.Update(Inputs{Narration{Step: p}})
 	m = press(t, m, "2") // consumer-current selected
 	m = press(t, m, "c")
 	if strings.Contains(m.View(), "is not this step's key") {
@@ -259,7 +259,7 @@ func pressEnter(m tea.Model) tea.Model {
 func TestOffScriptKeyIsNoted(t *testing.T) {
 	ctl := &fakeController{}
 	m, _ := New(sceneRunning().b, ctl, Options{Scenarios: &fakeScenarios{}}).Update(tea.WindowSizeMsg{Width: 120, Height: 36})
-	m, _ = m.Update(Inputs{progressPress()}) // waits for x on consumer-current
+	m, _ = m.Update(Inputs{Narration{Step: progressPress()}}) // waits for x on consumer-current
 	m = press(t, m, "p")
 	if !strings.Contains(m.View(), "p is not this step's key (it still acted)") {
 		t.Fatalf("no note for an off-script key:\n%s", m.View())

@@ -71,7 +71,8 @@ func (m Model) screen() screen {
 	st := m.styles
 	sc := screen{full: full, header: m.header(w)}
 	// While the producer is paused p resumes it: the help says so.
-	keys := m.keys.WithUndoing(m.board.Process(board.Producer).Paused, action.Pause)
+	producer := m.board.Process(board.Producer).Producer
+	keys := m.keys.WithUndoing(producer != nil && producer.Paused, action.Pause)
 	sc.footer = help.Footer{Styles: st, Keys: keys, ShowAll: m.overlay.help, Pinned: keys.Pinned()}.View(w, h/3)
 
 	procs := m.board.Processes()
@@ -441,7 +442,7 @@ func (m Model) statusLine(w int, compact bool) string {
 	right := ""
 	if compact && m.board.Has(board.Usage) {
 		pv := m.board.Process(board.Usage)
-		right = fmt.Sprintf("usage %s/%s", pv.Mode, pv.Reset)
+		right = fmt.Sprintf("usage %s/%s", pv.Usage.Mode, pv.Usage.Reset)
 		if n := len(m.board.UsageInstances()); n > 1 {
 			right += fmt.Sprintf(" ×%d", n)
 		}

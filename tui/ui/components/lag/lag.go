@@ -93,12 +93,12 @@ func sentText(p board.ProcView) (string, board.Level) {
 		return "— down", board.LevelMuted
 	}
 	level := board.LevelInfo
-	if p.Paused {
+	if p.Producer.Paused {
 		level = board.LevelWarn // the state column says paused
 	}
-	sent := common.Count(p.Produced) + " sent"
+	sent := common.Count(p.Producer.Produced) + " sent"
 	if len([]rune(sent)) > ValueWidth {
-		sent = common.FitCount(p.Produced, ValueWidth-5) + " sent"
+		sent = common.FitCount(p.Producer.Produced, ValueWidth-5) + " sent"
 	}
 	return sent, level
 }

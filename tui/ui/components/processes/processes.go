@@ -59,20 +59,24 @@ func Width(compact bool) int { return common.TableWidth(Columns(compact)) }
 // consumer-usage's instances show instead the partitions each owns and,
 // when not 0, its second effects prevented and its late writes.
 func strategy(pv board.ProcView, scaled bool) string {
-	if pv.Instance > 0 && (scaled || pv.Prevented > 0 || pv.Late > 0) {
+	if u := pv.Usage; u != nil && u.Instance > 0 && (scaled || u.Prevented > 0 || u.Late > 0) {
 		return InstanceCell(pv)
 	}
-	if pv.Rebuild != "" {
+	if pv.Current != nil && pv.Current.Rebuild != "" {
 		return RebuildCell(pv)
 	}
 	r, n, ok := role.Of(pv.Name)
 	if !ok {
 		return pv.Strategy
 	}
-	if pv.Acks == "1" {
+	if pv.Producer != nil && pv.Producer.Acks == "1" {
 		return "publ. acks=1" // the lesson's exception: said where the producer is
 	}
-	return r.Short.Say(pv.Reset, n)
+	reset := ""
+	if pv.Usage != nil {
+		reset = pv.Usage.Reset
+	}
+	return r.Short.Say(reset, n)
 }
 
 // RebuildCell is consumer-current's rebuild strategy in force: "full
@@ -80,13 +84,13 @@ func strategy(pv board.ProcView, scaled bool) string {
 // incarnation started with replay and the next start will load a
 // snapshot.
 func RebuildCell(pv board.ProcView) string {
-	if pv.Alive && pv.LastRebuild != nil && pv.LastRebuild.Strategy != pv.Rebuild {
-		return rebuildShort[pv.LastRebuild.Strategy] + "→" + rebuildShort[pv.Rebuild]
+	if pv.Alive && pv.Current.LastRebuild != nil && pv.Current.LastRebuild.Strategy != pv.Current.Rebuild {
+		return rebuildShort[pv.Current.LastRebuild.Strategy] + "→" + rebuildShort[pv.Current.Rebuild]
 	}
-	if pv.Rebuild == "replay" {
+	if pv.Current.Rebuild == "replay" {
 		return "full replay"
 	}
-	return pv.Rebuild
+	return pv.Current.Rebuild
 }
 
 var rebuildShort = map[string]string{"replay": "replay", "snapshot": "snap", "changelog": "chlog"}
@@ -98,20 +102,20 @@ var rebuildShort = map[string]string{"replay": "replay", "snapshot": "snap", "ch
 func InstanceCell(pv board.ProcView) string {
 	s := "—"
 	switch {
-	case pv.Partitions != nil:
-		parts := make([]string, len(pv.Partitions))
-		for i, n := range pv.Partitions {
+	case pv.Usage.Partitions != nil:
+		parts := make([]string, len(pv.Usage.Partitions))
+		for i, n := range pv.Usage.Partitions {
 			parts[i] = fmt.Sprint(n)
 		}
 		s = "p[" + strings.Join(parts, " ") + "]"
 	case pv.Alive:
 		s = "p[?]"
 	}
-	if pv.Prevented > 0 {
-		s += fmt.Sprintf(" prev %d", pv.Prevented)
+	if pv.Usage.Prevented > 0 {
+		s += fmt.Sprintf(" prev %d", pv.Usage.Prevented)
 	}
-	if pv.Late > 0 {
-		s += fmt.Sprintf(" late %d", pv.Late)
+	if pv.Usage.Late > 0 {
+		s += fmt.Sprintf(" late %d", pv.Usage.Late)
 	}
 	return s
 }
@@ -122,7 +126,7 @@ func (p Panel) View(width, height int) string {
 	st := p.Styles
 	instances := 0
 	for _, pv := range p.Procs {
-		if pv.Instance > 0 {
+		if pv.Usage != nil && pv.Usage.Instance > 0 {
 			instances++
 		}
 	}
@@ -178,12 +182,12 @@ func UsageLine(st *theme.Styles, pv board.ProcView, procs []board.ProcView, widt
 	if pv.Armed != "" {
 		armed = st.Bad.Render(pv.Armed + " (armed)")
 	}
-	mode := st.Good.Render(pv.Mode)
-	if pv.Mode == "naive" {
-		mode = st.Warn.Render(pv.Mode)
+	mode := st.Good.Render(pv.Usage.Mode)
+	if pv.Usage.Mode == "naive" {
+		mode = st.Warn.Render(pv.Usage.Mode)
 	}
 	s := fmt.Sprintf("consumer-usage: mode %s %s · reset %s %s · crash point %s %s",
-		mode, st.Muted.Render("(m)"), st.Strong.Render(pv.Reset), st.Muted.Render("(e)"),
+		mode, st.Muted.Render("(m)"), st.Strong.Render(pv.Usage.Reset), st.Muted.Render("(e)"),
 		armed, st.Muted.Render("(c)"))
 	// Then what its lag means when it is not a plain number, else its group.
 	var extras []string
@@ -211,16 +215,16 @@ func GroupLine(procs []board.ProcView) string {
 	var n int
 	var delays []string
 	for _, pv := range procs {
-		if pv.Instance == 0 {
+		if pv.Usage == nil || pv.Usage.Instance == 0 {
 			continue
 		}
 		n++
-		if pv.EffectDelay > 0 {
+		if pv.Usage.EffectDelay > 0 {
 			who := strings.TrimPrefix(pv.Name, board.Usage)
 			if who == "" {
 				who = board.Usage
 			}
-			delays = append(delays, pv.EffectDelay.String()+" on "+who)
+			delays = append(delays, pv.Usage.EffectDelay.String()+" on "+who)
 		}
 	}
 	var parts []string
