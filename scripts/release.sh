@@ -65,6 +65,11 @@ notices() {
     echo "Go $(go env GOVERSION) (the standard library and runtime)"
     echo "=============================================================================="
     cat "$(go env GOROOT)/LICENSE"
+    echo
+    echo "=============================================================================="
+    echo "xterm.js, embedded in krl serve's browser seat page"
+    echo "=============================================================================="
+    cat "$src/tui/serve/web/LICENSE-xterm.txt"
     go version -m "$bin" | awk '$1 == "dep" || $1 == "=>" { print $2, $3 }' | while read -r path ver; do
       local dir=$modcache/$(printf '%s' "$path" | sed 's/[A-Z]/!\L&/g')@$ver
       echo

@@ -68,6 +68,7 @@ func parseServeFlags(args []string, stdout io.Writer) (serveFlags, error) {
 The workshop over SSH: one shared broker and store, the presenter's lab, and
 for every attendee who connects (ssh -p PORT HOST) a lab of their own; user
 `+serve.WatchUser+` shows the presenter's lab read-only (ssh -p PORT `+serve.WatchUser+`@HOST).
+With --http ADDR, a browser that opens http://ADDR/ gets a lab of its own too.
 
 flags:
 `)
@@ -80,6 +81,10 @@ flags:
 	fs.StringVar(&f.AuthorizedKeys, "authorized-keys", "", "the `FILE` of --auth keys (--auth keys FILE sets it)")
 	fs.DurationVar(&f.Handshake, "handshake-timeout", serve.DefaultHandshake, "close a connection without a session with a terminal after this long (a silent socket, a client that never logs in, ssh -N)")
 	fs.DurationVar(&f.Idle, "idle", serve.DefaultIdle, "close a session that sent no key and no resize for this long (0, the default: never, since a room may only watch); its lab is kept for --keep")
+	fs.StringVar(&f.HTTP, "http", "", "also serve browser seats at `ADDR` (a page with the lab's terminal; loopback 127.0.0.1:8080, or 0.0.0.0:8080 for a room)")
+	fs.StringVar(&f.HTTPPass, "http-pass", os.Getenv("KRL_HTTP_PASS"), "the workshop's passphrase for browser seats (empty: any browser that opens the page gets a lab) (env KRL_HTTP_PASS)")
+	fs.StringVar(&f.TLSCert, "tls-cert", "", "serve the browser seats over HTTPS with this certificate `FILE` (and --tls-key)")
+	fs.StringVar(&f.TLSKey, "tls-key", "", "the private key `FILE` of --tls-cert")
 	fs.StringVar(&f.DataDir, "data-dir", filepath.Join(os.TempDir(), "krl-serve"), "the server's directory: host key, the presenter's and every attendee's lab")
 	fs.BoolVar(&f.headless, "headless", false, "no screen: log the table of labs to stderr")
 	fs.StringVar(&f.Lab.Brokers, "brokers", os.Getenv("KAFKA_BROKER"), "Kafka bootstrap servers; empty starts the embedded broker (env KAFKA_BROKER)")
@@ -109,6 +114,9 @@ flags:
 	}
 	if _, _, err := net.SplitHostPort(f.Listen); err != nil {
 		return f, cli.Usagef("--ssh %q: %v", f.Listen, err)
+	}
+	if err := checkWebFlags(f.Config); err != nil {
+		return f, err
 	}
 	if f.MaxLabs < 1 || f.MaxLabs > 500 {
 		return f, cli.Usagef("--max-labs must be between 1 and 500, got %d", f.MaxLabs)
@@ -176,8 +184,15 @@ func serveMain(args []string) int {
 		return cli.Exit(os.Stderr, err)
 	}
 	cancel() // from here on, signals are the loop's
-	f.Log.Info("serving", "ssh", addr, "max_labs", f.MaxLabs, "keep", f.Keep, "auth", f.Auth, "data_dir", f.DataDir)
-	fmt.Fprint(os.Stderr, connectLines(addr))
+	page := ""
+	if f.HTTP != "" {
+		if page, err = srv.StartWeb(); err != nil {
+			stopServer(srv, sigs)
+			return cli.Exit(os.Stderr, err)
+		}
+	}
+	f.Log.Info("serving", "ssh", addr, "http", page, "max_labs", f.MaxLabs, "keep", f.Keep, "auth", f.Auth, "data_dir", f.DataDir)
+	fmt.Fprint(os.Stderr, connectLines(addr, page))
 	code := cli.ExitOK
 	if f.headless {
 		serveHeadless(srv, f, sigs)
@@ -189,12 +204,38 @@ func serveMain(args []string) int {
 }
 
 // connectLines is what the presenter reads out to the room.
-func connectLines(addr string) string {
+func connectLines(addr, page string) string {
 	host, port, _ := net.SplitHostPort(addr)
 	if host == "0.0.0.0" || host == "::" || host == "" {
 		host = "THIS-HOST"
 	}
-	return fmt.Sprintf("attendees:  ssh -p %s %s\nwatch:      ssh -p %s %s@%s\n", port, host, port, serve.WatchUser, host)
+	lines := fmt.Sprintf("attendees:  ssh -p %s %s\n", port, host)
+	if page != "" {
+		for _, any := range []string{"://0.0.0.0:", "://[::]:"} {
+			page = strings.Replace(page, any, "://THIS-HOST:", 1)
+		}
+		lines += fmt.Sprintf("browser:    %s\n", page)
+	}
+	return lines + fmt.Sprintf("watch:      ssh -p %s %s@%s\n", port, serve.WatchUser, host)
+}
+
+// checkWebFlags checks the browser seats' flags.
+func checkWebFlags(c serve.Config) error {
+	if c.HTTP != "" {
+		if _, _, err := net.SplitHostPort(c.HTTP); err != nil {
+			return cli.Usagef("--http %q: %v", c.HTTP, err)
+		}
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return cli.Usagef("--tls-cert and --tls-key go together")
+	}
+	if c.TLSCert != "" && c.HTTP == "" {
+		return cli.Usagef("--tls-cert serves the browser seats: it needs --http ADDR")
+	}
+	if c.HTTPPass != "" && c.HTTP == "" {
+		return cli.Usagef("--http-pass is the browser seats' passphrase: it needs --http ADDR")
+	}
+	return nil
 }
 
 // stopServer ends every lab; a second signal kills what is left at once.
@@ -242,7 +283,7 @@ func serveScreen(srv *serve.Server, f serveFlags, addr string, sigs <-chan os.Si
 		close(stop)
 	}()
 	for {
-		m := newTableModel(srv, connectLines(addr))
+		m := newTableModel(srv, connectLines(addr, srv.WebURL()))
 		p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithoutSignalHandler(), tea.WithFPS(ui.FPS))
 		go func() {
 			<-stop

@@ -139,7 +139,7 @@ type labRow struct {
 }
 
 // "  3f2a9c01b4  SHA256:abcdefghijkl…  connected  0s  4  1  reset #1  exact (+0.00 h / +0.00 km) over 90 records"
-var labRowRE = regexp.MustCompile(`(?m)^\s+([0-9a-f]{10})\s+SHA256:\S+\s+(starting|connected|stopped)(?: ×\d+)?(?:, kept \S+)?\s+\S+\s+(\d+)\s+(\d+)\s+(lab start|reset #\d+|\S+)\s+(.*)$`)
+var labRowRE = regexp.MustCompile(`(?m)^\s+([0-9a-f]{10})\s+(?:ssh\s+SHA256:\S+|browser\s+—)\s+(starting|connected|stopped)(?: ×\d+)?(?:, kept \S+)?\s+\S+\s+(\d+)\s+(\d+)\s+(lab start|reset #\d+|\S+)\s+(.*)$`)
 
 // latestRows is the last row printed for every lab.
 func latestRows(stderr string) map[string]labRow {

@@ -185,16 +185,16 @@ func TestLightBackground(t *testing.T) {
 
 func TestFormatTable(t *testing.T) {
 	rows := []LabRow{
-		{ID: "3f2a9c01b4", Fingerprint: "SHA256:abcdefghijklmnopqrstuvwxyz", Sessions: 1, State: "connected", Uptime: 95 * time.Second,
+		{ID: "3f2a9c01b4", Seat: SeatSSH, Fingerprint: "SHA256:abcdefghijklmnopqrstuvwxyz", Sessions: 1, State: "connected", Uptime: 95 * time.Second,
 			Crashes: 2, Running: 4, Verdict: "exact", Records: 90, Group: "demo-usage-3f2a9c01b4-baseline-1"},
-		{ID: "77aa00bb11", Fingerprint: "SHA256:zz", State: "stopped", KeepLeft: 9 * time.Minute, Uptime: time.Minute,
+		{ID: "77aa00bb11", Seat: SeatBrowser, Fingerprint: "browser:77aa00bb11", State: "stopped", KeepLeft: 9 * time.Minute, Uptime: time.Minute,
 			Verdict: "over-counted", DriftH: 1.5, Records: 12, Group: "demo-usage-77aa00bb11"},
 	}
 	got := FormatTable(rows, TableHead{MaxLabs: 5, Refused: 1, Keep: 10 * time.Minute})
 	want := "labs 2/5 · a lab is kept 10m0s after its last session, then deleted (directory, topics, database) · 1 refused (full)\n" +
-		"LAB         KEY                   STATE               UPTIME  PROCS  CRASHES  BASELINE   USAGE DRIFT\n" +
-		"3f2a9c01b4  SHA256:abcdefghijkl…  connected           1m35s   4      2        reset #1   exact (+0.00 h / +0.00 km) over 90 records\n" +
-		"77aa00bb11  SHA256:zz             stopped, kept 9m0s  1m0s    0      0        lab start  over-counted (+1.50 h / +0.00 km) over 12 records\n"
+		"LAB         SEAT     KEY                   STATE               UPTIME  PROCS  CRASHES  BASELINE   USAGE DRIFT\n" +
+		"3f2a9c01b4  ssh      SHA256:abcdefghijkl…  connected           1m35s   4      2        reset #1   exact (+0.00 h / +0.00 km) over 90 records\n" +
+		"77aa00bb11  browser  —                     stopped, kept 9m0s  1m0s    0      0        lab start  over-counted (+1.50 h / +0.00 km) over 12 records\n"
 	if got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}

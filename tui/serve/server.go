@@ -28,6 +28,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,6 +75,11 @@ type Config struct {
 	// Idle closes a session nothing came from (no key, no resize) for
 	// this long; 0 never does.
 	Idle time.Duration
+	// HTTP is the listen address of the browser seats ("": none);
+	// HTTPPass the workshop's passphrase for them ("": an open room).
+	// With TLSCert and TLSKey they are served over HTTPS.
+	HTTP, HTTPPass  string
+	TLSCert, TLSKey string
 	// Lab is the template of every lab: the presenter's as is (it starts
 	// the embedded broker and store unless Brokers / Mongo are set), the
 	// attendees' on the presenter's broker and store.
@@ -87,6 +93,9 @@ type Server struct {
 	presenter *labHub
 	srv       *ssh.Server
 	listener  net.Listener
+	web       *http.Server
+	seats     *webSeats
+	webURL    string
 
 	mu      sync.Mutex
 	labs    map[string]*attendee
@@ -144,6 +153,7 @@ func (h *labHub) shutdown(ctx context.Context) {
 type attendee struct {
 	*labHub
 	id, fingerprint string
+	seat            string // SeatSSH or SeatBrowser
 	created         time.Time
 	crashes         atomic.Int64
 
@@ -233,6 +243,40 @@ func (s *Server) Start(ctx context.Context) (string, error) {
 	return ln.Addr().String(), nil
 }
 
+// StartWeb listens for browser seats (Config.HTTP) and serves them; it
+// returns the page's URL. Call it after Start.
+func (s *Server) StartWeb() (string, error) {
+	ln, err := net.Listen("tcp", s.cfg.HTTP)
+	if err != nil {
+		return "", fmt.Errorf("serve: --http %s: %w", s.cfg.HTTP, err)
+	}
+	s.seats = newWebSeats(s)
+	s.web = &http.Server{
+		Handler: s.seats.handler(),
+		// A connection that has not sent its request (a WebSocket its
+		// upgrade) within the handshake bound is closed, as over SSH.
+		ReadHeaderTimeout: s.cfg.Handshake,
+		IdleTimeout:       s.cfg.Handshake,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelDebug),
+	}
+	scheme := "http"
+	serve := func() error { return s.web.Serve(ln) }
+	if s.cfg.TLSCert != "" {
+		scheme = "https"
+		serve = func() error { return s.web.ServeTLS(ln, s.cfg.TLSCert, s.cfg.TLSKey) }
+	}
+	go func() {
+		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.cfg.Log.Error("web server stopped", "err", err)
+		}
+	}()
+	s.webURL = scheme + "://" + ln.Addr().String() + "/"
+	return s.webURL, nil
+}
+
+// WebURL is the browser seats' page ("" without --http).
+func (s *Server) WebURL() string { return s.webURL }
+
 // LabID names the lab of a public key: the first 10 hex digits of the
 // SHA-256 of its wire form (never anything the client chose).
 func LabID(key ssh.PublicKey) string {
@@ -263,9 +307,9 @@ func (s *Server) fullError() error {
 	return fmt.Errorf("this workshop is full: all %d labs are in use (--max-labs %d); ask the presenter for a place", s.cfg.MaxLabs, s.cfg.MaxLabs)
 }
 
-// acquire returns key's lab, creating and launching it if it has none.
-func (s *Server) acquire(key ssh.PublicKey) (*attendee, error) {
-	id := LabID(key)
+// acquire returns the lab named id (an SSH key's LabID, a browser
+// seat's BrowserLabID), creating and launching it if there is none.
+func (s *Server) acquire(id, fingerprint, seat string) (*attendee, error) {
 	// A lab of this id being deleted: the new one waits, so the deletion
 	// cannot take its topic, database or directory.
 	for {
@@ -293,7 +337,7 @@ func (s *Server) acquire(key ssh.PublicKey) (*attendee, error) {
 	}
 	if len(s.labs) >= s.cfg.MaxLabs {
 		s.refused++
-		s.cfg.Log.Warn("session refused: the workshop is full", "labs", len(s.labs), "fingerprint", gossh.FingerprintSHA256(key))
+		s.cfg.Log.Warn("session refused: the workshop is full", "labs", len(s.labs), "seat", seat, "fingerprint", fingerprint)
 		return nil, s.fullError()
 	}
 	cfg, err := s.LabConfig(id)
@@ -304,9 +348,9 @@ func (s *Server) acquire(key ssh.PublicKey) (*attendee, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &attendee{labHub: h, id: id, fingerprint: gossh.FingerprintSHA256(key), created: time.Now(), sessions: 1}
+	a := &attendee{labHub: h, id: id, fingerprint: fingerprint, seat: seat, created: time.Now(), sessions: 1}
 	s.labs[id] = a
-	s.cfg.Log.Info("lab created", "lab", id, "fingerprint", a.fingerprint, "topic", cfg.Topic, "labs", len(s.labs))
+	s.cfg.Log.Info("lab created", "lab", id, "seat", seat, "fingerprint", fingerprint, "topic", cfg.Topic, "labs", len(s.labs))
 	go h.launch(context.Background())
 	return a, nil
 }
@@ -491,7 +535,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		})
 		release = func() {}
 	} else {
-		a, err := s.acquire(key)
+		a, err := s.acquire(LabID(key), gossh.FingerprintSHA256(key), SeatSSH)
 		if err != nil {
 			wish.Fatalln(sess, err.Error())
 			return nil

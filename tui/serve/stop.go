@@ -29,6 +29,10 @@ func (s *Server) Close(ctx context.Context) {
 	s.labs = map[string]*attendee{}
 	s.mu.Unlock()
 	_ = s.srv.Close()
+	if s.web != nil {
+		_ = s.web.Close()
+		s.seats.closeAll()
+	}
 	var wg sync.WaitGroup
 	for _, a := range labs {
 		wg.Add(1)

@@ -15,7 +15,10 @@ import (
 // they broke and whether their usage is still exact, so the presenter sees
 // who is stuck.
 type LabRow struct {
-	ID          string `json:"id"`
+	ID string `json:"id"`
+	// Seat: ssh or browser; Fingerprint the SSH key's (a browser seat's
+	// is "browser:" and its lab id).
+	Seat        string `json:"seat"`
 	Fingerprint string `json:"fingerprint"`
 	Sessions    int    `json:"sessions"`
 	// State: starting, connected, or stopped (kept KeepLeft more).
@@ -42,7 +45,7 @@ func (s *Server) Labs() []LabRow {
 	now := time.Now()
 	for _, a := range s.labs {
 		labs = append(labs, a)
-		r := LabRow{ID: a.id, Fingerprint: a.fingerprint, Sessions: a.sessions, Uptime: now.Sub(a.created).Round(time.Second)}
+		r := LabRow{ID: a.id, Seat: a.seat, Fingerprint: a.fingerprint, Sessions: a.sessions, Uptime: now.Sub(a.created).Round(time.Second)}
 		switch {
 		case a.sessions > 0:
 			r.State = "connected"
@@ -128,7 +131,7 @@ func (h TableHead) line(labs int) string {
 // writeRows writes rows under the table's column names.
 func writeRows(w io.Writer, rows []LabRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "LAB\tKEY\tSTATE\tUPTIME\tPROCS\tCRASHES\tBASELINE\tUSAGE DRIFT")
+	fmt.Fprintln(tw, "LAB\tSEAT\tKEY\tSTATE\tUPTIME\tPROCS\tCRASHES\tBASELINE\tUSAGE DRIFT")
 	for _, r := range rows {
 		state := r.State
 		if r.Sessions > 1 {
@@ -144,7 +147,11 @@ func writeRows(w io.Writer, rows []LabRow) {
 		if r.Verdict != "" && r.Verdict != string(board.VerdictPending) {
 			verdict += fmt.Sprintf(" (%+.2f h / %+.2f km) over %s", r.DriftH, r.DriftKm, board.Plural(r.Records, "record"))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, shortFingerprint(r.Fingerprint), state, r.Uptime, r.Running, r.Crashes, baseline(r), verdict)
+		key := shortFingerprint(r.Fingerprint)
+		if r.Seat == SeatBrowser {
+			key = "—"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Seat, key, state, r.Uptime, r.Running, r.Crashes, baseline(r), verdict)
 	}
 	tw.Flush()
 }
