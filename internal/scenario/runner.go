@@ -76,6 +76,24 @@ func (r Runner) Run(ctx context.Context, sc Scenario) Result {
 	x.prog = Progress{Name: sc.Name, Title: sc.Title, Article: sc.Article, Panel: sc.Panel, Steps: len(sc.Steps)}
 	r.Host.Note(fmt.Sprintf("scenario %s started: %s", sc.Name, sc.Title))
 
+	x.playSteps(ctx)
+	var refused refusal
+	notRun := errors.As(x.err, &refused)
+	if x.err != nil && !notRun {
+		x.cleanUp()
+	}
+	x.evaluate(true)
+	res := x.result(time.Since(start), notRun)
+	r.Host.Note(res.note())
+	x.prog.Done, x.prog.Passed, x.prog.Err, x.prog.NotRun = true, res.Passed, res.Error, notRun
+	x.prog.Press, x.prog.Waiting = nil, ""
+	x.report()
+	return res
+}
+
+// playSteps gets the stack ready and plays the steps until one fails.
+func (x *run) playSteps(ctx context.Context) {
+	sc := x.sc
 	x.err = x.prepare(ctx)
 	for i := 0; x.err == nil && i < len(sc.Steps); i++ {
 		if err := x.step(ctx, i); err != nil {
@@ -88,18 +106,24 @@ func (r Runner) Run(ctx context.Context, sc Scenario) Result {
 	if errors.Is(x.err, context.Canceled) {
 		x.err = fmt.Errorf("getting the stack ready: %w", errStopped)
 	}
-	var refused refusal
-	notRun := errors.As(x.err, &refused)
-	if cleanup := x.cleanup(); cleanup != "" && x.err != nil && !notRun {
-		cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		if err := x.do(cctx, cleanup); err != nil {
-			r.Host.Note(fmt.Sprintf("scenario %s: cleanup failed: %v", sc.Name, err))
-		}
-		cancel()
-	}
-	x.evaluate(true)
+}
 
-	res := Result{Name: sc.Name, Title: sc.Title, Checks: x.results, Seconds: time.Since(start).Seconds(), NotRun: notRun}
+// cleanUp runs the cleanup script of a run that stopped early.
+func (x *run) cleanUp() {
+	cleanup := x.cleanup()
+	if cleanup == "" {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := x.do(cctx, cleanup); err != nil {
+		x.r.Host.Note(fmt.Sprintf("scenario %s: cleanup failed: %v", x.sc.Name, err))
+	}
+}
+
+// result is the run's result once its checks are evaluated.
+func (x *run) result(took time.Duration, notRun bool) Result {
+	res := Result{Name: x.sc.Name, Title: x.sc.Title, Checks: x.results, Seconds: took.Seconds(), NotRun: notRun}
 	res.Passed = x.err == nil && len(x.results) > 0
 	for _, c := range x.results {
 		res.Passed = res.Passed && c.Passed
@@ -107,8 +131,16 @@ func (r Runner) Run(ctx context.Context, sc Scenario) Result {
 	if x.err != nil {
 		res.Error = x.err.Error()
 	}
+	return res
+}
+
+// note is the line the run ends with on the timeline.
+func (res Result) note() string {
+	if res.NotRun {
+		return fmt.Sprintf("scenario %s cannot run here: %s", res.Name, res.Error)
+	}
 	passed := 0
-	for _, c := range x.results {
+	for _, c := range res.Checks {
 		if c.Passed {
 			passed++
 		}
@@ -117,18 +149,11 @@ func (r Runner) Run(ctx context.Context, sc Scenario) Result {
 	if !res.Passed {
 		verdict = "FAILED"
 	}
-	note := fmt.Sprintf("scenario %s %s: %d/%d checks passed in %.1f s", sc.Name, verdict, passed, len(x.results), res.Seconds)
+	note := fmt.Sprintf("scenario %s %s: %d/%d checks passed in %.1f s", res.Name, verdict, passed, len(res.Checks), res.Seconds)
 	if res.Error != "" {
 		note += " (" + res.Error + ")"
 	}
-	if notRun {
-		note = fmt.Sprintf("scenario %s cannot run here: %s", sc.Name, res.Error)
-	}
-	r.Host.Note(note)
-	x.prog.Done, x.prog.Passed, x.prog.Err, x.prog.NotRun = true, res.Passed, res.Error, notRun
-	x.prog.Press, x.prog.Waiting = nil, ""
-	x.report()
-	return res
+	return note
 }
 
 // cleanup is the script the run ends with when it stops early.
@@ -390,109 +415,6 @@ func (x *run) doKey(p Press, base Observation) error {
 		return fmt.Errorf("no headless action for %s", p.Action)
 	}
 	return x.r.Host.Do(context.Background(), r.call(p, base)).Err
-}
-
-// pressDone tells, from the board, that the action of p has taken effect
-// since base: the crash, the restart, the crash point, the switch.
-func pressDone(p Press, base, now Observation) bool {
-	r, ok := presses[p.Action]
-	return ok && r.done(p, base, now)
-}
-
-// pressRule is the call a step's action makes in a headless run (the key's
-// own, unless call says otherwise), and how the board shows it took effect.
-type pressRule struct {
-	call func(p Press, base Observation) action.Call
-	done func(p Press, base, now Observation) bool
-}
-
-// asKey is the call the key makes: the action on the step's process, with
-// the step's value.
-func asKey(p Press, _ Observation) action.Call {
-	return action.Call{Name: p.Action, Process: p.Process, Value: p.Value}
-}
-
-// presses has a rule for every action the narration can ask for (the
-// registry's actions with a Hint).
-var presses = map[action.Name]pressRule{
-	action.Crash: {
-		call: asKey,
-		done: func(p Press, base, now Observation) bool {
-			was, is := base.Proc(p.Process), now.Proc(p.Process)
-			return is.Crashes > was.Crashes && !is.Alive
-		},
-	},
-	action.Restart: {
-		call: func(p Press, base Observation) action.Call {
-			if base.Proc(p.Process).Alive {
-				return action.Call{Name: action.Restart, Process: p.Process}
-			}
-			return action.Call{Name: action.Start, Process: p.Process}
-		},
-		done: restarted,
-	},
-	action.CrashAt: {
-		call: func(p Press, _ Observation) action.Call {
-			return action.Call{Name: action.CrashAt, Process: p.Process, Value: "after-delta"}
-		},
-		done: func(p Press, base, now Observation) bool {
-			was, is := base.Proc(p.Process), now.Proc(p.Process)
-			hit := is.LastCrashPoint
-			return hit != nil && (was.LastCrashPoint == nil || hit.At.After(was.LastCrashPoint.At)) && !is.Alive
-		},
-	},
-	action.Mode: {
-		call: asKey,
-		done: func(p Press, base, now Observation) bool { return now.UsageMode == p.Value && restarted(p, base, now) },
-	},
-	action.Reset: {
-		call: asKey,
-		done: func(p Press, base, now Observation) bool { return now.UsageReset == p.Value && restarted(p, base, now) },
-	},
-	action.Pause: {
-		call: func(_ Press, base Observation) action.Call {
-			if base.Proc(board.Producer).Producer.Paused {
-				return action.Call{Name: action.Pause, Process: board.Producer, Value: "resume"}
-			}
-			return action.Call{Name: action.Pause, Process: board.Producer, Value: "pause"}
-		},
-		done: func(_ Press, base, now Observation) bool {
-			return now.Proc(board.Producer).Producer.Paused != base.Proc(board.Producer).Producer.Paused
-		},
-	},
-	action.Acks: {
-		call: asKey,
-		done: func(p Press, _, now Observation) bool {
-			return now.Acks.Running == p.Value && now.Acks.Setting == p.Value
-		},
-	},
-	action.ScaleUp: {
-		call: func(_ Press, base Observation) action.Call {
-			return action.Call{Name: action.Scale, Process: board.Usage, Count: base.usageInstances() + 1}
-		},
-		done: func(_ Press, base, now Observation) bool {
-			n := now.usageInstances()
-			return n > base.usageInstances() && now.Proc(board.UsageInstance(n)).Alive
-		},
-	},
-	action.AddPartitions: {
-		call: func(p Press, _ Observation) action.Call {
-			n, err := strconv.Atoi(p.Value)
-			if err != nil {
-				n = -1 // the lab refuses it, naming the count
-			}
-			return action.Call{Name: action.AddPartitions, Count: n}
-		},
-		done: func(p Press, _, now Observation) bool {
-			return now.Parts.Fresh() && strconv.Itoa(len(now.Parts.Rows)) == p.Value
-		},
-	},
-}
-
-// restarted: the step's process started again since base and runs.
-func restarted(p Press, base, now Observation) bool {
-	was, is := base.Proc(p.Process), now.Proc(p.Process)
-	return is.Starts > was.Starts && is.Alive
 }
 
 // waitFor polls the board until c holds continuously for stable. A zero

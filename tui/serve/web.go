@@ -10,8 +10,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -71,6 +74,40 @@ func newWebSeats(s *Server) *webSeats {
 	_, _ = rand.Read(secret)
 	return &webSeats{s: s, secret: secret, conns: map[*websocket.Conn]struct{}{}}
 }
+
+// StartWeb listens for browser seats (Config.HTTP) and serves them; it
+// returns the page's URL. Call it after Start.
+func (s *Server) StartWeb() (string, error) {
+	ln, err := net.Listen("tcp", s.cfg.HTTP)
+	if err != nil {
+		return "", fmt.Errorf("serve: --http %s: %w", s.cfg.HTTP, err)
+	}
+	s.seats = newWebSeats(s)
+	s.web = &http.Server{
+		Handler: s.seats.handler(),
+		// A connection that has not sent its request (a WebSocket its
+		// upgrade) within the handshake bound is closed, as over SSH.
+		ReadHeaderTimeout: s.cfg.Handshake,
+		IdleTimeout:       s.cfg.Handshake,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelDebug),
+	}
+	scheme := "http"
+	serve := func() error { return s.web.Serve(ln) }
+	if s.cfg.TLSCert != "" {
+		scheme = "https"
+		serve = func() error { return s.web.ServeTLS(ln, s.cfg.TLSCert, s.cfg.TLSKey) }
+	}
+	go func() {
+		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.cfg.Log.Error("web server stopped", "err", err)
+		}
+	}()
+	s.webURL = scheme + "://" + ln.Addr().String() + "/"
+	return s.webURL, nil
+}
+
+// WebURL is the browser seats' page ("" without --http).
+func (s *Server) WebURL() string { return s.webURL }
 
 // handler is the web server's one handler: named files only, no listing.
 func (web *webSeats) handler() http.Handler {
