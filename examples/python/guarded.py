@@ -18,21 +18,18 @@ have moved them while this one did not own the partition.
     KAFKA_BROKER=... KAFKA_TOPIC=... KAFKA_GROUP=... MONGO_URI=.../db python guarded.py
 """
 
-import os
-import signal
 import sys
 
-from confluent_kafka import Consumer, KafkaException
 from pymongo import MongoClient
 from pymongo.errors import DuplicateKeyError
 
-from usage_rules import USAGE, compute_delta, decode, settings, worth_saving
+from lab_contract import consume, consumer_config, logger, settings
+from usage_rules import USAGE, compute_delta, worth_saving
 
 CHECKPOINTS = "checkpoints"
 
 
-def log(*words):
-    print("consumer-usage (python, guarded):", *words, file=sys.stderr, flush=True)
+log = logger("consumer-usage (python, guarded)")
 
 
 class Guarded:
@@ -84,53 +81,10 @@ def main(argv):
     db = MongoClient(cfg["mongo_uri"], serverSelectionTimeoutMS=10000)[cfg["database"]]
     guarded = Guarded(cfg, db)
     guarded.load()
-    config = {
-        "bootstrap.servers": cfg["broker"],
-        "group.id": cfg["group"],
-        "auto.offset.reset": "latest",
-        # A member killed with -9 holds its partitions until its session
-        # times out: 6 s (not the default 45) lets a restart take them
-        # back within seconds, as the lab's own consumer-usage does.
-        "session.timeout.ms": 6000,
-        "heartbeat.interval.ms": 1000,
-        # A join waits for every member up to this long: one killed
-        # while the group rebalanced would hold it for the default 5
-        # minutes on the embedded broker. The loop polls every 0.5 s.
-        "max.poll.interval.ms": 10000,
-        "enable.auto.commit": True,
-        "enable.auto.offset.store": False,
-    }
-    instance = os.environ.get("KAFKA_GROUP_INSTANCE_ID")
-    if instance:
-        # Static membership: a restart takes its partitions back at once
-        # instead of waiting out the killed member's session.
-        config["group.instance.id"] = instance
-    consumer = Consumer(config)
-    stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    consumer.subscribe([cfg["topic"]], on_assign=lambda *_: guarded.load())
     log("started: group", cfg["group"], "topic", cfg["topic"], "checkpoints", len(guarded.state))
-    try:
-        while not stopping:
-            msg = consumer.poll(0.5)
-            if msg is None:
-                continue
-            if msg.error():
-                log("kafka:", msg.error())
-                continue
-            value = decode(msg.value())
-            if value is None:
-                log("skipped p%d@%d: not a reading" % (msg.partition(), msg.offset()))
-            else:
-                guarded.handle(msg, value)
-            consumer.store_offsets(msg)
-    except KafkaException as err:
-        log("kafka:", err)
-        return 1
-    finally:
-        consumer.close()
-        log("stopped")
-    return 0
+    # Offsets are stored by hand, after both writes of their message.
+    config = consumer_config(cfg, **{"enable.auto.offset.store": False})
+    return consume(config, cfg["topic"], guarded.handle, log, on_assign=guarded.load)
 
 
 if __name__ == "__main__":

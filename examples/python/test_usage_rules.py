@@ -1,6 +1,7 @@
 import pytest
 
-from usage_rules import compute_delta, decode, round2, settings, utc_date, worth_saving
+from lab_contract import settings
+from usage_rules import compute_delta, decode, round2, utc_date, worth_saving
 
 
 def reading(sensor, ts, hours, km):

@@ -8,9 +8,7 @@ float difference, as Go's math.Round(x*100)/100, not Python's round()
 
 import json
 import math
-import os
 from datetime import datetime, timezone
-from urllib.parse import urlparse
 
 USAGE = "usage"
 
@@ -62,25 +60,3 @@ def decode(value):
     except (ValueError, TypeError, KeyError):
         return None
     return msg if ok else None
-
-
-def settings(environ=None):
-    """What the lab hands a consumer-usage in its environment.
-
-    KAFKA_BROKER, KAFKA_TOPIC, KAFKA_GROUP and MONGO_URI (with the
-    database in its path). A missing one is an error that names it.
-    """
-    environ = os.environ if environ is None else environ
-    missing = [k for k in ("KAFKA_BROKER", "KAFKA_TOPIC", "KAFKA_GROUP", "MONGO_URI") if not environ.get(k)]
-    if missing:
-        raise SystemExit("missing environment: " + ", ".join(missing) + " (docs/your-consumer.md)")
-    database = urlparse(environ["MONGO_URI"]).path.lstrip("/")
-    if not database:
-        raise SystemExit("MONGO_URI names no database (mongodb://HOST:PORT/DATABASE)")
-    return {
-        "broker": environ["KAFKA_BROKER"],
-        "topic": environ["KAFKA_TOPIC"],
-        "group": environ["KAFKA_GROUP"],
-        "mongo_uri": environ["MONGO_URI"],
-        "database": database,
-    }
