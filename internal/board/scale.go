@@ -265,7 +265,7 @@ func Plural(n int64, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return Count(n) + " " + what + "s"
 }
 
 // Count is a count with thousands separators: 12,345.

@@ -89,7 +89,11 @@ func TestFitNumbers(t *testing.T) {
 		{FitSigned2(99999990, 9), "+999999.9"},
 		{FitSigned2(-99999990, 9), "-999999.9"},
 		{FitCount(99999, 6), "99,999"},
-		{FitCount(999990, 6), "999990"},
+		{FitCount(999990, 6), "999.9k"},
+		{FitCount(1044980, 9), "1,044,980"},
+		{FitCount(1044980, 7), "1.04M"},
+		{FitCount(1044980, 5), "1.04M"},
+		{FitCount(12345678, 5), "12.3M"},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {

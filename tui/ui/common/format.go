@@ -162,10 +162,26 @@ func FitSigned2(cents int64, width int) string {
 	return sign + FitNumber(float64(cents)/100, width-len(sign))
 }
 
-// FitCount is Count, without separators when they make it too wide.
+// FitCount is Count when it fits width, else the count in thousands or
+// millions, cut rather than rounded so it never says more than there is
+// ("999.9k", "1.04M", "12.3M"): a number is never shown without its
+// separators beside one shown with them.
 func FitCount(n int64, width int) string {
 	if s := Count(n); len(s) <= width {
 		return s
 	}
-	return strconv.FormatInt(n, 10)
+	for _, u := range []struct {
+		div    float64
+		suffix string
+	}{{1e3, "k"}, {1e6, "M"}, {1e9, "G"}} {
+		v := float64(n) / u.div
+		for _, prec := range []int{2, 1, 0} {
+			scale := math.Pow10(prec)
+			cut := math.Trunc(v*scale) / scale
+			if s := strconv.FormatFloat(cut, 'f', prec, 64) + u.suffix; len(s) <= width && math.Abs(v) < 1000 {
+				return s
+			}
+		}
+	}
+	return Count(n)
 }
