@@ -524,7 +524,7 @@ func TestReplayProgress(t *testing.T) {
 	if p := b.Process(Current); p.State != Running {
 		t.Fatalf("after caught up: %s", p.StateLabel)
 	}
-	if !hasEvent(b, Current, "caught up after 1000 messages in 1.4 s") {
+	if !hasEvent(b, Current, "caught up after 1,000 messages in 1.4 s") {
 		t.Fatalf("timeline: %v", b.Events())
 	}
 	// It showed replaying from its first progress with positions (0.5 s)

@@ -160,7 +160,7 @@ func TestNewEarliestGroupSaysItStartsAtTheBeginning(t *testing.T) {
 		ev(Usage, 0.1, status.Event{Type: status.Started, Mode: "naive", Reset: "earliest", GroupID: "demo-usage-earliest-1a2b3c4d"}),
 		ev(Usage, 0.2, status.Event{Type: status.Assigned, Partitions: []int32{0, 1, 2}, First: true, Redelivered: 1260}),
 	)
-	want := "starts at the beginning of the topic (a new group with reset earliest has no committed offsets): 1260 messages delivered again"
+	want := "starts at the beginning of the topic (a new group with reset earliest has no committed offsets): 1,260 messages delivered again"
 	if !hasEvent(b, Usage, want) || hasEvent(b, Usage, "resumes at the committed offsets") {
 		t.Fatalf("events: %+v", b.Events())
 	}

@@ -105,10 +105,10 @@ wait 10m
 	// (librdkafka retries the refused writes; on Apache Kafka 4.1.1 its
 	// "msg" debug log named no produce error during the refusal, so the
 	// cause comes from the cluster's metadata, see README.)
-	if !regexp.MustCompile(`producer (still )?blocked: \d+ buffered[^\n]*NOT_ENOUGH_REPLICAS \(isr 1 < min.insync.replicas 2\)`).MatchString(log) {
+	if !regexp.MustCompile(`producer (still )?blocked: [\d,]+ buffered[^\n]*NOT_ENOUGH_REPLICAS \(isr 1 < min.insync.replicas 2\)`).MatchString(log) {
 		t.Errorf("no \"producer blocked ... NOT_ENOUGH_REPLICAS (isr 1 < min.insync.replicas 2)\" in the events:\n%s", Tail(log, 80))
 	}
-	landed := regexp.MustCompile(`producer unblocked after ([\d.]+) s: acknowledgements resume, the (\d+) buffered records? land`).FindAllStringSubmatch(log, -1)
+	landed := regexp.MustCompile(`producer unblocked after ([\d.]+) s: acknowledgements resume, the ([\d,]+) buffered records? land`).FindAllStringSubmatch(log, -1)
 	if len(landed) == 0 {
 		t.Errorf("the producer never reported its buffered records landing")
 	} else {

@@ -261,7 +261,7 @@ quit
 		t.Fatalf("dashboard exited %d", code)
 	}
 	// What the reset wiped out, as the usage panel showed it: an over-count.
-	m := regexp.MustCompile(`reset lab: .*\(\d+ records?, drift ([+-]\d+\.\d\d) h / ([+-]\d+\.\d\d) km: over-counted\)`).
+	m := regexp.MustCompile(`reset lab: .*\([\d,]+ records?, drift ([+-]\d+\.\d\d) h / ([+-]\d+\.\d\d) km: over-counted\)`).
 		FindStringSubmatch(d.stderr())
 	if m == nil {
 		t.Fatalf("no over-count noted at reset-lab; events:\n%s", d.stderr())

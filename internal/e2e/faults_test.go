@@ -188,13 +188,13 @@ quit
 		t.Fatal("consumer-usage started again before the offsets were read; the script's wait is too short")
 	}
 
-	re := regexp.MustCompile(`consumer-usage resumes [^\n]*?(\d+) messages? delivered again`)
+	re := regexp.MustCompile(`consumer-usage resumes [^\n]*? ([\d,]+) messages? delivered again`)
 	d.awaitLog("the restart's redelivery event", regexp.MustCompile(`consumer-usage restarted(?s:.*)consumer-usage resumes`), 60*time.Second)
 	m := re.FindStringSubmatch(d.stderr()[strings.Index(d.stderr(), "consumer-usage crashed on request"):])
 	if m == nil {
 		t.Fatalf("no redelivery count after the crash in:\n%s", d.stderr())
 	}
-	if got, _ := strconv.ParseInt(m[1], 10, 64); got != want {
+	if got, _ := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64); got != want {
 		t.Errorf("after kill -9 the dashboard says %d messages delivered again, the committed offsets, checkpoints and records say %d", got, want)
 	}
 
@@ -338,11 +338,11 @@ quit
 	}
 	d.awaitLog("the restart's redelivery event", regexp.MustCompile(`crash point after-delta reached(?s:.*)consumer-usage resumes`), 60*time.Second)
 	after := d.stderr()[strings.Index(d.stderr(), "crash point after-delta reached"):]
-	m := regexp.MustCompile(`consumer-usage resumes [^\n]*?(\d+) messages? delivered again`).FindStringSubmatch(after)
+	m := regexp.MustCompile(`consumer-usage resumes [^\n]*? ([\d,]+) messages? delivered again`).FindStringSubmatch(after)
 	if m == nil {
 		t.Fatalf("no redelivery count after the crash in:\n%s", d.stderr())
 	}
-	got, _ := strconv.ParseInt(m[1], 10, 64)
+	got, _ := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
 	if got != want {
 		t.Errorf("the dashboard says %d messages delivered again, the committed offsets, checkpoints and records say %d", got, want)
 	}
