@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
 	"github.com/kafka-recovery-lab/krl/tui/ui"
@@ -186,15 +187,15 @@ func TestLightBackground(t *testing.T) {
 func TestFormatTable(t *testing.T) {
 	rows := []LabRow{
 		{ID: "3f2a9c01b4", Seat: SeatSSH, Fingerprint: "SHA256:abcdefghijklmnopqrstuvwxyz", Sessions: 1, State: "connected", Uptime: 95 * time.Second,
-			Crashes: 2, Running: 4, Verdict: "exact", Records: 90, Group: "demo-usage-3f2a9c01b4-baseline-1"},
+			Crashes: 2, Running: 4, Verdict: "exact", Records: 90, Group: "demo-usage-3f2a9c01b4-baseline-1", Scenario: "replay 2/5 · 1/3 checks"},
 		{ID: "77aa00bb11", Seat: SeatBrowser, Fingerprint: "browser:77aa00bb11", State: "stopped", KeepLeft: 9 * time.Minute, Uptime: time.Minute,
 			Verdict: "over-counted", DriftH: 1.5, Records: 12, Group: "demo-usage-77aa00bb11"},
 	}
 	got := FormatTable(rows, TableHead{MaxLabs: 5, Refused: 1, Keep: 10 * time.Minute})
 	want := "labs 2/5 · a lab is kept 10m0s after its last session, then deleted (directory, topics, database) · 1 refused (full)\n" +
-		"LAB         SEAT     KEY                   STATE               UPTIME  PROCS  CRASHES  BASELINE   USAGE DRIFT\n" +
-		"3f2a9c01b4  ssh      SHA256:abcdefghijkl…  connected           1m35s   4      2        reset #1   exact (+0.00 h / +0.00 km) over 90 records\n" +
-		"77aa00bb11  browser  —                     stopped, kept 9m0s  1m0s    0      0        lab start  over-counted (+1.50 h / +0.00 km) over 12 records\n"
+		"LAB         SEAT     KEY                   STATE               UPTIME  PROCS  CRASHES  BASELINE   USAGE DRIFT                                        SCENARIO\n" +
+		"3f2a9c01b4  ssh      SHA256:abcdefghijkl…  connected           1m35s   4      2        reset #1   exact (+0.00 h / +0.00 km) over 90 records         replay 2/5 · 1/3 checks\n" +
+		"77aa00bb11  browser  —                     stopped, kept 9m0s  1m0s    0      0        lab start  over-counted (+1.50 h / +0.00 km) over 12 records  —\n"
 	if got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
@@ -250,6 +251,26 @@ func awaitBoardAt(t *testing.T, h *Hub, now time.Time) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the board is at %s, want %s", at, now)
+		}
+	}
+}
+
+func TestScenarioCell(t *testing.T) {
+	checks := []scenario.CheckResult{{Passed: true}, {}, {}}
+	for _, c := range []struct {
+		p    *scenario.Progress
+		want string
+	}{
+		{nil, ""},
+		{&scenario.Progress{Name: "replay", Steps: 5}, "replay preparing"},
+		{&scenario.Progress{Name: "replay", Step: 2, Steps: 5, Checks: checks}, "replay 2/5 · 1/3 checks"},
+		{&scenario.Progress{Name: "replay", Step: 3, Steps: 5, Press: &scenario.Press{Action: action.Crash}}, "replay 3/5 · waits for x"},
+		{&scenario.Progress{Name: "replay", Steps: 5, Done: true, Passed: true, Checks: checks[:1]}, "replay PASSED 1/1"},
+		{&scenario.Progress{Name: "replay", Steps: 5, Done: true, Checks: checks}, "replay FAILED 1/3"},
+		{&scenario.Progress{Name: "replay", Done: true, NotRun: true}, "replay NOT RUN"},
+	} {
+		if got := scenarioCell(c.p); got != c.want {
+			t.Errorf("scenarioCell(%+v) = %q, want %q", c.p, got, c.want)
 		}
 	}
 }

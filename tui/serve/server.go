@@ -118,6 +118,9 @@ type labHub struct {
 	logFile   io.Closer
 	launched  chan struct{} // closed when Launch returned
 	launchErr error
+	// progress is the latest scenario's narration (nil: none run yet),
+	// for the server's table.
+	progress atomic.Pointer[scenario.Progress]
 }
 
 func newLabHub(cfg lab.Config) (*labHub, error) {
@@ -133,7 +136,11 @@ func newLabHub(cfg lab.Config) (*labHub, error) {
 	}
 	h := &labHub{lab: l, logFile: logFile, launched: make(chan struct{})}
 	h.hub = NewHub(l.NewBoard(), l.Inputs())
-	h.scenarios = &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true, OnProgress: l.Narrate}}
+	onProgress := func(p scenario.Progress) {
+		h.progress.Store(&p)
+		l.Narrate(p)
+	}
+	h.scenarios = &scenario.Session{Runner: scenario.Runner{Host: l, Interactive: true, OnProgress: onProgress}}
 	return h, nil
 }
 

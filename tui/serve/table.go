@@ -8,7 +8,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
 )
 
 // LabRow is one attendee lab on the server's table: who, since when, what
@@ -35,6 +37,9 @@ type LabRow struct {
 	// consumer-usage's group (a reset-lab gives it a new one).
 	Records int64  `json:"records"`
 	Group   string `json:"group"`
+	// Scenario: the guided scenario the lab is on, its step and its
+	// checks ("" none yet).
+	Scenario string `json:"scenario,omitempty"`
 }
 
 // Labs is the table as of now, oldest lab first.
@@ -61,6 +66,7 @@ func (s *Server) Labs() []LabRow {
 	for _, a := range labs {
 		r := rows[a]
 		r.Crashes = a.crashes.Load()
+		r.Scenario = scenarioCell(a.progress.Load())
 		select {
 		case <-a.launched:
 		default:
@@ -131,7 +137,7 @@ func (h TableHead) line(labs int) string {
 // writeRows writes rows under the table's column names.
 func writeRows(w io.Writer, rows []LabRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "LAB\tSEAT\tKEY\tSTATE\tUPTIME\tPROCS\tCRASHES\tBASELINE\tUSAGE DRIFT")
+	fmt.Fprintln(tw, "LAB\tSEAT\tKEY\tSTATE\tUPTIME\tPROCS\tCRASHES\tBASELINE\tUSAGE DRIFT\tSCENARIO")
 	for _, r := range rows {
 		state := r.State
 		if r.Sessions > 1 {
@@ -151,7 +157,11 @@ func writeRows(w io.Writer, rows []LabRow) {
 		if r.Seat == SeatBrowser {
 			key = "—"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Seat, key, state, r.Uptime, r.Running, r.Crashes, baseline(r), verdict)
+		scen := r.Scenario
+		if scen == "" {
+			scen = "—"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.ID, r.Seat, key, state, r.Uptime, r.Running, r.Crashes, baseline(r), verdict, scen)
 	}
 	tw.Flush()
 }
@@ -179,4 +189,33 @@ func shortFingerprint(fp string) string {
 		return fp[:len("SHA256:")+12] + "…"
 	}
 	return fp
+}
+
+// scenarioCell says where a lab's scenario is, so the presenter sees who
+// is stuck: "replay 2/5 · 1/3 checks", "replay 3/5 · waits for x",
+// "replay PASSED 3/3", "replay FAILED 2/3", "replay NOT RUN".
+func scenarioCell(p *scenario.Progress) string {
+	if p == nil {
+		return ""
+	}
+	passed := 0
+	for _, c := range p.Checks {
+		if c.Passed {
+			passed++
+		}
+	}
+	checks := fmt.Sprintf("%d/%d", passed, len(p.Checks))
+	switch {
+	case p.NotRun:
+		return p.Name + " NOT RUN"
+	case p.Done && p.Passed:
+		return p.Name + " PASSED " + checks
+	case p.Done:
+		return p.Name + " FAILED " + checks
+	case p.Step == 0:
+		return p.Name + " preparing"
+	case p.Press != nil:
+		return fmt.Sprintf("%s %d/%d · waits for %s", p.Name, p.Step, p.Steps, action.Of(p.Press.Action).Key())
+	}
+	return fmt.Sprintf("%s %d/%d · %s checks", p.Name, p.Step, p.Steps, checks)
 }
