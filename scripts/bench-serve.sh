@@ -7,8 +7,11 @@
 #   - then N attendees connect with OpenSSH (a fresh ed25519 key each, so a lab
 #     each) from a COLSxROWS terminal made by script(1) (bare ssh -tt without
 #     a tty gets a 0x0 pty: the dashboard would draw nothing and its cost be
-#     left out); once the table shows N labs connected with PROCS 4 and 20 s
-#     more, the same figures over 60 s;
+#     left out), or with SEAT=browser N browser seats (scripts/webseat: the
+#     page's cookie and WebSocket, the page's size message, the screen read
+#     and dropped; the browser's own cost is the attendee's laptop's); once
+#     the table shows N labs connected with PROCS 4 and 20 s more, the same
+#     figures over 60 s;
 #   - per lab = (with N - baseline) / N, the server process's own RSS (its
 #     in-process pollers and SSH sessions), RSS and CPU by role, and how many labs a
 #     2-core 8 GB laptop would serve (the formula is printed);
@@ -22,7 +25,7 @@
 # run's processes are those with its KRL_BENCH_TAG in their environment (the
 # server passes its environment on to every child).
 #
-#   [COLS=120 ROWS=36] scripts/bench-serve.sh [N]   (default 5 labs; ~2.5 min)
+#   [COLS=120 ROWS=36] [SEAT=ssh|browser] scripts/bench-serve.sh [N]   (default 5 labs; ~2.5 min)
 #
 # Needs go, ssh, ssh-keygen, script (util-linux). Stops and removes all it started.
 set -euo pipefail
@@ -33,7 +36,8 @@ base_s=30 settle_s=20 window_s=60 samples=6
 tck=$(getconf CLK_TCK)
 work=$(mktemp -d /tmp/krl-bench-serve.XXXXXX)
 tag=krl-bench-serve-$$-$RANDOM
-srv="" cols=${COLS:-120} rows=${ROWS:-36}
+srv="" cols=${COLS:-120} rows=${ROWS:-36} seat=${SEAT:-ssh}
+[[ $seat == ssh || $seat == browser ]] || { echo "SEAT=$seat: want ssh or browser" >&2; exit 2; }
 
 procs() { grep -lzx "KRL_BENCH_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 || true; }
 clients() { grep -lzx "KRL_BENCH_CLIENT=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 || true; }
@@ -100,8 +104,13 @@ measure() {
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GB", $2/1048576}' /proc/meminfo), load $(load) (start)"
 go build -o "$work/krl" ./tui
+web=()
+if [ "$seat" = browser ]; then
+	go build -o "$work/webseat" ./scripts/webseat
+	web=(--http 127.0.0.1:0)
+fi
 KRL_BENCH_TAG=$tag setsid "$work/krl" serve --headless --ssh 127.0.0.1:0 --data-dir "$work/data" \
-	--max-labs $((n + 5)) --keep 10m --auth open 2>"$work/serve.err" &
+	--max-labs $((n + 5)) --keep 10m --auth open "${web[@]}" 2>"$work/serve.err" &
 srv=$!
 port=""
 for _ in $(seq 180); do
@@ -115,27 +124,33 @@ sleep "$settle_s"
 measure "$base_s"
 b_cpu=$cpu b_rss=$rss b_pss=$pss b_own=$own b_ocpu=$ocpu b_np=$np b_roles=$roles b_rolecpu=$rolecpu
 
+page=$(sed -n 's/^browser: *\(http[^ ]*\)$/\1/p' "$work/serve.err")
 mkfifo "$work/in"
 exec 3<>"$work/in" # held open: the clients' stdin never ends
 for i in $(seq "$n"); do
+	if [ "$seat" = browser ]; then
+		KRL_BENCH_CLIENT=$tag "$work/webseat" -url "$page" -cols "$cols" -rows "$rows" 2>"$work/web$i.err" &
+		continue
+	fi
 	ssh-keygen -q -t ed25519 -N '' -f "$work/key$i"
 	KRL_BENCH_CLIENT=$tag script -qfec "stty cols $cols rows $rows; exec ssh -tt -p $port -i $work/key$i -F /dev/null \
 		-o IdentitiesOnly=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
 		127.0.0.1 2>$work/ssh$i.err" /dev/null <"$work/in" >/dev/null 2>&1 &
 done
-# ready: the last table printed has N rows connected with PROCS (column 5) 4.
-ready() { last_table | awk -v n="$n" '$3 == "connected" && $5 == 4 {ok++} END {exit !(ok >= n)}'; }
+# ready: the last table printed has N rows connected with PROCS (column 6:
+# LAB SEAT KEY STATE UPTIME PROCS) 4.
+ready() { last_table | awk -v n="$n" '$4 == "connected" && $6 == 4 {ok++} END {exit !(ok >= n)}'; }
 began=$(date +%s)
 until ready; do
 	if [ $(($(date +%s) - began)) -ge 180 ] || ! alive "$srv"; then
 		echo "labs not all connected with 4 processes after $(($(date +%s) - began)) s; last table and logs:"
 		last_table
-		tail -n 15 "$work/data/serve.log" "$work"/data/labs/*/logs/*.log "$work"/ssh*.err 2>/dev/null
+		tail -n 15 "$work/data/serve.log" "$work"/data/labs/*/logs/*.log "$work"/ssh*.err "$work"/web*.err 2>/dev/null
 		exit 1
 	fi
 	sleep 1
 done
-echo "$n labs (clients at ${cols}x${rows}) connected with 4 processes each within $(($(date +%s) - began)) s; settling ${settle_s}s, measuring over ${window_s}s"
+echo "$n labs ($seat seats at ${cols}x${rows}) connected with 4 processes each within $(($(date +%s) - began)) s; settling ${settle_s}s, measuring over ${window_s}s"
 sleep "$settle_s"
 measure "$window_s"
 last_table
