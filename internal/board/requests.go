@@ -33,20 +33,22 @@ func (b *Board) request(v Request) {
 	}
 	p.pending = v.Op
 	p.pendingAt = v.At
-	switch v.Op {
-	case OpCrash:
-		p.state = Crashing
-		b.event(v.At, v.Name, LevelAction, "crash requested (SIGKILL to its process group)")
-	case OpStop:
-		p.state = Stopping
-		b.event(v.At, v.Name, LevelAction, "stop requested (SIGTERM)")
-	case OpRestart:
-		p.state = Restarting
-		b.event(v.At, v.Name, LevelAction, "restart requested")
-	case OpStart:
-		p.state = Starting
-		b.event(v.At, v.Name, LevelAction, "start requested")
+	if r, ok := lifecycleRequests[v.Op]; ok {
+		p.state = r.state
+		b.event(v.At, v.Name, LevelAction, r.words)
 	}
+}
+
+// lifecycleRequests is what each lifecycle request shows while it is
+// under way, and the timeline's words for it.
+var lifecycleRequests = map[string]struct {
+	state State
+	words string
+}{
+	OpCrash:   {Crashing, "crash requested (SIGKILL to its process group)"},
+	OpStop:    {Stopping, "stop requested (SIGTERM)"},
+	OpRestart: {Restarting, "restart requested"},
+	OpStart:   {Starting, "start requested"},
 }
 
 func (b *Board) requestDone(v RequestDone) {

@@ -14,33 +14,28 @@ import (
 // The grammar of a line: what follows each verb, and the messages for a
 // line that does not fit it.
 
-// parseBacklog parses "backlog 4000".
-func parseBacklog(a Action, g grammar, args []string) (Action, string) {
-	if len(args) == 0 {
-		return a, fmt.Sprintf("%s: missing message count (usage: %s)", a.Kind, usage(a.Kind, g))
-	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil || n < 1 || n > MaxHistory {
-		return a, fmt.Sprintf("%s: bad message count %q (want a number from 1 to %d)", a.Kind, args[0], MaxHistory)
-	}
-	a.Count = n
-	return a, extra(a.Kind, g, args, 1)
-}
-
 // MaxPartitions bounds add-partitions: a lesson needs a few.
 const MaxPartitions = 32
 
-// parsePartitions parses "add-partitions 4".
-func parsePartitions(a Action, g grammar, args []string) (Action, string) {
-	if len(args) == 0 {
-		return a, fmt.Sprintf("%s: missing partition count (usage: %s)", a.Kind, usage(a.Kind, g))
+// parseBacklog parses "backlog 4000"; parsePartitions "add-partitions 4".
+var (
+	parseBacklog    = countArg("message count", 1, MaxHistory, "")
+	parsePartitions = countArg("partition count", 2, MaxPartitions, ", above the topic's count")
+)
+
+// countArg parses a line whose one argument is a count from lo to hi.
+func countArg(what string, lo, hi int, note string) func(Action, grammar, []string) (Action, string) {
+	return func(a Action, g grammar, args []string) (Action, string) {
+		if len(args) == 0 {
+			return a, fmt.Sprintf("%s: missing %s (usage: %s)", a.Kind, what, usage(a.Kind, g))
+		}
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < lo || n > hi {
+			return a, fmt.Sprintf("%s: bad %s %q (want a number from %d to %d%s)", a.Kind, what, args[0], lo, hi, note)
+		}
+		a.Count = n
+		return a, extra(a.Kind, g, args, 1)
 	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil || n < 2 || n > MaxPartitions {
-		return a, fmt.Sprintf("%s: bad partition count %q (want a number from 2 to %d, above the topic's count)", a.Kind, args[0], MaxPartitions)
-	}
-	a.Count = n
-	return a, extra(a.Kind, g, args, 1)
 }
 
 // MaxInjectBad bounds inject-bad (the producer's own limit).
