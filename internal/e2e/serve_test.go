@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -184,18 +185,17 @@ func labProcs(id string) []int {
 	if id == "" {
 		topic = "sensor-data"
 	}
+	// Only this run's processes (the test's tag in their environment): a
+	// dashboard elsewhere on the machine (CI renders the demo beside this
+	// pass) runs on sensor-data too.
 	var pids []int
-	dirs, _ := os.ReadDir("/proc")
-	for _, e := range dirs {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+	for pid := range taggedProcs(os.Getenv(tagEnv)) {
+		cmd, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 		if err == nil && bytes.Contains(cmd, []byte("\x00"+topic+"\x00")) && alive(pid) {
 			pids = append(pids, pid)
 		}
 	}
+	slices.Sort(pids)
 	return pids
 }
 
