@@ -83,6 +83,9 @@ func (l *publishLoop) history(ctx context.Context, req HistoryRequest) {
 		defer context.AfterFunc(req.Ctx, cancel)()
 	}
 	start := time.Now()
+	// Live messages still in flight land first, so Delivered counts the
+	// burst's messages and nothing else.
+	l.pub.flush(ctx, doneFlushTimeout)
 	base := l.pub.delivered.Load()
 	rounds := (req.N + l.cfg.Sensors - 1) / l.cfg.Sensors
 	before := make([]telemetry.Message, l.cfg.Sensors)
