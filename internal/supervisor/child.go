@@ -81,6 +81,9 @@ func (s *Supervisor) start(p *proc) error {
 		return err
 	}
 	exe, err := s.exe()
+	if spec.Program != "" {
+		exe, err = exec.LookPath(spec.Program)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -101,6 +104,9 @@ func (s *Supervisor) start(p *proc) error {
 	s.ensureWatchdog()
 
 	cmd := exec.Command(exe, spec.Args...)
+	if spec.Program != "" {
+		cmd.Args[0] = spec.Program
+	}
 	cmd.Env = append(os.Environ(), spec.Env...)
 	cmd.Stdout = outW
 	cmd.Stderr = errW
@@ -122,7 +128,11 @@ func (s *Supervisor) start(p *proc) error {
 	p.logMu.Lock()
 	r.log = logFile
 	p.logMu.Unlock()
-	p.logLine(r, fmt.Sprintf("=== %s started pid %d: %s ===", stamp(now), r.pid, strings.Join(spec.Args, " ")))
+	shown := spec.Args
+	if spec.Program != "" {
+		shown = cmd.Args
+	}
+	p.logLine(r, fmt.Sprintf("=== %s started pid %d: %s ===", stamp(now), r.pid, strings.Join(shown, " ")))
 
 	s.mu.Lock()
 	p.cur = r
@@ -132,16 +142,16 @@ func (s *Supervisor) start(p *proc) error {
 	wd.add(r.pid)
 
 	var readers sync.WaitGroup
-	readers.Go(func() { s.readStdout(p, r, outR) })
+	readers.Go(func() { s.readStdout(p, r, outR, spec.PlainStdout) })
 	readers.Go(func() { s.readStderr(p, r, errR) })
 	go s.await(p, r, wd, &readers, outR, errR)
 	return nil
 }
 
-func (s *Supervisor) readStdout(p *proc, r *run, f *os.File) {
+func (s *Supervisor) readStdout(p *proc, r *run, f *os.File, plain bool) {
 	defer f.Close()
 	readLines(f, func(line []byte) {
-		if len(line) > 0 && line[0] == '{' {
+		if !plain && len(line) > 0 && line[0] == '{' {
 			if ev, err := status.Parse(line); err == nil {
 				s.events.push(Status{Name: r.name, At: time.Now(), Event: ev})
 				return

@@ -76,8 +76,15 @@ type Spec struct {
 	// Name identifies the process: letters, digits, '.', '_' and '-'. It
 	// names the log file too.
 	Name string
+	// Program is the executable to run instead of Config.Exe: a path, or
+	// a name looked up in PATH (a command the user gave, run as a role).
+	Program string
 	// Args are the arguments after Exe, e.g. {"consumer", "usage", "--mode", "naive"}.
 	Args []string
+	// PlainStdout: every stdout line is a log line. A program that is not
+	// one of our roles speaks no status protocol, and none of its lines
+	// may be taken for one.
+	PlainStdout bool
 	// Env entries ("K=V") are added to the supervisor's own environment.
 	Env []string
 	// Tier orders Shutdown: higher tiers are stopped first, all processes

@@ -1077,3 +1077,38 @@ func TestRestartAndShutdownFrozen(t *testing.T) {
 		}
 	}
 }
+
+// TestProgramWithPlainStdout: a program of the user's runs in its own
+// group; a stdout line shaped like a status event is a log line, never
+// an event, and a program that does not exist fails its start by name.
+func TestProgramWithPlainStdout(t *testing.T) {
+	sup := newTestSupervisor(t, Config{})
+	event := `{"event":"started","role":"x","pid":1}`
+	if err := sup.Define(Spec{Name: "yours", Program: "sh", Args: []string{"-c", "echo '" + event + "'; echo plain; exec sleep 60"}, PlainStdout: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sup.Start("yours"); err != nil {
+		t.Fatal(err)
+	}
+	st := expect(t, sup, "Started", func(e Started) bool { return e.Name == "yours" })
+	if pgid, _ := syscall.Getpgid(st.PID); pgid != st.PID {
+		t.Fatalf("pgid %d, want its own group %d", pgid, st.PID)
+	}
+	expect(t, sup, "the event-shaped line as a log line", logLine("yours", "stdout", event))
+	expect(t, sup, "plain line", logLine("yours", "stdout", "plain"))
+	if err := sup.Crash("yours"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, sup, "Exited", exitOf("yours"))
+	if !strings.Contains(readLog(t, sup, "yours"), "started pid "+strconv.Itoa(st.PID)+": sh -c") {
+		t.Fatalf("the log does not name the program:\n%s", readLog(t, sup, "yours"))
+	}
+
+	if err := sup.Define(Spec{Name: "missing", Program: "no-such-program-krl"}); err != nil {
+		t.Fatal(err)
+	}
+	err := sup.Start("missing")
+	if err == nil || !strings.Contains(err.Error(), "no-such-program-krl") || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("start of a missing program: %v", err)
+	}
+}
