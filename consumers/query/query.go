@@ -33,7 +33,18 @@ type Config struct {
 	// StoreTimeout bounds the store's answer to one GET /usage (default
 	// 10 s): past it the answer is 503 "store_slow".
 	StoreTimeout time.Duration
+	// Source is where the totals come from: SourceSummaries (the built-in
+	// consumer-usage's checkpoints) or SourceRecords (the records
+	// themselves, summed here: a consumer-usage of the user's keeps no
+	// summaries).
+	Source string
 }
+
+// The sources of GET /usage's totals (--source).
+const (
+	SourceSummaries = "summaries"
+	SourceRecords   = "records"
+)
 
 const (
 	pingEvery = time.Second
@@ -53,6 +64,7 @@ func Main(args []string) int {
 	conn.Register(fs)
 	httpAddr := fs.String("http", "127.0.0.1:0", "listen address of GET /usage and /healthz")
 	storeTimeout := fs.Duration("store-timeout", queryTimeout, "GET /usage answers 503 (store_slow) when the store has not answered within this")
+	source := fs.String("source", SourceSummaries, "where the totals come from: summaries (consumer-usage's checkpoints) or records (every usage record, summed here)")
 	if err := cli.Parse(fs, args); err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
@@ -62,13 +74,16 @@ func Main(args []string) int {
 	if _, _, err := net.SplitHostPort(*httpAddr); err != nil {
 		return cli.Exit(os.Stderr, cli.Usagef("--http %q: %v", *httpAddr, err))
 	}
+	if *source != SourceSummaries && *source != SourceRecords {
+		return cli.Exit(os.Stderr, cli.Usagef("--source %q: want %s or %s", *source, SourceSummaries, SourceRecords))
+	}
 	if *storeTimeout < 10*time.Millisecond || *storeTimeout > 5*time.Minute {
 		return cli.Exit(os.Stderr, cli.Usagef("--store-timeout must be between 10ms and 5m, got %s", *storeTimeout))
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
 	em := status.New(Role)
-	return cli.ExitReporting(em, os.Stderr, Run(ctx, Config{Mongo: conn.Mongo, HTTP: *httpAddr, StoreTimeout: *storeTimeout}, em, cli.Logger(Role)))
+	return cli.ExitReporting(em, os.Stderr, Run(ctx, Config{Mongo: conn.Mongo, HTTP: *httpAddr, StoreTimeout: *storeTimeout, Source: *source}, em, cli.Logger(Role)))
 }
 
 // mongoHost is the URI's host list without credentials, for events and logs.
@@ -109,7 +124,7 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 	if cfg.StoreTimeout <= 0 {
 		cfg.StoreTimeout = queryTimeout
 	}
-	s := &server{st: st, em: em, log: log, host: host, timeout: cfg.StoreTimeout}
+	s := &server{st: st, em: em, log: log, host: host, timeout: cfg.StoreTimeout, fromRecords: cfg.Source == SourceRecords}
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {
 		return fmt.Errorf("http: %w", cli.ListenHint("--http", err))
@@ -142,6 +157,8 @@ type server struct {
 	log     *slog.Logger
 	host    string
 	timeout time.Duration
+	// fromRecords: totals are summed from the records (Config.Source).
+	fromRecords bool
 
 	mu        sync.Mutex
 	known     bool // whether reachability was established at least once
@@ -231,7 +248,7 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	// Each sensor's totals and the furthest record they include come from
 	// its summary (one document), so each line describes one cut of its
 	// stream.
-	cov, err := s.st.UsageCoverage(ctx)
+	cov, err := s.coverage(ctx)
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
@@ -245,6 +262,18 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.observe(nil)
 	writeJSON(w, http.StatusOK, api.UsageFromCoverage(cov))
+}
+
+// coverage is each sensor's totals with the records they stand for.
+func (s *server) coverage(ctx context.Context) (map[string]store.Covered, error) {
+	if !s.fromRecords {
+		return s.st.UsageCoverage(ctx)
+	}
+	sc, err := s.st.ScanRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sc.Coverage(), nil
 }
 
 // The reasons of a 503 from GET /usage (field "reason").

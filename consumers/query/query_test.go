@@ -74,6 +74,28 @@ func TestUsageAnswerCarriesItsCut(t *testing.T) {
 	if len(u.Sensors) != 1 || !reflect.DeepEqual(u.Sensors[0].Covered(), want) {
 		t.Fatalf("answer %+v, want %+v", u, want)
 	}
+
+	// --source records: a record no checkpoint folds counts too, as
+	// everything in the collection does for a consumer of the user's.
+	rec := store.UsageRecord{Effect: "x", Partition: 1, Offset: 12,
+		Usage: telemetry.Usage{SensorID: "sensor-01", Date: "2026-11-30", DeltaHours: 0.25, DeltaKm: 5}}
+	if _, err := st.AppendUsage(ctx, sum, rec); err != nil {
+		t.Fatal(err)
+	}
+	s.fromRecords = true
+	resp2, err := http.Get(srv.URL + "/usage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	if err := json.NewDecoder(resp2.Body).Decode(&u); err != nil {
+		t.Fatal(err)
+	}
+	want = store.Covered{Totals: store.Totals{HoursCents: 100, KmCents: 800, Records: 4},
+		Through: store.Position{Partition: 1, Offset: 12}, Partitions: 1, Furthest: []store.Position{{Partition: 1, Offset: 12}}}
+	if len(u.Sensors) != 1 || !reflect.DeepEqual(u.Sensors[0].Covered(), want) {
+		t.Fatalf("records answer %+v, want %+v", u, want)
+	}
 }
 
 // A 503 says why: the store refused (unreachable) or did not answer in
