@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -61,6 +62,14 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 	fs.StringVar(&f.UsageReset, "usage-reset", "latest", "consumer-usage offset reset: latest (fixed group) or earliest (fresh group)")
 	fs.StringVar(&f.Rebuild, "rebuild", string(lesson.Replay), "how consumer-current rebuilds its state at a start: replay (the whole topic, the seed's), snapshot (a file it keeps, then what follows) or changelog (a compacted topic it keeps, then what follows)")
 	fs.StringVar(&f.UsageGroup, "usage-group", kafkacfg.UsageGroupID, "consumer-usage's fixed group (with reset latest); give each dashboard sharing one broker its own")
+	fs.Func("usage-cmd", "run `CMD ARGS` as consumer-usage instead of the built-in one: your consumer, graded by the audit (split into arguments as a shell splits words, with no shell; docs/your-consumer.md)", func(s string) error {
+		args, err := cli.SplitArgs(s)
+		if err == nil && len(args) == 0 {
+			err = errors.New("no command")
+		}
+		f.UsageCmd = args
+		return err
+	})
 	fs.DurationVar(&f.StoreLatency, "store-latency", 0, "delay every request to the embedded store by `D` (a slow store: consumer-usage backpressure, consumer-query 503)")
 	fs.DurationVar(&f.ConnectTimeout, "connect-timeout", lab.DefaultConnectTimeout, "how long to wait for the broker and the store to answer at the start before saying they are down")
 	fs.BoolVar(&f.headless, "headless", false, "supervise without a terminal UI, logging events to stderr")
@@ -149,6 +158,11 @@ func checkLabFlags(c lab.Config) error {
 	if c.Rebuild != "" {
 		if _, err := lesson.ParseRebuild(c.Rebuild); err != nil {
 			return cli.Usagef("--rebuild: %v", err)
+		}
+	}
+	if len(c.UsageCmd) > 0 {
+		if _, err := exec.LookPath(c.UsageCmd[0]); err != nil {
+			return cli.Usagef("--usage-cmd: %v", err)
 		}
 	}
 	return nil

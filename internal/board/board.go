@@ -59,7 +59,14 @@ type Config struct {
 	// Rebuild: how consumer-current rebuilds at a start (replay, snapshot,
 	// changelog; empty: replay).
 	Rebuild string
+	// UsageCmd: the user's command that runs as consumer-usage ("" the
+	// built-in). It says nothing of itself: it is up from its start.
+	UsageCmd string
 }
+
+// UsageCmd is the user's command that runs as consumer-usage ("": the
+// built-in one).
+func (b *Board) UsageCmd() string { return b.cfg.UsageCmd }
 
 // Board is the whole dashboard state.
 type Board struct {

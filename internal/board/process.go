@@ -155,6 +155,9 @@ func (b *Board) procStarted(v ProcStarted) {
 	p.frozenAt, p.thawedAt = time.Time{}, time.Time{}
 	p.startFacts()
 	p.logSince = len(p.logs)
+	if IsUsage(v.Name) && b.cfg.UsageCmd != "" {
+		p.state = Running
+	}
 	verb := "started"
 	if p.starts > 1 {
 		verb = fmt.Sprintf("restarted (start #%d)", p.starts)

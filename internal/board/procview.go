@@ -109,8 +109,10 @@ type CurrentView struct {
 // (UsageView is the usage panel).
 type UsageProcView struct {
 	// Mode and Reset: what it runs with (or will run with at its next
-	// start).
+	// start); the user's command has mode "yours" and no reset of the
+	// lab's (Command says what it runs).
 	Mode, Reset string
+	Command     string
 	// Redelivered: messages delivered again at its last start; -1 until
 	// it is known.
 	Redelivered int64
@@ -350,6 +352,9 @@ func (b *Board) usageView(p *proc) *UsageProcView {
 	}
 	if p.alive() && p.reset != "" {
 		v.Reset = p.reset
+	}
+	if b.cfg.UsageCmd != "" {
+		v.Mode, v.Reset, v.Command = "yours", "", b.cfg.UsageCmd
 	}
 	if p.alive() && !f.backpressureSince.IsZero() {
 		v.Backpressure = max(b.now.Sub(f.backpressureSince), time.Millisecond)

@@ -287,12 +287,17 @@ func (l *Lab) newBaselineLocked(what string, meanwhile func(context.Context) err
 	if err := l.db.Drop(ctx); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	if l.yoursDB != nil {
+		if err := l.yoursDB.DropDatabase(ctx); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
 	// A new group with reset latest starts at the end (earliest would
 	// replay the whole topic into the fresh baseline).
 	l.changeSettings(nil, func(s *settings) { s.baseline++; s.reset = lesson.Latest })
 	n := l.settingsNow().baseline
 	for _, name := range instances {
-		if err := l.sup.SetArgs(name, l.roleArgs(name)); err != nil {
+		if err := l.sup.Define(l.roleSpec(name)); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		if err := l.Start(name); err != nil {

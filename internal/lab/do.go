@@ -51,6 +51,9 @@ func (l *Lab) Do(ctx context.Context, c action.Call) action.Result {
 	if !ok {
 		return c.Result(fmt.Errorf("%s: not an action the lab carries out", c.Name))
 	}
+	if why, refused := yoursRefuses[c.Name]; refused && l.yours() {
+		return c.Result(fmt.Errorf("consumer-usage runs your command (--usage-cmd): %s", why))
+	}
 	return h(l, ctx, c)
 }
 

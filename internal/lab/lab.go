@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -50,6 +51,9 @@ type Config struct {
 	// own: consumer-usage is a static member of its group, and a second
 	// member with the same instance id fences the first.
 	UsageGroup string
+	// UsageCmd, when set, is the user's consumer-usage: a program and its
+	// arguments, run in place of the built-in one (yours.go).
+	UsageCmd []string
 	// StoreLatency delays every request to the embedded store by this much
 	// (store --latency): the "slow store" fault. 0: none.
 	StoreLatency time.Duration
@@ -121,6 +125,10 @@ type Lab struct {
 	offsets *observe.Offsets
 	auditor *audit.Reader
 	db      *store.Store
+	// yoursDB: the database of the user's consumer-usage (UsageCmd), and
+	// what pollYoursUsage last said of its malformed records.
+	yoursDB   *store.Store
+	malformed yoursMalformed
 	// causes is pollUsage's attribution of the drifts (its goroutine only),
 	// as of reset-lab causesEpoch.
 	causes      *audit.Attribution
@@ -210,6 +218,7 @@ func (l *Lab) NewBoard() *board.Board {
 		UsageMode:  l.cfg.UsageMode,
 		UsageReset: l.cfg.UsageReset,
 		Rebuild:    l.cfg.Rebuild,
+		UsageCmd:   strings.Join(l.cfg.UsageCmd, " "),
 	})
 }
 

@@ -136,6 +136,9 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	if err := l.checkStore(ctx, mongo); err != nil {
 		return err
 	}
+	if err := l.connectYours(ctx, mongo); err != nil {
+		return err
+	}
 	if err := l.startRoles(); err != nil {
 		return err
 	}

@@ -36,13 +36,17 @@ func (l *Lab) poll(ctx context.Context, every time.Duration, f func(context.Cont
 
 func (l *Lab) pollOffsets(ctx context.Context) {
 	var group string
-	l.Observe(func(b *board.Board) {
-		// A just-started consumer-usage has not said its group yet: keep
-		// reading the last one's commits meanwhile.
-		if group = b.Process(board.Usage).GroupID; group == "" {
-			_, group, _ = b.Committed()
-		}
-	})
+	if l.yours() {
+		group = l.usageGroup() // the one it was given: it says none
+	} else {
+		l.Observe(func(b *board.Board) {
+			// A just-started consumer-usage has not said its group yet: keep
+			// reading the last one's commits meanwhile.
+			if group = b.Process(board.Usage).GroupID; group == "" {
+				_, group, _ = b.Committed()
+			}
+		})
+	}
 	// Commits first, watermarks second, and the watermarks reach the board
 	// first: a lag is then a watermark minus an older commit, never the
 	// other way round. Read in the opposite order, a consumer committing

@@ -16,8 +16,17 @@ import (
 // environment with the store's URI (MONGO_URI: passwords stay off command
 // lines).
 func (l *Lab) roleSpec(name string) supervisor.Spec {
+	if l.yours() && board.IsUsage(name) {
+		return l.yoursSpec(name)
+	}
 	_, mongo := l.Addresses()
-	return supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1, Env: append(roleEnv(name), "MONGO_URI="+mongo)}
+	if l.yours() && name == board.Query {
+		// consumer-query serves the totals of the user's consumer.
+		if uri, err := yoursURI(mongo); err == nil {
+			mongo = uri
+		}
+	}
+	return supervisor.Spec{Name: name, Args: l.roleArgs(name), Tier: 1, Env: append(roleEnv(name), EnvMongo+"="+mongo)}
 }
 
 // roleEnv is the environment name's role asks for beside the lab's own,
@@ -71,6 +80,7 @@ var roleFlags = map[string]func(l *Lab, name string) (value string, ok bool){
 	"--snapshot":    func(l *Lab, _ string) (string, bool) { return l.snapshotPath(), true },
 	"--acks":        func(l *Lab, _ string) (string, bool) { return string(l.settings.acks), true },
 	"--acked-log":   func(l *Lab, _ string) (string, bool) { return AckedLogPath(l.cfg.RunDir), true },
+	"--source":      func(l *Lab, _ string) (string, bool) { return "records", l.yours() },
 	"--effect-delay": func(l *Lab, name string) (string, bool) {
 		d := l.settings.delays[name]
 		return d.String(), d > 0

@@ -95,7 +95,7 @@ func (l *Lab) SetEffectDelay(name string, d time.Duration) error {
 		return fmt.Errorf("%s is not running in this lab (scale consumer-usage first)", name)
 	}
 	l.changeSettings(nil, func(s *settings) { s.delays[name] = d })
-	if err := l.sup.SetArgs(name, l.roleArgs(name)); err != nil {
+	if err := l.sup.Define(l.roleSpec(name)); err != nil {
 		return err
 	}
 	if !l.sup.Running(name) {
@@ -135,7 +135,7 @@ func (l *Lab) usageGroupArgLocked(name string) string {
 func (l *Lab) restartUsageInstances() (restarted bool, err error) {
 	names := l.usageInstances()
 	for _, name := range names {
-		if err := l.sup.SetArgs(name, l.roleArgs(name)); err != nil {
+		if err := l.sup.Define(l.roleSpec(name)); err != nil {
 			return restarted, err
 		}
 		if !l.sup.Running(name) {

@@ -31,6 +31,10 @@ func (l *Lab) resetState() (resets int, resetting bool) {
 // snapshot is taken last, as far along as it can be, and where it has not
 // yet read as far as the records the line says so instead of a drift.
 func (l *Lab) pollUsage(ctx context.Context) {
+	if l.yours() {
+		l.pollYoursUsage(ctx)
+		return
+	}
 	addr := l.httpAddr(board.Query)
 	if addr == "" {
 		return

@@ -134,7 +134,7 @@ var All = []Role{
 		Flags: []string{"--mode", "--reset", "--group", "--instance-id", "--effect-delay"}},
 	{Name: Query, Key: 4, Start: 3,
 		Strategy: Label{Text: "stateless"}, Short: Label{Text: "stateless"},
-		Lag: LagNotKafka, UpOnListen: true, Command: []string{"consumer", "query"}},
+		Lag: LagNotKafka, UpOnListen: true, Command: []string{"consumer", "query"}, Flags: []string{"--source"}},
 	{Name: Broker, Key: 5,
 		Strategy: Label{Text: "embedded kfake"}, Short: Label{Text: "embedded kfake"},
 		Kafka: true, Serves: "kafka", UpOnListen: true, Command: []string{"broker"}},

@@ -73,6 +73,9 @@ func databaseName(uri string) (string, error) {
 	return DefaultDatabase, nil
 }
 
+// DatabaseOf is the database a URI names (DefaultDatabase when none).
+func DatabaseOf(uri string) (string, error) { return databaseName(uri) }
+
 // WithDatabase returns uri naming database db instead of its own; with
 // credentials, authSource keeps naming the database they were checked
 // against (the one the URI named, else admin).

@@ -443,6 +443,9 @@ func (m Model) statusLine(w int, compact bool) string {
 	if compact && m.board.Has(board.Usage) {
 		pv := m.board.Process(board.Usage)
 		right = fmt.Sprintf("usage %s/%s", pv.Usage.Mode, pv.Usage.Reset)
+		if pv.Usage.Command != "" {
+			right = "usage: yours"
+		}
 		if n := len(m.board.UsageInstances()); n > 1 {
 			right += fmt.Sprintf(" ×%d", n)
 		}

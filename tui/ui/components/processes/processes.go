@@ -189,6 +189,9 @@ func UsageLine(st *theme.Styles, pv board.ProcView, procs []board.ProcView, widt
 	s := fmt.Sprintf("consumer-usage: mode %s %s · reset %s %s · crash point %s %s",
 		mode, st.Muted.Render("(m)"), st.Strong.Render(pv.Usage.Reset), st.Muted.Render("(e)"),
 		armed, st.Muted.Render("(c)"))
+	if pv.Usage.Command != "" {
+		s = "consumer-usage: your command " + st.Strong.Render(pv.Usage.Command)
+	}
 	// Then what its lag means when it is not a plain number, else its group.
 	var extras []string
 	if g := GroupLine(procs); g != "" {

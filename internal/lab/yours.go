@@ -1,0 +1,179 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/action"
+	"github.com/kafka-recovery-lab/krl/internal/audit"
+	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/store"
+	"github.com/kafka-recovery-lab/krl/internal/supervisor"
+)
+
+// A consumer-usage of the user's (--usage-cmd): the lab runs their
+// command in place of the built-in one, hands it what it needs in five
+// environment variables and nothing else, and observes it from outside:
+// its life from the supervisor, its lag from its group's commits, its
+// usage from the records it writes in a database of its own
+// (docs/your-consumer.md).
+
+// The environment a consumer of the user's is given.
+const (
+	EnvBroker   = "KAFKA_BROKER"
+	EnvTopic    = "KAFKA_TOPIC"
+	EnvGroup    = "KAFKA_GROUP"
+	EnvInstance = "KAFKA_GROUP_INSTANCE_ID"
+	EnvMongo    = "MONGO_URI"
+)
+
+// yoursSuffix names the database of a consumer of the user's after the
+// lab's own: nothing it writes can collide with the lab's.
+const yoursSuffix = "_yours"
+
+// yours reports whether consumer-usage is the user's command.
+func (l *Lab) yours() bool { return len(l.cfg.UsageCmd) > 0 }
+
+// yoursURI is the store's URI with the database of the user's consumer.
+func yoursURI(mongo string) (string, error) {
+	db, err := store.DatabaseOf(mongo)
+	if err != nil {
+		return "", err
+	}
+	return store.WithDatabase(mongo, db+yoursSuffix)
+}
+
+// yoursSpec is consumer-usage instance name as the user's command.
+func (l *Lab) yoursSpec(name string) supervisor.Spec {
+	brokers, mongo := l.Addresses()
+	uri, err := yoursURI(mongo)
+	if err != nil {
+		uri = mongo // the store's own check reports it
+	}
+	return supervisor.Spec{Name: name, Program: l.cfg.UsageCmd[0], Args: slices.Clone(l.cfg.UsageCmd[1:]),
+		PlainStdout: true, Tier: 1, Env: []string{
+			EnvBroker + "=" + brokers,
+			EnvTopic + "=" + l.cfg.Topic,
+			EnvGroup + "=" + l.usageGroup(),
+			// Static membership: an instance killed with -9 gets its
+			// partitions back at its restart, not a session timeout later.
+			EnvInstance + "=" + name,
+			EnvMongo + "=" + uri,
+		}}
+}
+
+// yoursRefuses are the actions that change what only the built-in
+// consumer-usage has: a mode, a start strategy, crash points, an effect
+// delay. A command of the user's has its own or none.
+var yoursRefuses = map[action.Name]string{
+	action.Mode:        "its mode is its own code",
+	action.Reset:       "its auto.offset.reset is its own code",
+	action.CrashAt:     "it has no crash points; crash it with x",
+	action.EffectDelay: "it has no effect delay",
+}
+
+// connectYours connects the lab to the database of the user's consumer.
+func (l *Lab) connectYours(ctx context.Context, mongo string) error {
+	if !l.yours() || l.yoursDB != nil {
+		return nil
+	}
+	uri, err := yoursURI(mongo)
+	if err != nil {
+		return &launchError{"bad --mongo", fmt.Errorf("store: %w", err)}
+	}
+	if l.yoursDB, err = store.Connect(ctx, uri); err != nil {
+		return &launchError{"bad --mongo", err}
+	}
+	return nil
+}
+
+// yoursMalformed is what pollYoursUsage last said of malformed records
+// (its goroutine only): said again only when it changes.
+type yoursMalformed struct {
+	said string
+}
+
+// pollYoursUsage is pollUsage for a consumer of the user's: one scan of its
+// records is the cut (it keeps no summaries), each sensor's window starts
+// at the message before its first record (the reference its first delta
+// was taken from), and the causes are attributed over all of its records
+// at every cut (they carry no sequence a reader could resume from).
+func (l *Lab) pollYoursUsage(ctx context.Context) {
+	epoch, resetting := l.resetState()
+	if resetting || l.yoursDB == nil {
+		return
+	}
+	asked := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	sc, err := l.yoursDB.ScanRecords(sctx)
+	cancel()
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return
+	}
+	snap := board.UsageSnapshot{At: asked, Err: err}
+	if err != nil {
+		l.emit(snap)
+		return
+	}
+	l.sayMalformed(sc)
+	covered := sc.Coverage()
+	firsts := map[string]store.Checkpoint{}
+	for id, s := range sc.Sensors {
+		if s.Located() {
+			r := s.Records[0]
+			// The message before the first record's is the reference of
+			// its delta (ExpectedOver counts from the one after First).
+			firsts[id] = store.Checkpoint{SensorID: id, FirstPartition: r.Partition, FirstOffset: r.Offset - 1}
+		}
+	}
+	truth, cut := l.reader().TakeCut(ctx, 2*time.Second, covered, firsts)
+	causes := audit.NewAttribution()
+	records := map[string][]store.SensorRecord{}
+	from, upTo := causes.Need(truth, cut)
+	for id := range upTo {
+		records[id] = sc.Sensors[id].Records[from[id]:upTo[id]]
+	}
+	attributed, bad := causes.Apply(truth, cut, from, records)
+	var causesErr error
+	if len(bad) > 0 {
+		causesErr = fmt.Errorf("the causes of %s do not add up to the drift", strings.Join(bad, ", "))
+	}
+	for _, id := range slices.Sorted(maps.Keys(covered)) {
+		line := usageLine(id, covered[id], cut[id])
+		if line.Expect == board.ExpectReady {
+			line.Causes, line.CausesErr = boardCauses(attributed[id]), causesErr
+		}
+		snap.Sensors = append(snap.Sensors, line)
+	}
+	if e, r := l.resetState(); r || e != epoch {
+		return
+	}
+	l.emit(snap)
+}
+
+// sayMalformed puts on the timeline the records that break the schema,
+// by reason, whenever their count changes: they are never summed, and
+// never dropped silently either.
+func (l *Lab) sayMalformed(sc store.Scan) {
+	var parts []string
+	n := 0
+	for _, why := range slices.Sorted(maps.Keys(sc.Malformed)) {
+		parts = append(parts, fmt.Sprintf("%s: %d (e.g. %s)", why, sc.Malformed[why], sc.Example[why]))
+		n += sc.Malformed[why]
+	}
+	said := strings.Join(parts, "; ")
+	if said == l.malformed.said {
+		return
+	}
+	l.malformed.said = said
+	if n == 0 {
+		return
+	}
+	l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("consumer-usage wrote %s that break the schema, not counted as usage: %s",
+		board.Plural(int64(n), "usage record"), said)})
+}
