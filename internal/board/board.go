@@ -62,6 +62,8 @@ type Config struct {
 	// UsageCmd: the user's command that runs as consumer-usage ("" the
 	// built-in). It says nothing of itself: it is up from its start.
 	UsageCmd string
+	// Seed is the producer's --seed (0: time-based).
+	Seed int64
 }
 
 // UsageCmd is the user's command that runs as consumer-usage ("": the

@@ -35,9 +35,13 @@ type CauseGroup struct {
 	// its start, so its reading was held across the reassignment.
 	Took     time.Time
 	TookBack bool
+	// Inferred: its messages were matched to records that name none.
+	Inferred bool
 }
 
-func (g CauseGroup) key() string { return fmt.Sprintf("%s/%d/%s", g.Kind, g.Partition, g.Writer) }
+func (g CauseGroup) key() string {
+	return fmt.Sprintf("%s/%d/%s/%v", g.Kind, g.Partition, g.Writer, g.Inferred)
+}
 
 // WriterWords is the writer as the screen names it: "consumer-usage-2
 // (started 13:10:20)".
@@ -76,6 +80,9 @@ func (g CauseGroup) Short() string {
 	if g.Writer != "" {
 		s += " by " + WriterWords(g.Writer)
 	}
+	if g.Inferred {
+		s += " (inferred)"
+	}
 	return s
 }
 
@@ -90,6 +97,9 @@ func (g CauseGroup) What() string {
 	by := ""
 	if g.Writer != "" {
 		by = " by " + WriterWords(g.Writer)
+	}
+	if g.Inferred {
+		msgs = "inferred from the deltas: " + msgs
 	}
 	switch g.Kind {
 	case CauseCountedAgain:
@@ -242,7 +252,7 @@ func groupCauses(perSensor [][]Cause) []CauseGroup {
 	for _, cs := range perSensor {
 		seen := map[string]bool{}
 		for _, c := range cs {
-			g := CauseGroup{Kind: c.Kind, Partition: c.Partition, Writer: c.Writer}
+			g := CauseGroup{Kind: c.Kind, Partition: c.Partition, Writer: c.Writer, Inferred: c.Inferred}
 			k := g.key()
 			have := groups[k]
 			if have == nil {

@@ -127,6 +127,9 @@ type Cause struct {
 	RecordedKmCents    int64
 	ExpectedHoursCents int64
 	ExpectedKmCents    int64
+	// Inferred: the record named no message; this one was matched to it
+	// by its delta (audit.InferPlaces): likely, not certain.
+	Inferred bool
 }
 
 // Drift is the cause's share of its sensor's drift.

@@ -55,6 +55,8 @@ type ReportCause struct {
 	RecKm     float64 `json:"recorded_km"`
 	ExpHours  float64 `json:"expected_hours"`
 	ExpKm     float64 `json:"expected_km"`
+	// Inferred: matched to its records by their deltas (they name no message).
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // ReportCauseKind is one kind's causes over every sensor.
@@ -415,7 +417,7 @@ func reportUsageRow(s *ReportSensor, row UsageRow) {
 		s.DriftCauses = append(s.DriftCauses, ReportCause{Kind: c.Kind, Partition: c.Partition, Offset: c.Offset,
 			Writer: c.Writer, Records: c.Records,
 			RecHours: float64(c.RecordedHoursCents) / 100, RecKm: float64(c.RecordedKmCents) / 100,
-			ExpHours: float64(c.ExpectedHoursCents) / 100, ExpKm: float64(c.ExpectedKmCents) / 100})
+			ExpHours: float64(c.ExpectedHoursCents) / 100, ExpKm: float64(c.ExpectedKmCents) / 100, Inferred: c.Inferred})
 	}
 	s.Verdict = string(row.Verdict)
 }

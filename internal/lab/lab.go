@@ -219,6 +219,7 @@ func (l *Lab) NewBoard() *board.Board {
 		UsageReset: l.cfg.UsageReset,
 		Rebuild:    l.cfg.Rebuild,
 		UsageCmd:   strings.Join(l.cfg.UsageCmd, " "),
+		Seed:       l.cfg.Seed,
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/store"
 	"github.com/kafka-recovery-lab/krl/internal/supervisor"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
 // A consumer-usage of the user's (--usage-cmd): the lab runs their
@@ -121,6 +122,7 @@ func (l *Lab) pollYoursUsage(ctx context.Context) {
 		return
 	}
 	l.sayMalformed(sc)
+	inferred := placeUnlocated(l.reader().Snapshot(), &sc)
 	covered := sc.Coverage()
 	firsts := map[string]store.Checkpoint{}
 	for id, s := range sc.Sensors {
@@ -147,6 +149,9 @@ func (l *Lab) pollYoursUsage(ctx context.Context) {
 		line := usageLine(id, covered[id], cut[id])
 		if line.Expect == board.ExpectReady {
 			line.Causes, line.CausesErr = boardCauses(attributed[id]), causesErr
+			for i := range line.Causes {
+				line.Causes[i].Inferred = inferred[id]
+			}
 		}
 		snap.Sensors = append(snap.Sensors, line)
 	}
@@ -176,4 +181,43 @@ func (l *Lab) sayMalformed(sc store.Scan) {
 	}
 	l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("consumer-usage wrote %s that break the schema, not counted as usage: %s",
 		board.Plural(int64(n), "usage record"), said)})
+}
+
+// placeUnlocated gives the records of every sensor that name no message
+// the messages they most likely come from (audit.InferPlaces), in the
+// sensor's one partition; it returns the sensors so placed. A sensor whose
+// key was in several partitions keeps its records unplaced (no window).
+func placeUnlocated(truth audit.Truth, sc *store.Scan) map[string]bool {
+	placed := map[string]bool{}
+	for id, ss := range sc.Sensors {
+		if ss.Unlocated == 0 {
+			continue
+		}
+		st, ok := truth.Sensor(id)
+		if !ok || len(st.PartitionIDs) != 1 {
+			continue
+		}
+		msgs := truth.Deltas(id, st.PartitionIDs[0])
+		deltas := make([]store.Totals, len(ss.Records))
+		for i, r := range ss.Records {
+			deltas[i] = store.Totals{HoursCents: r.HoursCents, KmCents: r.KmCents}
+		}
+		var out store.ScannedSensor
+		for i, at := range audit.InferPlaces(msgs, deltas) {
+			if at < 0 {
+				out = ss
+				break
+			}
+			r := ss.Records[i]
+			r.Partition, r.Offset = msgs[at].Partition, msgs[at].Offset
+			out.Records = append(out.Records, r)
+			out.Summary = out.Summary.Fold(store.UsageRecord{Partition: r.Partition, Offset: r.Offset,
+				Usage: telemetry.Usage{DeltaHours: float64(r.HoursCents) / 100, DeltaKm: float64(r.KmCents) / 100}})
+		}
+		if out.Unlocated == 0 {
+			sc.Sensors[id] = out
+			placed[id] = true
+		}
+	}
+	return placed
 }

@@ -332,6 +332,7 @@ var catalog = []Scenario{
 		},
 	},
 	rebalanceInFlight,
+	grade,
 	leaderElection,
 	minInsync,
 	keyOrdering,

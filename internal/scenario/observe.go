@@ -38,6 +38,9 @@ type Observation struct {
 	Parts board.PartitionsView
 	// Acks: the producer's acks and what became of its acknowledged writes.
 	Acks board.AcksView
+	// Seed is the run's --seed (0: time-based): what a seeded schedule
+	// is drawn from.
+	Seed int64
 }
 
 // Capture reads an Observation from a board.
@@ -61,6 +64,7 @@ func Capture(b *board.Board) Observation {
 	o.Keys = b.AuditKeys()
 	o.Parts = b.Partitions()
 	o.Acks = b.Acks()
+	o.Seed = b.Config().Seed
 	return o
 }
 

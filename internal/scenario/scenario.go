@@ -102,6 +102,10 @@ type Step struct {
 	Tell func(Observation) string
 	// Mark names the snapshot taken when the step ends ("" = none).
 	Mark string
+	// EndsAnyway: when Until times out the step ends all the same (its
+	// mark is taken) instead of failing the run: what it waited for is
+	// what the checks judge (a consumer that never catches up is graded).
+	EndsAnyway bool
 }
 
 // measure makes the next mark exact: with the producer paused and every
@@ -178,6 +182,16 @@ type Result struct {
 	// NotRun: the scenario refused to start on this lab (Error says why)
 	// before it changed anything.
 	NotRun bool `json:"not_run,omitempty"`
+	// Performed is every action the run performed, in order: a seeded
+	// schedule as it was run.
+	Performed []Performed `json:"performed,omitempty"`
+}
+
+// Performed is one action a run performed, in script syntax, and when
+// (seconds from the run's start).
+type Performed struct {
+	Seconds float64 `json:"seconds"`
+	Action  string  `json:"action"`
 }
 
 // PanelCost is the rebuild-cost chart (Scenario.Panel).

@@ -50,6 +50,9 @@ func Lines(st *theme.Styles, v board.WhyView, width, height int) []string {
 		if c.Records > 1 {
 			line += fmt.Sprintf(", %d records", c.Records)
 		}
+		if c.Inferred {
+			line += " (inferred)"
+		}
 		out = append(out, common.Fit(" "+st.Muted.Render(line), width))
 	}
 	if len(out) > height {
