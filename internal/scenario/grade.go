@@ -28,8 +28,12 @@ const (
 	gradeEnd = 90 * time.Second
 )
 
+// Grade is the grade's name: the picker offers it first to a lab that runs
+// the user's consumer-usage.
+const Grade = "grade"
+
 var grade = Scenario{
-	Name:  "grade",
+	Name:  Grade,
 	Title: "Grade consumer-usage: crashes, a stop, a freeze, a broker restart, a scale-out, then the verdict",
 	Summary: "seeded faults on consumer-usage (--usage-cmd: yours), then exact, or over/under, by message",
 	Article: "The seed article ends on a question: what happens if the same message is processed twice? Here " +

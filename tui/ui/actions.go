@@ -5,6 +5,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
+	"github.com/kafka-recovery-lab/krl/internal/scenario"
 )
 
 // keyHandler does what an action's key asks.
@@ -129,5 +130,14 @@ func (m Model) openPicker() (tea.Model, tea.Cmd) {
 	}
 	m.overlay = overlays{panel: pickerPanel}
 	m.pickCursor = 0
+	if m.board.UsageCmd() != "" {
+		// The lab runs the user's consumer-usage: what they came for is
+		// its grade.
+		for i, e := range m.pickerEntries() {
+			if e.Name == scenario.Grade {
+				m.pickCursor = i
+			}
+		}
+	}
 	return m, nil
 }
