@@ -16,7 +16,9 @@ func TestInferPlaces(t *testing.T) {
 		msgs = append(msgs, MessageDelta{Position: store.Position{Partition: 1, Offset: int64(10 + 3*i)},
 			HoursCents: int64(10 + i), KmCents: int64(20 + 2*i)})
 	}
-	rec := func(i int) store.Totals { return store.Totals{HoursCents: msgs[i].HoursCents, KmCents: msgs[i].KmCents} }
+	rec := func(i int) store.Totals {
+		return store.Totals{HoursCents: msgs[i].HoursCents, KmCents: msgs[i].KmCents}
+	}
 	var recs []store.Totals
 	var want []int
 	add := func(from, to int) {
@@ -24,10 +26,10 @@ func TestInferPlaces(t *testing.T) {
 			recs, want = append(recs, rec(i)), append(want, i)
 		}
 	}
-	add(2, 9)   // started at latest: message 1 was its reference
-	add(6, 9)   // crashed, read again from its committed offset
-	add(10, 12) //
-	add(14, 15) // 13 skipped: never recorded
+	add(2, 9)                                                                              // started at latest: message 1 was its reference
+	add(6, 9)                                                                              // crashed, read again from its committed offset
+	add(10, 12)                                                                            //
+	add(14, 15)                                                                            // 13 skipped: never recorded
 	recs, want = append(recs, store.Totals{HoursCents: 999, KmCents: 1}), append(want, 16) // stale: stands for 16
 	add(17, 19)
 	if got := InferPlaces(msgs, recs); !slices.Equal(got, want) {

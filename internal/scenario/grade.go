@@ -33,8 +33,8 @@ const (
 const Grade = "grade"
 
 var grade = Scenario{
-	Name:  Grade,
-	Title: "Grade consumer-usage: crashes, a stop, a freeze, a broker restart, a scale-out, then the verdict",
+	Name:    Grade,
+	Title:   "Grade consumer-usage: crashes, a stop, a freeze, a broker restart, a scale-out, then the verdict",
 	Summary: "seeded faults on consumer-usage (--usage-cmd: yours), then exact, or over/under, by message",
 	Article: "The seed article ends on a question: what happens if the same message is processed twice? Here " +
 		"consumer-usage answers it under the faults a real deployment meets, at moments drawn from the seed, and " +

@@ -385,7 +385,7 @@ func (x *run) do(ctx context.Context, text string) error {
 		return err
 	}
 	sr := script.Runner{
-		Target:   x.r.Host,
+		Target: x.r.Host,
 		OnAction: func(a script.Action) {
 			x.performed = append(x.performed, Performed{Seconds: time.Since(x.start).Seconds(), Action: a.String()})
 			x.r.Host.Note(fmt.Sprintf("scenario %s: %s", x.sc.Name, a))
