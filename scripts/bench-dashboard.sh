@@ -11,6 +11,9 @@
 #
 #   scripts/bench-dashboard.sh [RUNS] [WINDOW_S] [WARMUP_S]   (defaults 3 30 20)
 #
+# KRL_BENCH_ARGS adds dashboard flags: '--usage-cmd "python3 g.py"' measures
+# the dashboard with a consumer-usage of the user's (its rows: "yours").
+#
 # Each run starts a fresh lab (embedded broker and store). Prints each run
 # and the median of the runs.
 set -euo pipefail
@@ -25,10 +28,11 @@ trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-# role names a child by its arguments: "consumer usage" -> consumer-usage.
+# role names a child by its arguments: "consumer usage" -> consumer-usage;
+# a program other than this binary (--usage-cmd) is "yours".
 role() {
-	tr '\0' ' ' <"/proc/$1/cmdline" | awk '{
-		if ($2 == "consumer") print "consumer-" $3; else print $2 }'
+	tr '\0' ' ' <"/proc/$1/cmdline" | awk -v bin="$bin" '{
+		if ($1 != bin) print "yours"; else if ($2 == "consumer") print "consumer-" $3; else print $2 }'
 }
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -37,7 +41,7 @@ results=$work/results
 for run in $(seq "$runs"); do
 	tmux -L "$sock" kill-server 2>/dev/null || true
 	began=$(date +%s%N) running=""
-	tmux -L "$sock" new-session -d -x 120 -y 36 "exec $bin --data-dir $work/run-$run"
+	tmux -L "$sock" new-session -d -x 120 -y 36 "exec $bin --data-dir $work/run-$run ${KRL_BENCH_ARGS:-}"
 	# Start -> all six process rows "running" on screen.
 	while [ -z "$running" ] && [ $(($(date +%s%N) - began)) -lt 30000000000 ]; do
 		rows=$(tmux -L "$sock" capture-pane -p 2>/dev/null | grep -cE '^│[ ▸] [1-6] [a-z-]+ +[A-Za-z .+-]+ running ' || true)
@@ -52,7 +56,7 @@ for run in $(seq "$runs"); do
 	# (it ends them if the dashboard dies); the roles are what is measured.
 	pids=$dash
 	for p in $(pgrep -P "$dash"); do
-		case $(role "$p") in broker | store | producer | consumer-*) pids+=" $p" ;; esac
+		case $(role "$p") in broker | store | producer | consumer-* | yours) pids+=" $p" ;; esac
 	done
 	for p in $pids; do
 		t0[$p]=$(ticks "$p")

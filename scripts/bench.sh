@@ -243,6 +243,17 @@ if want dashboard; then
 	fig "dashboard CPU, idle, every child at the default rate (30 s from /proc)" "${dcpu}% of a core" "≤ 2%"
 	fig "librdkafka threads (rdk:*) in the dashboard process" "$rdk" "0"
 	fig "x on consumer-usage → the screen says so" "${keyx} ms" "< 150 ms"
+	# The same dashboard running a consumer-usage of the user's: the lab
+	# reads its records itself (a scan a second) instead of the summaries.
+	if [ -n "${KRL_PYTHON:-}" ]; then
+		echo
+		echo "## the same with your consumer: --usage-cmd examples/python/guarded.py ($KRL_PYTHON)"
+		KRL_BENCH_ARGS="--usage-cmd '$KRL_PYTHON $PWD/examples/python/guarded.py'" scripts/bench-dashboard.sh "$runs" | tee "$work/dashboard-yours.out"
+		ycpu=$(awk '$1 == "dashboard" {print $2 + 0}' "$work/dashboard-yours.out")
+		fig "dashboard CPU, idle, with your consumer-usage (Python guarded)" "${ycpu}% of a core" "built-in: ${dcpu}%"
+	else
+		echo "KRL_PYTHON unset: the dashboard with your consumer is not measured"
+	fi
 fi
 
 if want serve; then

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -437,7 +438,14 @@ loop:
 	}
 	printEvents()
 	if result != nil && !result.Passed {
-		logger.Error("scenario failed", "scenario", result.Name, "error", result.Error)
+		// Why: the run stopped early (error), or the checks that failed.
+		var failed []string
+		for _, c := range result.Checks {
+			if !c.Passed {
+				failed = append(failed, c.What+": "+c.Observed)
+			}
+		}
+		logger.Error("scenario failed", "scenario", result.Name, "error", result.Error, "failed", strings.Join(failed, "; "))
 	}
 	return finish(l, f, sigs, dashboardReport{Report: l.Report(), Scenario: result}, scenarioExitCode(result, code))
 }

@@ -179,6 +179,7 @@ type reportCause struct {
 	RecordedKm    float64 `json:"recorded_km"`
 	ExpectedHours float64 `json:"expected_hours"`
 	ExpectedKm    float64 `json:"expected_km"`
+	Inferred      bool    `json:"inferred"`
 }
 
 // reportKeys is the partitions view's keys line: the audit's read of the
