@@ -121,6 +121,9 @@ type Board struct {
 
 	usage     map[string]UsageTotals
 	usageRead reading
+	// malformed: the latest usage read's records that break the schema,
+	// by reason (a consumer of the user's).
+	malformed map[string]int
 	// causeGroups: the groups of drift causes the timeline has named, and
 	// when each was first seen.
 	causeGroups map[string]time.Time

@@ -99,3 +99,27 @@ func TestWhySaysWhenTheWriterTookThePartition(t *testing.T) {
 		}
 	}
 }
+
+// Records that break the schema are said on the timeline when their count
+// changes, and carried in the report; they are never a drift.
+func TestMalformedRecordsSaid(t *testing.T) {
+	b := newBoard(ProcStarted{Name: Query, PID: 12, At: at(0)})
+	in := causesInput(1)
+	in.Malformed = map[string]int{"date not YYYY-MM-DD": 2, "delta_km negative": 1}
+	in.Example = map[string]string{"date not YYYY-MM-DD": `{"date": "yesterday"}`, "delta_km negative": `{"delta_km": -1}`}
+	b.Apply(in)
+	in.At = at(2)
+	b.Apply(in)
+	if n := countEvents(b, "3 usage records that break the schema"); n != 1 {
+		t.Fatalf("%d timeline lines for the same malformed records, want 1", n)
+	}
+	if n := countEvents(b, `date not YYYY-MM-DD: 2 (e.g. {"date": "yesterday"})`); n != 1 {
+		t.Fatalf("the line does not say why with an example")
+	}
+	if got := b.Report().MalformedRecords; got["date not YYYY-MM-DD"] != 2 || got["delta_km negative"] != 1 {
+		t.Fatalf("report: %v", got)
+	}
+	if r := b.Usage().Total; r.Drift == nil || r.Drift.HoursCents != 0 {
+		t.Fatalf("malformed records made a drift: %+v", r.Drift)
+	}
+}

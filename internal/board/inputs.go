@@ -162,6 +162,10 @@ type UsageSnapshot struct {
 	// ExpectErr: the expectations could not be computed (consumer-usage's
 	// checkpoints were unreadable); every line is then ExpectNone.
 	ExpectErr error
+	// Malformed: the records of a consumer of the user's that break the
+	// schema, by reason, with one of each (Example): never summed.
+	Malformed map[string]int
+	Example   map[string]string
 }
 
 // Truth: what the independent audit of the topic says about one sensor's

@@ -31,6 +31,9 @@ type Report struct {
 	// MovedKeys: the sensors whose key moved to another partition when
 	// partitions were added, as the audit read the topic (empty: none).
 	MovedKeys []ReportMovedKey `json:"moved_keys"`
+	// MalformedRecords: usage records of a consumer of the user's that
+	// break the schema, by reason: never summed.
+	MalformedRecords map[string]int `json:"malformed_records,omitempty"`
 }
 
 // ReportMovedKey is one sensor's key moving from one partition to
@@ -242,6 +245,9 @@ func (b *Board) Report() Report {
 	pv := b.Partitions()
 	r.Partitions = reportPartitions(pv)
 	r.MovedKeys = []ReportMovedKey{}
+	if len(b.malformed) > 0 {
+		r.MalformedRecords = maps.Clone(b.malformed)
+	}
 	for _, m := range b.moves.audit {
 		r.MovedKeys = append(r.MovedKeys, ReportMovedKey{Sensor: m.Sensor, From: m.From, To: m.To, FirstOffset: m.FirstOffset})
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -32,7 +33,32 @@ func (b *Board) usageSnapshot(v UsageSnapshot) {
 		b.event(v.At, "", LevelWarn, "cannot compare usage with the audit: "+v.ExpectErr.Error())
 	}
 	b.expectErr = v.ExpectErr
+	b.noteMalformed(v)
 }
+
+// noteMalformed says on the timeline, whenever their count changes, how
+// many records break the schema and why: they are never summed, and
+// never dropped silently either.
+func (b *Board) noteMalformed(v UsageSnapshot) {
+	if maps.Equal(v.Malformed, b.malformed) {
+		return
+	}
+	b.malformed = maps.Clone(v.Malformed)
+	var parts []string
+	n := 0
+	for _, why := range slices.Sorted(maps.Keys(v.Malformed)) {
+		parts = append(parts, fmt.Sprintf("%s: %d (e.g. %s)", why, v.Malformed[why], v.Example[why]))
+		n += v.Malformed[why]
+	}
+	if n > 0 {
+		b.event(v.At, Usage, LevelWarn, fmt.Sprintf("wrote %s that break the schema, not counted as usage: %s",
+			Plural(int64(n), "usage record"), strings.Join(parts, "; ")))
+	}
+}
+
+// MalformedRecords is the latest usage read's records that break the
+// schema, by reason.
+func (b *Board) MalformedRecords() map[string]int { return maps.Clone(b.malformed) }
 
 func (b *Board) truthSnapshot(v TruthSnapshot) {
 	if b.before(v.At) {

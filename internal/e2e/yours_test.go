@@ -263,3 +263,82 @@ func (y yoursRecs) firsts(tp Topic) map[string]store.Checkpoint {
 	}
 	return out
 }
+
+// TestYourConsumerBad: a command that exits at once is a crashed row with
+// its exit, and one that writes records breaking the schema has them
+// counted by reason on the timeline, never summed; the rest of the lab
+// runs on.
+func TestYourConsumerBad(t *testing.T) {
+	python := os.Getenv(pythonEnv)
+	if python == "" {
+		t.Skipf("set %s to a Python with examples/python/requirements.txt installed", pythonEnv)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.py")
+	if err := os.WriteFile(bad, []byte(`import os, time, pymongo
+db = pymongo.MongoClient(os.environ["MONGO_URI"]).get_default_database()
+db.usage.insert_many([
+    {"sensor_id": "sensor-01", "date": "2026-12-04", "delta_hours": "1.0", "delta_km": 1},
+    {"date": "2026-12-04", "delta_hours": 1, "delta_km": 1},
+    {"sensor_id": "sensor-01", "date": "yesterday", "delta_hours": 1, "delta_km": 1},
+    {"sensor_id": "sensor-01", "date": "2026-12-04", "delta_hours": -1.0, "delta_km": 1},
+    {"sensor_id": "sensor-02", "date": "2026-12-04", "delta_hours": 0.5, "delta_km": 0.25},
+])
+print("wrote five records, four malformed", flush=True)
+time.sleep(120)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, cmd string
+		check     func(t *testing.T, d *dashboard, r dashReport)
+	}{
+		{"exits at once", "sh -c 'echo no consumer here; exit 3'", func(t *testing.T, d *dashboard, r dashReport) {
+			p := r.proc(t, "consumer-usage")
+			if p.Crashes != 1 || p.LastExit != "exit 3" {
+				t.Errorf("consumer-usage: %d crashes, last exit %v; want 1, exit 3", p.Crashes, p.LastExit)
+			}
+			if !strings.Contains(readLog(t, d, "consumer-usage"), "no consumer here") {
+				t.Errorf("its stdout is not in its log")
+			}
+		}},
+		{"malformed records", python + " " + bad, func(t *testing.T, d *dashboard, r dashReport) {
+			line := ""
+			for _, l := range strings.Split(d.stderr(), "\n") {
+				if strings.Contains(l, "break the schema") {
+					line = l
+				}
+			}
+			for _, want := range []string{"4 usage records", "delta_hours not a number: 1", "sensor_id missing or not a string: 1",
+				"date not YYYY-MM-DD: 1", "delta_hours negative: 1"} {
+				if !strings.Contains(line, want) {
+					t.Errorf("the timeline's line on malformed records lacks %q: %q", want, line)
+				}
+			}
+			for _, s := range r.Sensors {
+				got, ok := reportUsage(s)
+				want := store.Totals{}
+				if s.SensorID == "sensor-02" {
+					want = store.Totals{HoursCents: 50, KmCents: 25, Records: 1}
+				}
+				if ok && got != want || !ok && want.Records > 0 {
+					t.Errorf("%s: usage %+v, want %+v: only the well-formed record counts", s.SensorID, got, want)
+				}
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := newDashboard(t)
+			d.startHeadless("wait 12s\nquit\n", "--usage-cmd", c.cmd)
+			if code := d.waitExit(2 * time.Minute); code != 0 {
+				t.Fatalf("exit %d:\n%s", code, Tail(d.stderr(), 30))
+			}
+			r := d.readReport()
+			for _, name := range []string{"producer", "consumer-current", "consumer-query"} {
+				if p := r.proc(t, name); p.State != "running" {
+					t.Errorf("%s is %s: the rest of the lab must run on", name, p.State)
+				}
+			}
+			c.check(t, d, r)
+		})
+	}
+}

@@ -125,10 +125,8 @@ type Lab struct {
 	offsets *observe.Offsets
 	auditor *audit.Reader
 	db      *store.Store
-	// yoursDB: the database of the user's consumer-usage (UsageCmd), and
-	// what pollYoursUsage last said of its malformed records.
-	yoursDB   *store.Store
-	malformed yoursMalformed
+	// yoursDB: the database of the user's consumer-usage (UsageCmd).
+	yoursDB *store.Store
 	// causes is pollUsage's attribution of the drifts (its goroutine only),
 	// as of reset-lab causesEpoch.
 	causes      *audit.Attribution

@@ -93,12 +93,6 @@ func (l *Lab) connectYours(ctx context.Context, mongo string) error {
 	return nil
 }
 
-// yoursMalformed is what pollYoursUsage last said of malformed records
-// (its goroutine only): said again only when it changes.
-type yoursMalformed struct {
-	said string
-}
-
 // pollYoursUsage is pollUsage for a consumer of the user's: one scan of its
 // records is the cut (it keeps no summaries), each sensor's window starts
 // at the message before its first record (the reference its first delta
@@ -121,7 +115,7 @@ func (l *Lab) pollYoursUsage(ctx context.Context) {
 		l.emit(snap)
 		return
 	}
-	l.sayMalformed(sc)
+	snap.Malformed, snap.Example = sc.Malformed, sc.Example
 	inferred := placeUnlocated(l.reader().Snapshot(), &sc)
 	covered := sc.Coverage()
 	firsts := map[string]store.Checkpoint{}
@@ -159,28 +153,6 @@ func (l *Lab) pollYoursUsage(ctx context.Context) {
 		return
 	}
 	l.emit(snap)
-}
-
-// sayMalformed puts on the timeline the records that break the schema,
-// by reason, whenever their count changes: they are never summed, and
-// never dropped silently either.
-func (l *Lab) sayMalformed(sc store.Scan) {
-	var parts []string
-	n := 0
-	for _, why := range slices.Sorted(maps.Keys(sc.Malformed)) {
-		parts = append(parts, fmt.Sprintf("%s: %d (e.g. %s)", why, sc.Malformed[why], sc.Example[why]))
-		n += sc.Malformed[why]
-	}
-	said := strings.Join(parts, "; ")
-	if said == l.malformed.said {
-		return
-	}
-	l.malformed.said = said
-	if n == 0 {
-		return
-	}
-	l.emit(board.Action{At: time.Now(), Text: fmt.Sprintf("consumer-usage wrote %s that break the schema, not counted as usage: %s",
-		board.Plural(int64(n), "usage record"), said)})
 }
 
 // placeUnlocated gives the records of every sensor that name no message
