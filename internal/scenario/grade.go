@@ -199,7 +199,11 @@ func gradeVerdict(o Observation) (exact bool, observed string) {
 func stuckAt(o Observation) string {
 	var out []string
 	for _, p := range slices.Sorted(maps.Keys(o.HWM)) {
-		if c := o.Committed[p]; c < o.HWM[p] {
+		c, ok := o.Committed[p]
+		switch {
+		case !ok && o.HWM[p] > 0:
+			out = append(out, fmt.Sprintf("p%d with no commit (end %d)", p, o.HWM[p]))
+		case c < o.HWM[p]:
 			out = append(out, fmt.Sprintf("p%d@%d of %d", p, c, o.HWM[p]))
 		}
 	}
