@@ -127,7 +127,8 @@ func (b *Board) healthProbe(v HealthProbe) {
 
 // healthOf is a process's health as of the board's clock.
 func (b *Board) healthOf(p *proc) HealthView {
-	v := HealthView{Probed: probed(p.name)}
+	// The user's consumer-usage serves no /healthz: judged by liveness.
+	v := HealthView{Probed: probed(p.name) && !(IsUsage(p.name) && b.cfg.UsageCmd != "")}
 	switch {
 	case !p.alive() || p.state == Failed:
 		// A failed process does no work any more; its exit follows.

@@ -416,6 +416,9 @@ func (b *Board) Blocked(name string) bool {
 // strategy is the process's role's strategy in words (its running
 // incarnation's offset reset, else the next start's).
 func (b *Board) strategy(p *proc) string {
+	if IsUsage(p.name) && b.cfg.UsageCmd != "" {
+		return "yours"
+	}
 	r, n, _ := role.Of(p.name)
 	reset := b.reset
 	if p.alive() && p.reset != "" {

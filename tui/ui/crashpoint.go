@@ -37,6 +37,12 @@ func (m Model) armCrash() (tea.Model, tea.Cmd) {
 		m.setStatus(board.LevelWarn, "c: consumer-usage is not running, nothing to arm")
 		return m, nil
 	}
+	if pv.Usage != nil && pv.Usage.Command != "" {
+		// The user's command has no crash points: the lab says so at once,
+		// with no choice to rest on first.
+		m.choice = crashChoice{}
+		return m, m.ask(action.Call{Name: action.CrashAt, Process: board.Usage, Value: string(lesson.NextCrashPoint(""))})
+	}
 	from := lesson.CrashPoint(pv.Armed)
 	if m.choice.open {
 		from = m.choice.point
