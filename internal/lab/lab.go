@@ -125,8 +125,10 @@ type Lab struct {
 	offsets *observe.Offsets
 	auditor *audit.Reader
 	db      *store.Store
-	// yoursDB: the database of the user's consumer-usage (UsageCmd).
-	yoursDB *store.Store
+	// yoursDB: the database of the user's consumer-usage (UsageCmd);
+	// yoursNext: when pollYoursUsage (its goroutine only) scans it again.
+	yoursDB   *store.Store
+	yoursNext time.Time
 	// causes is pollUsage's attribution of the drifts (its goroutine only),
 	// as of reset-lab causesEpoch.
 	causes      *audit.Attribution

@@ -100,13 +100,17 @@ func (l *Lab) connectYours(ctx context.Context, mongo string) error {
 // at every cut (they carry no sequence a reader could resume from).
 func (l *Lab) pollYoursUsage(ctx context.Context) {
 	epoch, resetting := l.resetState()
-	if resetting || l.yoursDB == nil {
+	if resetting || l.yoursDB == nil || time.Now().Before(l.yoursNext) {
 		return
 	}
 	asked := time.Now()
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	sc, err := l.yoursDB.ScanRecords(sctx)
 	cancel()
+	// A scan reads every record, and grows with them: the next one waits
+	// twice as long as this one took, so the store spends at most a third
+	// of its time on them however many there are.
+	l.yoursNext = time.Now().Add(2 * time.Since(asked))
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
