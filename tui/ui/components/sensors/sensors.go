@@ -45,24 +45,47 @@ var (
 	colLon    = common.Column{Title: "lon", Align: common.Right, Width: 9}
 )
 
-// Columns is what a panel width holds: the sensor and its totals always,
-// then the audit's check, the age and the position as room allows. The
-// choice depends on the width alone, never on the values.
+// columnGroups is what a width holds, in the order a class needs it: the
+// sensor and its hours always; then the audit's check (is this state the
+// topic's?); then km (it moves with the hours in every message); then the
+// age, then the position.
+var columnGroups = [][]common.Column{{colSensor, colHours}, {colAudit}, {colKm}, {colAge}, {colLat, colLon}}
+
+// columnOrder is the order the columns read in, the audit's check last.
+var columnOrder = []common.Column{colSensor, colHours, colKm, colAge, colLat, colLon, colAudit}
+
+// Columns is what a panel width holds, in reading order; with every
+// column, they widen to fill the width. The choice depends on the width
+// alone, never on the values.
 func Columns(width int) []common.Column {
-	cols := []common.Column{colSensor, colHours, colKm}
-	for _, more := range [][]common.Column{{colAudit}, {colAge}, {colLat, colLon}} {
-		next := append(append([]common.Column(nil), cols...), more...)
-		if common.TableWidth(next) > width {
+	shown := map[string]bool{}
+	n := -1
+	for i, g := range columnGroups {
+		next := n + 1 + common.TableWidth(g)
+		if i > 0 && next > width {
 			break
 		}
-		cols = next
+		for _, c := range g {
+			shown[c.Title] = true
+		}
+		n = next
 	}
-	// The audit's check reads best last.
-	if len(cols) > 4 {
-		cols = append(append(cols[:3:3], cols[4:]...), colAudit)
+	var cols []common.Column
+	for _, c := range columnOrder {
+		if shown[c.Title] {
+			cols = append(cols, c)
+		}
+	}
+	if len(cols) == len(columnOrder) {
+		cols = common.Stretch(cols, width)
 	}
 	return cols
 }
+
+// Width is the table's width with every column; MinWidth with the sensor,
+// its hours and the audit's check.
+func Width() int    { return common.TableWidth(columnOrder) }
+func MinWidth() int { return common.TableWidth([]common.Column{colSensor, colHours, colAudit}) }
 
 // View renders the panel in width×height.
 func (p Panel) View(width, height int) string {

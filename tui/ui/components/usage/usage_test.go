@@ -20,7 +20,7 @@ func TestShortPanelKeepsTheDrift(t *testing.T) {
 	}
 	rows[8].Verdict = board.VerdictOver
 	v := board.UsageView{Truth: board.Live, Rows: rows, Total: board.UsageRow{SensorID: "total", Verdict: board.VerdictOver}}
-	out := Panel{Styles: theme.New(nil), State: v}.View(Width(false), 9)
+	out := Panel{Styles: theme.New(nil), State: v}.View(Width(), 9)
 	plain := ansi.Strip(out)
 	if !strings.Contains(plain, "sensor-09") || !strings.Contains(plain, "… 5 more sensors, exact") {
 		t.Fatalf("the drifting sensor is hidden, or the cut line does not say the rest are exact:\n%s", plain)
@@ -28,7 +28,7 @@ func TestShortPanelKeepsTheDrift(t *testing.T) {
 	for i := range rows {
 		rows[i].Verdict = board.VerdictLost
 	}
-	out = Panel{Styles: theme.New(nil), State: v}.View(Width(false), 9)
+	out = Panel{Styles: theme.New(nil), State: v}.View(Width(), 9)
 	if plain := ansi.Strip(out); !strings.Contains(plain, "… 5 more sensors, 5 of them drifting") {
 		t.Fatalf("hidden drifts not said:\n%s", plain)
 	}
