@@ -94,7 +94,7 @@ func (m Model) screen() screen {
 			bars = lag.WideBars
 		}
 		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(min(processes.Width(false), inner-lag.WidthFor(bars)-1), len(procs)+1)
-		floor := common.SparkFloor(m.board.Fleet())
+		floor := common.SparkFloor(m.fleet())
 		lagCol := lag.Panel{Styles: st, Procs: procs, Bars: bars, Floor: floor}.View(lag.WidthFor(bars), len(procs)+1)
 		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
 		if m.board.Has(board.Usage) {
@@ -143,6 +143,15 @@ func (m Model) screen() screen {
 		}
 	}
 	return sc
+}
+
+// fleet is the producer's sensors, or, before it said, the sensors the
+// panels already know (0: none yet).
+func (m Model) fleet() int {
+	if n := m.board.Fleet(); n > 0 {
+		return n
+	}
+	return max(len(m.board.Sensors().Rows), len(m.board.Usage().Rows))
 }
 
 // rowsToCome is how many rows the processes table can still gain this
