@@ -204,7 +204,7 @@ func hiddenWord(rows, kept []board.UsageRow) string {
 	for _, r := range kept {
 		shown[r.SensorID] = true
 	}
-	drifting, exact, hidden := 0, 0, 0
+	drifting, exact, waiting, hidden := 0, 0, 0, 0
 	for _, r := range rows {
 		if shown[r.SensorID] {
 			continue
@@ -215,6 +215,8 @@ func hiddenWord(rows, kept []board.UsageRow) string {
 			drifting++
 		case r.Verdict == board.VerdictExact:
 			exact++
+		case waits(r):
+			waiting++
 		}
 	}
 	switch {
@@ -222,8 +224,31 @@ func hiddenWord(rows, kept []board.UsageRow) string {
 		return fmt.Sprintf(", %d of them drifting", drifting)
 	case exact == hidden:
 		return ", exact"
+	case waiting == hidden:
+		return ", " + waitingWord
 	}
 	return ""
+}
+
+// waitingWord is the verdict cell of a sensor with no verdict yet: no
+// usage recorded and no checkpoint to compare from.
+const waitingWord = "waiting"
+
+// waits: consumer-usage has not checkpointed the sensor yet and recorded
+// nothing of it, so there is nothing to compare.
+func waits(r board.UsageRow) bool {
+	return r.NoWindow && (r.Recorded == nil || r.Recorded.Records == 0)
+}
+
+// allWaiting: every sensor is waiting for its first checkpoint, so the
+// total has no verdict yet either.
+func (p Panel) allWaiting() bool {
+	for _, r := range p.State.Rows {
+		if r.Verdict != board.VerdictNone || !waits(r) {
+			return false
+		}
+	}
+	return len(p.State.Rows) > 0
 }
 
 // row is one sensor's cells, in the order of cols.
@@ -261,8 +286,14 @@ func (p Panel) row(r board.UsageRow, base lipgloss.Style, cols []common.Column) 
 		cell[colVerdict.Title] = common.Styled(word, st.Level(r.Verdict.Level()))
 	} else if r.Verdict != board.VerdictNone { // pending: the audit has not read as far as the records
 		cell[colVerdict.Title] = common.Styled(string(r.Verdict), st.Level(r.Verdict.Level()))
+	} else if waits(r) {
+		// consumer-usage has not checkpointed the sensor yet: nothing
+		// recorded, nothing to compare, no verdict yet.
+		cell[colVerdict.Title] = common.Styled(waitingWord, st.Muted)
 	} else if r.NoWindow {
 		cell[colVerdict.Title] = common.Styled("no window", st.Muted)
+	} else if r.SensorID == "total" && p.allWaiting() {
+		cell[colVerdict.Title] = common.Styled(waitingWord, st.Muted)
 	} else if r.Recorded == nil && r.SensorID != "total" {
 		cell[colVerdict.Title] = common.Styled("no answer", st.Muted)
 	}

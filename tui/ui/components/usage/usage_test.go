@@ -33,3 +33,30 @@ func TestShortPanelKeepsTheDrift(t *testing.T) {
 		t.Fatalf("hidden drifts not said:\n%s", plain)
 	}
 }
+
+// TestNoVerdictBeforeTheFirstCheckpoint: a sensor consumer-usage has not
+// checkpointed yet (nothing recorded, no window) says it is waiting, not
+// "no window" as if that were a verdict; with records and still no window
+// it says so; the total of sensors all waiting waits too.
+func TestNoVerdictBeforeTheFirstCheckpoint(t *testing.T) {
+	zero := &board.UsageTotals{}
+	rows := []board.UsageRow{
+		{SensorID: "sensor-01", Recorded: zero, NoWindow: true},
+		{SensorID: "sensor-02", Recorded: zero, NoWindow: true},
+	}
+	v := board.UsageView{Truth: board.Live, Rows: rows, Total: board.UsageRow{SensorID: "total", Recorded: zero}}
+	plain := ansi.Strip(Panel{Styles: theme.New(nil), State: v}.View(Width(), 6))
+	for _, l := range strings.Split(plain, "\n")[2:5] {
+		if !strings.HasSuffix(strings.TrimSpace(l), "waiting") {
+			t.Errorf("no waiting word on %q:\n%s", l, plain)
+		}
+	}
+	if strings.Contains(plain, "no window") {
+		t.Errorf("a sensor with nothing recorded shows no window:\n%s", plain)
+	}
+	v.Rows[1].Recorded = &board.UsageTotals{Records: 3, HoursCents: 12}
+	plain = ansi.Strip(Panel{Styles: theme.New(nil), State: v}.View(Width(), 6))
+	if !strings.Contains(plain, "no window") || strings.Contains(strings.Split(plain, "\n")[4], "waiting") {
+		t.Errorf("records without a window, or the total, read wrong:\n%s", plain)
+	}
+}
