@@ -102,8 +102,9 @@ func (p Panel) View(width, height int) string {
 		return strings.Join(common.FitLines(append(lines, "", st.Muted.Render("  no sensor state yet")), width, height), "\n")
 	}
 	shown, more := common.Shown(len(v.Rows), height-len(lines)-1)
+	kept := keptRows(v.Rows, shown)
 	rows := make([][]common.Cell, shown)
-	for i, r := range v.Rows[:shown] {
+	for i, r := range kept {
 		var base lipgloss.Style // plain
 		if r.Stale {
 			base = st.Stale
@@ -129,12 +130,70 @@ func (p Panel) View(width, height int) string {
 	head, body := common.Table(st.Renderer(), cols, rows, width, st.Header, nil)
 	lines = append(append(lines, head), body...)
 	if more > 0 {
-		lines = append(lines, st.Muted.Render("  … "+board.Plural(int64(more), "more sensor")))
+		lines = append(lines, st.Muted.Render("  … "+board.Plural(int64(more), "more sensor")+hiddenWord(v.Rows, kept)))
 	}
 	if p.Invalid > 0 {
 		lines = append(lines, common.Fit(st.Warn.Render(fmt.Sprintf("%d invalid skipped", p.Invalid))+st.Muted.Render(" (b injects)"), width))
 	}
 	return strings.Join(common.FitLines(lines, width, height), "\n")
+}
+
+// keptRows is the n rows a short panel shows: a state the audit calls
+// wrong first (the lesson is about it), the others in order after them, all
+// in sensor order.
+func keptRows(rows []board.SensorRow, n int) []board.SensorRow {
+	if n >= len(rows) {
+		return rows
+	}
+	keep := make([]bool, len(rows))
+	left := n
+	for pass := 0; pass < 2 && left > 0; pass++ {
+		for i, r := range rows {
+			if left == 0 {
+				break
+			}
+			if !keep[i] && (pass == 1 || r.Truth == board.TruthDiffers) {
+				keep[i], left = true, left-1
+			}
+		}
+	}
+	out := make([]board.SensorRow, 0, n)
+	for i, r := range rows {
+		if keep[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// hiddenWord says what the rows left out are: ", N WRONG" when some hidden
+// state is wrong (more than fit), ", same" when the audit read the same
+// message for every one of them.
+func hiddenWord(rows, kept []board.SensorRow) string {
+	shown := map[string]bool{}
+	for _, r := range kept {
+		shown[r.SensorID] = true
+	}
+	wrong, same, hidden := 0, 0, 0
+	for _, r := range rows {
+		if shown[r.SensorID] {
+			continue
+		}
+		hidden++
+		switch {
+		case r.Truth == board.TruthDiffers:
+			wrong++
+		case r.Truth == board.TruthMatch && !r.Stale:
+			same++
+		}
+	}
+	switch {
+	case wrong > 0:
+		return fmt.Sprintf(", %d WRONG", wrong)
+	case same == hidden:
+		return ", same"
+	}
+	return ""
 }
 
 // rebuildLine is how the state was rebuilt, in width ("" when not known).
