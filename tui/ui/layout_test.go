@@ -51,7 +51,7 @@ func TestStableLayout(t *testing.T) {
 		w, h    int
 		compact bool
 	}{{120, 36, false}, {80, 24, true}} {
-		procRx, usageRx := headerRx(processes.Columns(sz.compact)), headerRx(usage.Columns(sz.compact))
+		procRx, usageRx := headerRx(processes.Columns(sz.compact)), headerRx(usage.Columns(usageWidth(sz.w, !sz.compact)))
 		procAt, usageAt := -1, -1
 		for _, f := range stateFixtures {
 			t.Run(fmt.Sprintf("%s_%dx%d", f.name, sz.w, sz.h), func(t *testing.T) {
@@ -155,4 +155,10 @@ func TestNewLinesKeepThePartitions(t *testing.T) {
 	if !strings.Contains(out, "9 invalid skipped") || !strings.Contains(out, "3 invalid messages skipped") {
 		t.Errorf("the invalid counts are not in the sensors and usage panels:\n%s", out)
 	}
+}
+
+// usageWidth is the usage table's width at a terminal width of w.
+func usageWidth(w int, full bool) int {
+	_, uw := middleSplit(w, full)
+	return uw
 }

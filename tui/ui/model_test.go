@@ -49,6 +49,7 @@ func TestGolden(t *testing.T) {
 	}{
 		{name: "startup", scene: sceneStartup},
 		{name: "running", scene: sceneRunning, msgs: []tea.Msg{keyMsg("3")}},
+		{name: "first_seconds", scene: sceneFirstSeconds, msgs: []tea.Msg{keyMsg("3")}},
 		{name: "partitions_failover", scene: sceneFailover, msgs: []tea.Msg{keyMsg("1")}},
 		{name: "partitions_view_failover", scene: sceneFailover, msgs: []tea.Msg{keyMsg("1"), keyMsg("t")}},
 		{name: "partitions_view_embedded", scene: sceneRunning, msgs: []tea.Msg{keyMsg("t")}},

@@ -225,3 +225,64 @@ func TestNarrationPinsTheStepsEvent(t *testing.T) {
 		t.Fatalf("an event from before the step is pinned:\n%s", v)
 	}
 }
+
+// TestEveryScenarioStepReadsAt80x24: at 80x24 every step of every scenario
+// (its key's process selected, every check measured) and every finished
+// scenario can be read whole in the narration's area: scrolled with ], each
+// word of the action line, what is said, what to watch and every check's
+// claim and observation is on screen, never cut ("(sele…"); a step that
+// does not fit says that it scrolls.
+func TestEveryScenarioStepReadsAt80x24(t *testing.T) {
+	hint := regexp.MustCompile(`\[ \] \d+-\d+/\d+|lines \d+-\d+ of \d+`)
+	for _, sc := range scenario.Catalog() {
+		var steps []scenario.Progress
+		for i := range sc.Steps {
+			steps = append(steps, stepProgress(sc, i))
+		}
+		done := scenario.Progress{Name: sc.Name, Title: sc.Title, Steps: len(sc.Steps), Done: true, Passed: true, Checks: measured(sc)}
+		for i, p := range append(steps, done) {
+			mm := scenarioModel(sceneRunning(), &fakeScenarios{}, 80, 24).(Model)
+			var texts []string
+			if p.Press != nil {
+				texts = append(texts, p.Press.KeyHint())
+				if mm.board.Has(p.Press.Process) { // the scene has one broker: broker-2 is not there to select
+					mm.selected = p.Press.Process
+					texts = append(texts, "(selected)")
+				}
+			}
+			m, _ := mm.Update(Inputs{Narration{Step: p}})
+			first := m.View()
+			if !p.Done {
+				texts = append(texts, p.Say, p.Watch)
+			}
+			for _, c := range p.Checks {
+				texts = append(texts, c.What, c.Observed)
+			}
+			words := map[string]bool{}
+			for _, v := range strings.Split(readAll(t, m), "\n") {
+				for _, w := range strings.Fields(v) {
+					words[w] = true
+					words[strings.TrimSuffix(w, ":")] = true // a running step's check reads "claim: observation"
+				}
+			}
+			var missing []string
+			for _, text := range texts {
+				for _, w := range strings.Fields(text) {
+					if !words[w] {
+						missing = append(missing, w)
+					}
+				}
+			}
+			if len(missing) > 0 {
+				t.Errorf("%s step %d (done %v): never whole on screen at 80x24: %q\n%s", sc.Name, i+1, p.Done, missing, first)
+			}
+			whole := true
+			for _, text := range texts {
+				whole = whole && strings.Contains(screenText(first), strings.Join(strings.Fields(text), " "))
+			}
+			if !whole && !hint.MatchString(first) {
+				t.Errorf("%s step %d (done %v): does not fit at 80x24 and does not say it scrolls:\n%s", sc.Name, i+1, p.Done, first)
+			}
+		}
+	}
+}

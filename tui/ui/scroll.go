@@ -83,11 +83,14 @@ func (m Model) scrollBy(up bool) Model {
 		return m
 	}
 	w, h := narrationBody(m.width, sc.eventsH, sc.full)
-	limit := m.narrationPanel().MaxOffset(w, h)
+	p := m.narrationPanel()
+	limit := p.MaxOffset(w, h)
+	// Never more than the lines in view: a short viewport skips no line.
+	step := max(1, min(scrollStep, p.BodyHeight(w, h)))
 	if up {
-		off -= scrollStep
+		off -= step
 	} else {
-		off += scrollStep
+		off += step
 	}
 	m.scroll = scrollState{target: target, offset: max(0, min(off, limit))}
 	return m

@@ -46,6 +46,15 @@ const stackJoins = 2
 // nor any a scenario's narration needs.
 const minEventLines = 3
 
+// In the compact layout the events keep compactEventLines while the
+// sensors and usage keep compactMiddleMin lines (status, header, rows, the
+// hidden rows' line and the total); on a shorter screen the events give
+// way before a sensor row does.
+const (
+	compactEventLines = 3
+	compactMiddleMin  = 9
+)
+
 // eventsRoom is the events box's inner height in the full layout when the
 // top box is top lines high.
 func (m Model) eventsRoom(h, top int, footer string) int {
@@ -85,7 +94,7 @@ func (m Model) screen() screen {
 			bars = lag.WideBars
 		}
 		rows := processes.Panel{Styles: st, Procs: procs, Selected: m.selected}.View(min(processes.Width(false), inner-lag.WidthFor(bars)-1), len(procs)+1)
-		floor := common.SparkFloor(m.board.Fleet())
+		floor := common.SparkFloor(m.fleet())
 		lagCol := lag.Panel{Styles: st, Procs: procs, Bars: bars, Floor: floor}.View(lag.WidthFor(bars), len(procs)+1)
 		body := common.Lines(lipgloss.JoinHorizontal(lipgloss.Top, rows, " ", lagCol))
 		if m.board.Has(board.Usage) {
@@ -109,8 +118,14 @@ func (m Model) screen() screen {
 	if full {
 		sc.middleH = min(rows+2+2, rest-3)
 	} else {
-		// The events' one line gives way before a sensor row does.
 		sc.middleH = min(rows+2, rest)
+		// The events keep a few lines (what just happened is the story of
+		// a crash or a rebalance) while the tables keep their status, header,
+		// some rows and the total; the rows left out are said, the
+		// drifting ones kept (usage.keptRows).
+		if rest-sc.middleH < compactEventLines && rest-compactEventLines >= compactMiddleMin {
+			sc.middleH = rest - compactEventLines
+		}
 	}
 	sc.eventsH = rest - sc.middleH
 	if m.narration != nil && !m.overlay.is(pickerPanel) && !m.overlay.is(logsPanel) {
@@ -128,6 +143,15 @@ func (m Model) screen() screen {
 		}
 	}
 	return sc
+}
+
+// fleet is the producer's sensors, or, before it said, the sensors the
+// panels already know (0: none yet).
+func (m Model) fleet() int {
+	if n := m.board.Fleet(); n > 0 {
+		return n
+	}
+	return max(len(m.board.Sensors().Rows), len(m.board.Usage().Rows))
 }
 
 // rowsToCome is how many rows the processes table can still gain this
@@ -280,22 +304,39 @@ func (m Model) middle(sv board.SensorsView, uv board.UsageView, w, h int, full b
 	}
 	sp := sensors.New(st, sv, !full)
 	sp.Invalid, up.Invalid = processes.InvalidSkipped(m.board.Processes())
-	// The usage table has fixed columns; the sensors take the rest.
+	sw, uw := middleSplit(w, full)
 	if full {
-		uw := usage.Width(false) + 2
 		// One border between them: the left box is a cell wider and
 		// gives its right edge to the shared one.
-		sw := w - uw + 1
-		left := common.Box(st, sensors.Title(), common.Lines(sp.View(sw-2, h-2)), sw, h)
-		right := common.Box(st, up.Title(), common.Lines(up.View(uw-2, h-2)), uw, h)
+		left := common.Box(st, sensors.Title(), common.Lines(sp.View(sw, h-2)), sw+2, h)
+		right := common.Box(st, up.Title(), common.Lines(up.View(uw, h-2)), uw+2, h)
 		return common.Beside(st, left, right)
 	}
-	uw := usage.Width(true)
-	sw := w - uw - 1
 	left := sp.View(sw, h)
 	right := up.View(uw, h)
 	bar := strings.TrimSuffix(strings.Repeat(st.Border.Render("│")+"\n", h), "\n")
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, bar, right)
+}
+
+// middleSplit is how the sensors and usage tables share a width of w (their
+// insides, without borders): the usage takes the columns a class needs
+// first (usage.Columns) while the sensors keep their least (the sensor,
+// its hours and the audit's check), and the sensors take the rest; once
+// both hold every column, what is left is shared in proportion to their
+// widths, and each widens its columns to fill its part.
+func middleSplit(w int, full bool) (sensorsW, usageW int) {
+	total := w - 1 // the bar between them
+	if full {
+		total = w - 3 // the boxes' outer borders and the shared one
+	}
+	usageW = usage.WidthFor(total - sensors.MinWidth())
+	sensorsW = total - usageW
+	if extra := sensorsW - sensors.Width(); extra > 0 && usageW >= usage.Width() {
+		share := extra * usage.Width() / (usage.Width() + sensors.Width())
+		usageW += share
+		sensorsW -= share
+	}
+	return sensorsW, usageW
 }
 
 func (m Model) events(w, h int, full bool) string {

@@ -73,6 +73,11 @@ func TestSparkline(t *testing.T) {
 	if got := Sparkline([]int64{10, 30, 50}, 3, 1, SparkFloor(10)); got != "▃▅█" {
 		t.Errorf("a lag growing to five intervals: %q", got)
 	}
+	// Before the producer says its fleet, the first sample of one interval
+	// in flight is as calm as every later one, not a full bar.
+	if got := Sparkline([]int64{10}, 1, 1, SparkFloor(0)); got != "▃" {
+		t.Errorf("the first sample of one interval, fleet unknown: %q", got)
+	}
 	// The window is fixed: 60 samples in 15 bars, whatever the history holds.
 	long := make([]int64, 100)
 	if got := Sparkline(long, 15, 4, 10); len([]rune(got)) != 15 {

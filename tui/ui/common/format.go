@@ -76,13 +76,17 @@ func SparkLegend(floor int64) string {
 	return "bars: last 60 s, ▁ 0, █ the row's peak or " + Count(floor)
 }
 
+// DefaultFleet is the producer's sensors when it is not told otherwise.
+const DefaultFleet = 10
+
 // SparkFloor is the least a full bar stands for with a fleet of sensors:
 // five intervals' messages, so a consumer one interval behind (a batch in
 // hand, as it keeps up) draws low bars, not full ones. Without a fleet
-// known yet, 10.
+// known yet, the producer's default fleet's: the first seconds' interval
+// in flight looks as calm as every later one.
 func SparkFloor(fleet int) int64 {
 	if fleet <= 0 {
-		return 10
+		fleet = DefaultFleet
 	}
 	return 5 * int64(fleet)
 }

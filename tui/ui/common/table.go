@@ -48,6 +48,31 @@ func TableWidth(cols []Column) int {
 	return w + max(0, len(cols)-1)
 }
 
+// Stretch widens the right-aligned columns (the numbers) so that the table
+// is width cells wide: the extra goes evenly into the gaps before the
+// numbers, so a wide panel spreads its table instead of leaving the right
+// half empty. Columns already as wide as width are returned as they are.
+func Stretch(cols []Column, width int) []Column {
+	extra := width - TableWidth(cols)
+	var numbers []int
+	for i, c := range cols {
+		if c.Align == Right {
+			numbers = append(numbers, i)
+		}
+	}
+	if extra <= 0 || len(numbers) == 0 {
+		return cols
+	}
+	out := append([]Column(nil), cols...)
+	for k, i := range numbers {
+		out[i].Width += extra / len(numbers)
+		if k < extra%len(numbers) {
+			out[i].Width++
+		}
+	}
+	return out
+}
+
 // Table renders rows in fixed-width columns: one space between columns, a
 // cell longer than its column is cut with an ellipsis. rowStyle (may be
 // nil) gives a style layered under every cell of a row (selection). It

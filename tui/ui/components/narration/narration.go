@@ -64,7 +64,7 @@ func (p Panel) Title() string {
 // "lines 1-4 of 9 · [ ] scroll", or "[ ] 1-4/9" when short; "" when it
 // all fits.
 func (p Panel) ScrollHint(width, height int, short bool) string {
-	body, vh := p.body(width), p.viewHeight(height)
+	body, vh := p.body(width), p.viewHeight(width, height)
 	if len(body) <= vh || vh <= 0 {
 		return ""
 	}
@@ -84,7 +84,7 @@ func (p Panel) Height(width int) int {
 
 // MaxOffset is the largest useful Offset at this size.
 func (p Panel) MaxOffset(width, height int) int {
-	return max(0, len(p.body(width))-p.viewHeight(height))
+	return max(0, len(p.body(width))-p.viewHeight(width, height))
 }
 
 func checkCount(cs []scenario.CheckResult) string {
@@ -103,7 +103,8 @@ func (p Panel) top(width int) []string {
 	if p.Progress.Done {
 		return nil
 	}
-	return []string{common.Fit(p.action(), width)}
+	// Wrapped at words, never cut: the key to press is often at its end.
+	return wrapIndent(p.action(), width, 2)
 }
 
 func (p Panel) bottom(width, height int) []string {
@@ -129,8 +130,11 @@ func eventLine(label string, e *board.Event) string {
 	return text + e.Text
 }
 
-func (p Panel) viewHeight(height int) int {
-	return height - len(p.top(1)) - len(p.bottom(1, height))
+// BodyHeight is how many lines of the scrolling body are in view.
+func (p Panel) BodyHeight(width, height int) int { return max(0, p.viewHeight(width, height)) }
+
+func (p Panel) viewHeight(width, height int) int {
+	return height - len(p.top(width)) - len(p.bottom(width, height))
 }
 
 func (p Panel) clamp(total, vh int) int {
@@ -143,7 +147,7 @@ func (p Panel) View(width, height int) string {
 		return ""
 	}
 	body := p.body(width)
-	vh := p.viewHeight(height)
+	vh := p.viewHeight(width, height)
 	vp := viewport.New(width, max(0, vh))
 	vp.SetContent(strings.Join(body, "\n"))
 	vp.SetYOffset(p.clamp(len(body), vh))

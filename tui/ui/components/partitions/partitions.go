@@ -29,6 +29,10 @@ type Panel struct {
 // of its own. Before the first metadata read it is one line saying so.
 func (p Panel) Lines(width int) []string { return p.lines(width, false) }
 
+// noteGap is the least space between a partition's line and the note
+// beside it.
+const noteGap = 4
+
 // lines is Lines; with wrap, a partition's line too long for width goes on
 // below it (what moved in, what is read elsewhere) instead of being cut.
 func (p Panel) lines(width int, wrap bool) []string {
@@ -49,17 +53,22 @@ func (p Panel) lines(width int, wrap bool) []string {
 			lines = append(lines, strings.Repeat(" ", rowIndent)+l)
 		}
 	}
-	// The note goes right-aligned on the shortest line that has room for
-	// it, else on a line of its own.
+	// The note goes on the shortest line that has room for it, its end
+	// under the end of the widest line (or a short gap after its own line
+	// when that reaches further), so that it reads with the partitions
+	// rather than at the far edge of a wide screen; else on a line of its own.
 	if note := p.note(); note != "" {
-		best := -1
+		best, widest := -1, 0
 		for i, l := range lines {
+			widest = max(widest, common.Width(l))
 			if width-common.Width(l)-common.Width(note)-1 >= 2 && (best < 0 || common.Width(l) < common.Width(lines[best])) {
 				best = i
 			}
 		}
 		if best >= 0 {
-			lines[best] += strings.Repeat(" ", width-common.Width(lines[best])-common.Width(note)-1) + note
+			end := max(widest, common.Width(lines[best])+noteGap+common.Width(note))
+			end = min(end, width-1)
+			lines[best] += strings.Repeat(" ", end-common.Width(lines[best])-common.Width(note)) + note
 		} else {
 			lines = append(lines, " "+note)
 		}

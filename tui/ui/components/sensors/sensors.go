@@ -45,24 +45,47 @@ var (
 	colLon    = common.Column{Title: "lon", Align: common.Right, Width: 9}
 )
 
-// Columns is what a panel width holds: the sensor and its totals always,
-// then the audit's check, the age and the position as room allows. The
-// choice depends on the width alone, never on the values.
+// columnGroups is what a width holds, in the order a class needs it: the
+// sensor and its hours always; then the audit's check (is this state the
+// topic's?); then km (it moves with the hours in every message); then the
+// age, then the position.
+var columnGroups = [][]common.Column{{colSensor, colHours}, {colAudit}, {colKm}, {colAge}, {colLat, colLon}}
+
+// columnOrder is the order the columns read in, the audit's check last.
+var columnOrder = []common.Column{colSensor, colHours, colKm, colAge, colLat, colLon, colAudit}
+
+// Columns is what a panel width holds, in reading order; with every
+// column, they widen to fill the width. The choice depends on the width
+// alone, never on the values.
 func Columns(width int) []common.Column {
-	cols := []common.Column{colSensor, colHours, colKm}
-	for _, more := range [][]common.Column{{colAudit}, {colAge}, {colLat, colLon}} {
-		next := append(append([]common.Column(nil), cols...), more...)
-		if common.TableWidth(next) > width {
+	shown := map[string]bool{}
+	n := -1
+	for i, g := range columnGroups {
+		next := n + 1 + common.TableWidth(g)
+		if i > 0 && next > width {
 			break
 		}
-		cols = next
+		for _, c := range g {
+			shown[c.Title] = true
+		}
+		n = next
 	}
-	// The audit's check reads best last.
-	if len(cols) > 4 {
-		cols = append(append(cols[:3:3], cols[4:]...), colAudit)
+	var cols []common.Column
+	for _, c := range columnOrder {
+		if shown[c.Title] {
+			cols = append(cols, c)
+		}
+	}
+	if len(cols) == len(columnOrder) {
+		cols = common.Stretch(cols, width)
 	}
 	return cols
 }
+
+// Width is the table's width with every column; MinWidth with the sensor,
+// its hours and the audit's check.
+func Width() int    { return common.TableWidth(columnOrder) }
+func MinWidth() int { return common.TableWidth([]common.Column{colSensor, colHours, colAudit}) }
 
 // View renders the panel in width×height.
 func (p Panel) View(width, height int) string {
@@ -79,8 +102,9 @@ func (p Panel) View(width, height int) string {
 		return strings.Join(common.FitLines(append(lines, "", st.Muted.Render("  no sensor state yet")), width, height), "\n")
 	}
 	shown, more := common.Shown(len(v.Rows), height-len(lines)-1)
+	kept := keptRows(v.Rows, shown)
 	rows := make([][]common.Cell, shown)
-	for i, r := range v.Rows[:shown] {
+	for i, r := range kept {
 		var base lipgloss.Style // plain
 		if r.Stale {
 			base = st.Stale
@@ -106,12 +130,70 @@ func (p Panel) View(width, height int) string {
 	head, body := common.Table(st.Renderer(), cols, rows, width, st.Header, nil)
 	lines = append(append(lines, head), body...)
 	if more > 0 {
-		lines = append(lines, st.Muted.Render("  … "+board.Plural(int64(more), "more sensor")))
+		lines = append(lines, st.Muted.Render("  … "+board.Plural(int64(more), "more sensor")+hiddenWord(v.Rows, kept)))
 	}
 	if p.Invalid > 0 {
 		lines = append(lines, common.Fit(st.Warn.Render(fmt.Sprintf("%d invalid skipped", p.Invalid))+st.Muted.Render(" (b injects)"), width))
 	}
 	return strings.Join(common.FitLines(lines, width, height), "\n")
+}
+
+// keptRows is the n rows a short panel shows: a state the audit calls
+// wrong first (the lesson is about it), the others in order after them, all
+// in sensor order.
+func keptRows(rows []board.SensorRow, n int) []board.SensorRow {
+	if n >= len(rows) {
+		return rows
+	}
+	keep := make([]bool, len(rows))
+	left := n
+	for pass := 0; pass < 2 && left > 0; pass++ {
+		for i, r := range rows {
+			if left == 0 {
+				break
+			}
+			if !keep[i] && (pass == 1 || r.Truth == board.TruthDiffers) {
+				keep[i], left = true, left-1
+			}
+		}
+	}
+	out := make([]board.SensorRow, 0, n)
+	for i, r := range rows {
+		if keep[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// hiddenWord says what the rows left out are: ", N WRONG" when some hidden
+// state is wrong (more than fit), ", same" when the audit read the same
+// message for every one of them.
+func hiddenWord(rows, kept []board.SensorRow) string {
+	shown := map[string]bool{}
+	for _, r := range kept {
+		shown[r.SensorID] = true
+	}
+	wrong, same, hidden := 0, 0, 0
+	for _, r := range rows {
+		if shown[r.SensorID] {
+			continue
+		}
+		hidden++
+		switch {
+		case r.Truth == board.TruthDiffers:
+			wrong++
+		case r.Truth == board.TruthMatch && !r.Stale:
+			same++
+		}
+	}
+	switch {
+	case wrong > 0:
+		return fmt.Sprintf(", %d WRONG", wrong)
+	case same == hidden:
+		return ", same"
+	}
+	return ""
 }
 
 // rebuildLine is how the state was rebuilt, in width ("" when not known).

@@ -68,22 +68,73 @@ var (
 	colVerdict = common.Column{Title: "verdict", Width: 9}
 )
 
-// Columns is the table's columns in the full or compact layout.
-func Columns(compact bool) []common.Column {
-	if compact {
-		return []common.Column{colSensor, colRecH, colDriftH, colDriftKm, colVerdict}
-	}
-	return []common.Column{colSensor, colRecH, colExpH, colDriftH, colRecKm, colExpKm, colDriftKm, colRecs, colVerdict}
+// columnGroups is what a width holds, in the order a class needs it:
+// recorded, expected, the drift and the verdict first (the lesson: what
+// was recorded against what happened); then the record count (a message
+// counted twice is a record too many); then the km drift, and the km
+// totals last: every message carries hours and km together, so the hours
+// already tell the story and the verdict weighs both.
+var columnGroups = [][]common.Column{
+	{colSensor, colRecH, colExpH, colDriftH, colVerdict},
+	{colRecs},
+	{colDriftKm},
+	{colRecKm, colExpKm},
 }
 
-// Width is the table's width in the full or compact layout.
-func Width(compact bool) int { return common.TableWidth(Columns(compact)) }
+// columnOrder is the order the columns read in, whichever are shown.
+var columnOrder = []common.Column{colSensor, colRecH, colExpH, colDriftH, colRecKm, colExpKm, colDriftKm, colRecs, colVerdict}
+
+// Columns is what a panel width holds (the first group always), in
+// reading order; with every column, they widen to fill the width. The
+// choice depends on the width alone, never on the values.
+func Columns(width int) []common.Column {
+	cols := held(width)
+	if len(cols) == len(columnOrder) {
+		cols = common.Stretch(cols, width)
+	}
+	return cols
+}
+
+// held is the columns width holds, at their own widths.
+func held(width int) []common.Column {
+	shown := map[string]bool{}
+	n := 0
+	for i, g := range columnGroups {
+		next := n + common.TableWidth(g) + 1
+		if i == 0 {
+			next = common.TableWidth(g)
+		}
+		if i > 0 && next > width {
+			break
+		}
+		for _, c := range g {
+			shown[c.Title] = true
+		}
+		n = next
+	}
+	var cols []common.Column
+	for _, c := range columnOrder {
+		if shown[c.Title] {
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
+
+// Width is the table's width with every column; MinWidth with the first
+// group alone.
+func Width() int    { return common.TableWidth(columnOrder) }
+func MinWidth() int { return common.TableWidth(columnGroups[0]) }
+
+// WidthFor is the width of the columns that width holds, unwidened (at
+// most width).
+func WidthFor(width int) int { return min(width, common.TableWidth(held(width))) }
 
 // View renders the panel in width×height.
 func (p Panel) View(width, height int) string {
 	st, v := p.Styles, p.State
 	lines := []string{p.statusLine(width)}
-	cols := Columns(p.Compact)
+	cols := Columns(width)
 	if len(v.Rows) == 0 {
 		msg := "  no usage yet"
 		if v.Truth != board.Live {
@@ -153,7 +204,7 @@ func hiddenWord(rows, kept []board.UsageRow) string {
 	for _, r := range kept {
 		shown[r.SensorID] = true
 	}
-	drifting, exact, hidden := 0, 0, 0
+	drifting, exact, waiting, hidden := 0, 0, 0, 0
 	for _, r := range rows {
 		if shown[r.SensorID] {
 			continue
@@ -164,6 +215,8 @@ func hiddenWord(rows, kept []board.UsageRow) string {
 			drifting++
 		case r.Verdict == board.VerdictExact:
 			exact++
+		case waits(r):
+			waiting++
 		}
 	}
 	switch {
@@ -171,8 +224,31 @@ func hiddenWord(rows, kept []board.UsageRow) string {
 		return fmt.Sprintf(", %d of them drifting", drifting)
 	case exact == hidden:
 		return ", exact"
+	case waiting == hidden:
+		return ", " + waitingWord
 	}
 	return ""
+}
+
+// waitingWord is the verdict cell of a sensor with no verdict yet: no
+// usage recorded and no checkpoint to compare from.
+const waitingWord = "waiting"
+
+// waits: consumer-usage has not checkpointed the sensor yet and recorded
+// nothing of it, so there is nothing to compare.
+func waits(r board.UsageRow) bool {
+	return r.NoWindow && (r.Recorded == nil || r.Recorded.Records == 0)
+}
+
+// allWaiting: every sensor is waiting for its first checkpoint, so the
+// total has no verdict yet either.
+func (p Panel) allWaiting() bool {
+	for _, r := range p.State.Rows {
+		if r.Verdict != board.VerdictNone || !waits(r) {
+			return false
+		}
+	}
+	return len(p.State.Rows) > 0
 }
 
 // row is one sensor's cells, in the order of cols.
@@ -210,8 +286,14 @@ func (p Panel) row(r board.UsageRow, base lipgloss.Style, cols []common.Column) 
 		cell[colVerdict.Title] = common.Styled(word, st.Level(r.Verdict.Level()))
 	} else if r.Verdict != board.VerdictNone { // pending: the audit has not read as far as the records
 		cell[colVerdict.Title] = common.Styled(string(r.Verdict), st.Level(r.Verdict.Level()))
+	} else if waits(r) {
+		// consumer-usage has not checkpointed the sensor yet: nothing
+		// recorded, nothing to compare, no verdict yet.
+		cell[colVerdict.Title] = common.Styled(waitingWord, st.Muted)
 	} else if r.NoWindow {
 		cell[colVerdict.Title] = common.Styled("no window", st.Muted)
+	} else if r.SensorID == "total" && p.allWaiting() {
+		cell[colVerdict.Title] = common.Styled(waitingWord, st.Muted)
 	} else if r.Recorded == nil && r.SensorID != "total" {
 		cell[colVerdict.Title] = common.Styled("no answer", st.Muted)
 	}
