@@ -65,6 +65,9 @@ func strategy(pv board.ProcView, scaled bool) string {
 	if pv.Current != nil && pv.Current.Rebuild != "" {
 		return RebuildCell(pv)
 	}
+	if pv.Usage != nil && pv.Usage.Command != "" {
+		return pv.Strategy // the user's command: "yours"
+	}
 	r, n, ok := role.Of(pv.Name)
 	if !ok {
 		return pv.Strategy
