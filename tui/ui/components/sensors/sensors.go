@@ -57,30 +57,7 @@ var columnOrder = []common.Column{colSensor, colHours, colKm, colAge, colLat, co
 // Columns is what a panel width holds, in reading order; with every
 // column, they widen to fill the width. The choice depends on the width
 // alone, never on the values.
-func Columns(width int) []common.Column {
-	shown := map[string]bool{}
-	n := -1
-	for i, g := range columnGroups {
-		next := n + 1 + common.TableWidth(g)
-		if i > 0 && next > width {
-			break
-		}
-		for _, c := range g {
-			shown[c.Title] = true
-		}
-		n = next
-	}
-	var cols []common.Column
-	for _, c := range columnOrder {
-		if shown[c.Title] {
-			cols = append(cols, c)
-		}
-	}
-	if len(cols) == len(columnOrder) {
-		cols = common.Stretch(cols, width)
-	}
-	return cols
-}
+func Columns(width int) []common.Column { return common.ColumnsFor(width, columnGroups, columnOrder) }
 
 // Width is the table's width with every column; MinWidth with the sensor,
 // its hours and the audit's check.
@@ -142,28 +119,7 @@ func (p Panel) View(width, height int) string {
 // wrong first (the lesson is about it), the others in order after them, all
 // in sensor order.
 func keptRows(rows []board.SensorRow, n int) []board.SensorRow {
-	if n >= len(rows) {
-		return rows
-	}
-	keep := make([]bool, len(rows))
-	left := n
-	for pass := 0; pass < 2 && left > 0; pass++ {
-		for i, r := range rows {
-			if left == 0 {
-				break
-			}
-			if !keep[i] && (pass == 1 || r.Truth == board.TruthDiffers) {
-				keep[i], left = true, left-1
-			}
-		}
-	}
-	out := make([]board.SensorRow, 0, n)
-	for i, r := range rows {
-		if keep[i] {
-			out = append(out, r)
-		}
-	}
-	return out
+	return common.KeepFirst(rows, n, func(r board.SensorRow) bool { return r.Truth == board.TruthDiffers })
 }
 
 // hiddenWord says what the rows left out are: ", N WRONG" when some hidden

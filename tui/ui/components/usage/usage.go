@@ -87,39 +87,10 @@ var columnOrder = []common.Column{colSensor, colRecH, colExpH, colDriftH, colRec
 // Columns is what a panel width holds (the first group always), in
 // reading order; with every column, they widen to fill the width. The
 // choice depends on the width alone, never on the values.
-func Columns(width int) []common.Column {
-	cols := held(width)
-	if len(cols) == len(columnOrder) {
-		cols = common.Stretch(cols, width)
-	}
-	return cols
-}
+func Columns(width int) []common.Column { return common.ColumnsFor(width, columnGroups, columnOrder) }
 
 // held is the columns width holds, at their own widths.
-func held(width int) []common.Column {
-	shown := map[string]bool{}
-	n := 0
-	for i, g := range columnGroups {
-		next := n + common.TableWidth(g) + 1
-		if i == 0 {
-			next = common.TableWidth(g)
-		}
-		if i > 0 && next > width {
-			break
-		}
-		for _, c := range g {
-			shown[c.Title] = true
-		}
-		n = next
-	}
-	var cols []common.Column
-	for _, c := range columnOrder {
-		if shown[c.Title] {
-			cols = append(cols, c)
-		}
-	}
-	return cols
-}
+func held(width int) []common.Column { return common.HeldColumns(width, columnGroups, columnOrder) }
 
 // Width is the table's width with every column; MinWidth with the first
 // group alone.
@@ -164,28 +135,7 @@ func (p Panel) View(width, height int) string {
 // (a scenario's checks are about them), the others in order after them,
 // all in sensor order.
 func keptRows(rows []board.UsageRow, n int) []board.UsageRow {
-	if n >= len(rows) {
-		return rows
-	}
-	keep := make([]bool, len(rows))
-	left := n
-	for pass := 0; pass < 2 && left > 0; pass++ {
-		for i, r := range rows {
-			if left == 0 {
-				break
-			}
-			if !keep[i] && (pass == 1 || drifts(r)) {
-				keep[i], left = true, left-1
-			}
-		}
-	}
-	out := make([]board.UsageRow, 0, n)
-	for i, r := range rows {
-		if keep[i] {
-			out = append(out, r)
-		}
-	}
-	return out
+	return common.KeepFirst(rows, n, drifts)
 }
 
 func drifts(r board.UsageRow) bool {
