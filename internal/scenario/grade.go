@@ -145,40 +145,18 @@ func gradeVerdict(o Observation) (exact bool, observed string) {
 	if stuck := stuckAt(o); stuck != "" {
 		return false, "stuck at " + stuck + ": it never committed the end of the topic"
 	}
-	var pending, unplaced, exactRows int
-	var records int64
-	var causes []string
-	kinds := map[string]int{}
-	for _, r := range o.Usage.Rows {
-		switch {
-		case r.Verdict == board.VerdictPending:
-			pending++
-		case r.NoWindow && r.Recorded != nil && r.Recorded.Records > 0:
-			unplaced++
-		case r.Drift != nil && r.Drift.Verdict() == board.VerdictExact:
-			exactRows++
-		}
-		if r.Recorded != nil {
-			records += r.Recorded.Records
-		}
-		for _, c := range r.Causes {
-			kinds[c.Kind]++
-			if len(causes) < 3 {
-				causes = append(causes, fmt.Sprintf("%s p%d@%d %s", r.SensorID, c.Partition, c.Offset, c.Kind))
-			}
-		}
-	}
+	t := tallyRows(o.Usage.Rows)
 	switch {
 	case len(o.Usage.Rows) == 0:
 		return false, "no usage to grade: consumer-usage wrote no record"
-	case pending > 0:
-		return false, fmt.Sprintf("not graded: the audit has not read as far as the records of %s", board.Plural(int64(pending), "sensor"))
-	case unplaced > 0:
-		return false, fmt.Sprintf("not graded: the records of %s name no message (no partition and offset)", board.Plural(int64(unplaced), "sensor"))
+	case t.pending > 0:
+		return false, fmt.Sprintf("not graded: the audit has not read as far as the records of %s", board.Plural(int64(t.pending), "sensor"))
+	case t.unplaced > 0:
+		return false, fmt.Sprintf("not graded: the records of %s name no message (no partition and offset)", board.Plural(int64(t.unplaced), "sensor"))
 	}
 	total := o.Usage.Total.Drift
-	if exactRows == len(o.Usage.Rows) && total != nil && total.Verdict() == board.VerdictExact {
-		return true, fmt.Sprintf("exact: %d/%d sensors, %s, not a cent of drift", exactRows, len(o.Usage.Rows), board.Plural(records, "record"))
+	if t.exact == len(o.Usage.Rows) && total != nil && total.Verdict() == board.VerdictExact {
+		return true, fmt.Sprintf("exact: %d/%d sensors, %s, not a cent of drift", t.exact, len(o.Usage.Rows), board.Plural(t.records, "record"))
 	}
 	var d board.Drift
 	if total != nil {
@@ -186,12 +164,46 @@ func gradeVerdict(o Observation) (exact bool, observed string) {
 	}
 	var byKind []string
 	n := 0
-	for _, k := range slices.Sorted(maps.Keys(kinds)) {
-		byKind = append(byKind, fmt.Sprintf("%d %s", kinds[k], k))
-		n += kinds[k]
+	for _, k := range slices.Sorted(maps.Keys(t.kinds)) {
+		byKind = append(byKind, fmt.Sprintf("%d %s", t.kinds[k], k))
+		n += t.kinds[k]
 	}
 	return false, fmt.Sprintf("%s by %+.2f h %+.2f km in %s (%s): %s", d.Verdict(), d.Hours(), d.Km(),
-		board.Plural(int64(n), "message"), strings.Join(byKind, ", "), strings.Join(causes, ", "))
+		board.Plural(int64(n), "message"), strings.Join(byKind, ", "), strings.Join(t.named, ", "))
+}
+
+// rowTally is what the usage rows of a grade add up to: how many are
+// pending, unplaced or exact, their records, their causes by kind and the
+// first three named.
+type rowTally struct {
+	pending, unplaced, exact int
+	records                  int64
+	kinds                    map[string]int
+	named                    []string
+}
+
+func tallyRows(rows []board.UsageRow) rowTally {
+	t := rowTally{kinds: map[string]int{}}
+	for _, r := range rows {
+		switch {
+		case r.Verdict == board.VerdictPending:
+			t.pending++
+		case r.NoWindow && r.Recorded != nil && r.Recorded.Records > 0:
+			t.unplaced++
+		case r.Drift != nil && r.Drift.Verdict() == board.VerdictExact:
+			t.exact++
+		}
+		if r.Recorded != nil {
+			t.records += r.Recorded.Records
+		}
+		for _, c := range r.Causes {
+			t.kinds[c.Kind]++
+			if len(t.named) < 3 {
+				t.named = append(t.named, fmt.Sprintf("%s p%d@%d %s", r.SensorID, c.Partition, c.Offset, c.Kind))
+			}
+		}
+	}
+	return t
 }
 
 // stuckAt names the partitions whose end consumer-usage did not commit

@@ -307,20 +307,8 @@ func (x *run) step(ctx context.Context, i int) error {
 		}
 		x.prog.HoldUntil = time.Time{}
 	}
-	if s.Until != nil {
-		timeout := s.Timeout
-		if timeout <= 0 {
-			timeout = DefaultTimeout
-		}
-		x.prog.Waiting = s.Until.What
-		x.report()
-		if err := x.waitFor(ctx, s.Until, s.Stable, timeout); err != nil {
-			if !s.EndsAnyway || ctx.Err() != nil {
-				return err
-			}
-			// What it waited for is itself judged by the checks.
-			x.r.Host.Note(fmt.Sprintf("scenario %s: %v; the checks judge it as it is", x.sc.Name, err))
-		}
+	if err := x.until(ctx, s); err != nil {
+		return err
 	}
 	if then != "" {
 		label := "acting: "
@@ -351,6 +339,27 @@ func (x *run) step(ctx context.Context, i int) error {
 	}
 	x.report()
 	return nil
+}
+
+// until waits for the step's Until, if it has one. A step that ends
+// anyway ends at its timeout too: what it waited for is judged by the
+// checks.
+func (x *run) until(ctx context.Context, s Step) error {
+	if s.Until == nil {
+		return nil
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	x.prog.Waiting = s.Until.What
+	x.report()
+	err := x.waitFor(ctx, s.Until, s.Stable, timeout)
+	if err != nil && s.EndsAnyway && ctx.Err() == nil {
+		x.r.Host.Note(fmt.Sprintf("scenario %s: %v; the checks judge it as it is", x.sc.Name, err))
+		return nil
+	}
+	return err
 }
 
 // act performs the step's Do, or what its From writes, and returns the
