@@ -123,3 +123,28 @@ func TestMalformedRecordsSaid(t *testing.T) {
 		t.Fatalf("malformed records made a drift: %+v", r.Drift)
 	}
 }
+
+// With the user's consumer-usage the lab reads its records itself: the
+// usage panel is live without consumer-query, the row reads "yours",
+// judged alive by liveness, and comes up at its start (it says nothing).
+func TestYourConsumerOnTheBoard(t *testing.T) {
+	b := New(all(), Config{Brokers: "127.0.0.1:9092", Mongo: "mongodb://127.0.0.1:27017", UsageCmd: "python3 c.py"})
+	b.Apply(ProcStarted{Name: Usage, PID: 7, At: at(0)})
+	b.Apply(Tick{Now: at(1)})
+	if v := b.Usage(); v.Status != Waiting {
+		t.Fatalf("before a read: %v %q", v.Status, v.Reason)
+	}
+	b.Apply(causesInput(1))
+	b.Apply(Tick{Now: at(2)})
+	if v := b.Usage(); v.Status != Live {
+		t.Fatalf("consumer-query never started, the lab read the records: %v %q", v.Status, v.Reason)
+	}
+	p := b.Process(Usage)
+	if p.State != Running || p.Strategy != "yours" || p.Health.Label != "alive" || p.Usage.Command != "python3 c.py" || p.Usage.Mode != "yours" {
+		t.Fatalf("row: state %s strategy %q health %q usage %+v", p.State, p.Strategy, p.Health.Label, p.Usage)
+	}
+	b.Apply(Tick{Now: at(9)})
+	if v := b.Usage(); v.Status != Stale {
+		t.Fatalf("8 s after the last read: %v %q", v.Status, v.Reason)
+	}
+}

@@ -251,6 +251,9 @@ func (b *Board) Usage() UsageView {
 
 // queryFreshness is how fresh consumer-query's answers are, and why.
 func (b *Board) queryFreshness() (Freshness, string) {
+	if b.cfg.UsageCmd != "" {
+		return b.yoursFreshness()
+	}
 	p := b.procs[Query]
 	switch {
 	case p == nil:
@@ -264,6 +267,21 @@ func (b *Board) queryFreshness() (Freshness, string) {
 		return Waiting, "waiting for consumer-query's first answer"
 	case !b.now.IsZero() && b.now.Sub(b.usageRead.at) > StaleAfter:
 		return Stale, fmt.Sprintf("no answer from consumer-query for %s", roundSecs(b.now.Sub(b.usageRead.at)))
+	}
+	return Live, "live"
+}
+
+// yoursFreshness is queryFreshness when the lab reads the records of the
+// user's consumer-usage itself: consumer-query serves them too, but the
+// panel does not wait on it.
+func (b *Board) yoursFreshness() (Freshness, string) {
+	switch {
+	case b.usageRead.err != nil && !b.usageRead.errAt.Before(b.usageRead.at):
+		return Failing, "reading your consumer's records failed: " + b.usageRead.err.Error()
+	case !b.usageRead.seen:
+		return Waiting, "waiting for the first read of your consumer's records"
+	case !b.now.IsZero() && b.now.Sub(b.usageRead.at) > StaleAfter:
+		return Stale, fmt.Sprintf("your consumer's records not read for %s", roundSecs(b.now.Sub(b.usageRead.at)))
 	}
 	return Live, "live"
 }

@@ -45,6 +45,10 @@ func (p Panel) WithWriter(pv board.ProcView) Panel {
 // are any.
 func (p Panel) Title() string {
 	t := "Usage · consumer-query vs audit"
+	if p.HasWriter && p.Writer.Usage != nil && p.Writer.Usage.Command != "" {
+		// The lab reads the records of the user's consumer itself.
+		t = "Usage · your consumer's records vs audit"
+	}
 	if p.Invalid > 0 {
 		t += " · " + p.Styles.Warn.Render(board.Plural(p.Invalid, "invalid message")+" skipped, sent to the DLQ")
 	}
