@@ -138,6 +138,23 @@ type Action struct {
 	// {process} and {value} stand for the step's process and value. Only
 	// an action with a hint may be a step's Press.
 	Hint string
+	// BuiltInUsage: it changes what only the built-in consumer-usage has
+	// (a mode, a start strategy, crash points, an effect delay). While the
+	// lab runs the user's command (--usage-cmd) the lab refuses it and
+	// the footer leaves its key out.
+	BuiltInUsage bool
+}
+
+// BuiltInUsageOnly lists the actions that only the built-in
+// consumer-usage takes.
+func BuiltInUsageOnly() []Name {
+	var out []Name
+	for _, a := range registry {
+		if a.BuiltInUsage {
+			out = append(out, a.Name)
+		}
+	}
+	return out
 }
 
 // ByLab reports whether the lab carries the action out (a call to its
@@ -195,13 +212,13 @@ var registry = []Action{
 		Script: true, Target: TargetProducer, OffScript: true, Hint: "to switch the producer to acks={value}"},
 	{Name: Mode, Keys: []string{"m"}, Help: Line{"m", "usage naive/guarded"}, Short: Line{"m", "mode"},
 		Doc:    "consumer-usage naive / guarded (a running one restarts)",
-		Script: true, Target: TargetUsage, OffScript: true, Hint: "to switch {process} to {value} (it restarts)"},
+		Script: true, Target: TargetUsage, OffScript: true, Hint: "to switch {process} to {value} (it restarts)", BuiltInUsage: true},
 	{Name: Reset, Keys: []string{"e"}, Help: Line{"e", "usage latest/earliest"}, Short: Line{"e", "reset"},
 		Doc:    "consumer-usage offset reset latest / earliest (a running one restarts)",
-		Script: true, Target: TargetUsage, OffScript: true, Hint: "to switch {process} to {value} (it restarts)"},
+		Script: true, Target: TargetUsage, OffScript: true, Hint: "to switch {process} to {value} (it restarts)", BuiltInUsage: true},
 	{Name: CrashAt, Keys: []string{"c"}, Help: Line{"c", "usage crash point"}, Short: Line{"c", "crash point"},
 		Doc:    "consumer-usage crash point: none → after-delta → after-checkpoint → none; the point c rests on is armed 1.5 s later, so c c passes over after-delta",
-		Script: true, Target: TargetUsage, OffScript: true, Hint: "to arm the crash point after-delta on {process}"},
+		Script: true, Target: TargetUsage, OffScript: true, Hint: "to arm the crash point after-delta on {process}", BuiltInUsage: true},
 	{Name: ResetLab, Keys: []string{"R"}, Help: Line{"R", "reset lab (usage 0)"}, Short: Line{"R", "reset lab"},
 		Doc:    "reset the lab: a new baseline, usage records and checkpoints cleared, usage counted from 0",
 		Script: true, Target: TargetUsage, OffScript: true},
@@ -254,7 +271,7 @@ var registry = []Action{
 	{Name: Thaw, Script: true},
 	{Name: WaitCaughtUp, Script: true, Wait: true},
 	{Name: Scale, Script: true},
-	{Name: EffectDelay, Script: true},
+	{Name: EffectDelay, Script: true, BuiltInUsage: true},
 	{Name: WaitHeld, Script: true, Wait: true},
 	{Name: WaitDown, Script: true, Wait: true},
 	{Name: WaitISR, Script: true, Wait: true},

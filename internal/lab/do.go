@@ -51,8 +51,8 @@ func (l *Lab) Do(ctx context.Context, c action.Call) action.Result {
 	if !ok {
 		return c.Result(fmt.Errorf("%s: not an action the lab carries out", c.Name))
 	}
-	if why, refused := yoursRefuses[c.Name]; refused && l.yours() {
-		return c.Result(fmt.Errorf("consumer-usage runs your command (--usage-cmd): %s", why))
+	if a, _ := action.Lookup(c.Name); a.BuiltInUsage && l.yours() {
+		return c.Result(fmt.Errorf("consumer-usage runs your command (--usage-cmd): %s is the built-in consumer-usage's; crash yours with x, restart it with r", c.Name))
 	}
 	return h(l, ctx, c)
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/audit"
 	"github.com/kafka-recovery-lab/krl/internal/board"
 	"github.com/kafka-recovery-lab/krl/internal/store"
@@ -66,16 +65,6 @@ func (l *Lab) yoursSpec(name string) supervisor.Spec {
 			EnvInstance + "=" + name,
 			EnvMongo + "=" + uri,
 		}}
-}
-
-// yoursRefuses are the actions that change what only the built-in
-// consumer-usage has: a mode, a start strategy, crash points, an effect
-// delay. A command of the user's has its own or none.
-var yoursRefuses = map[action.Name]string{
-	action.Mode:        "its mode is its own code",
-	action.Reset:       "its auto.offset.reset is its own code",
-	action.CrashAt:     "it has no crash points; crash it with x",
-	action.EffectDelay: "it has no effect delay",
 }
 
 // connectYours connects the lab to the database of the user's consumer.

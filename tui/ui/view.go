@@ -82,6 +82,10 @@ func (m Model) screen() screen {
 	// While the producer is paused p resumes it: the help says so.
 	producer := m.board.Process(board.Producer).Producer
 	keys := m.keys.WithUndoing(producer != nil && producer.Paused, action.Pause)
+	if m.board.UsageCmd() != "" {
+		// The lab refuses them for the user's consumer: not offered.
+		keys = keys.WithEnabled(false, action.BuiltInUsageOnly()...)
+	}
 	sc.footer = help.Footer{Styles: st, Keys: keys, ShowAll: m.overlay.help, Pinned: keys.Pinned()}.View(w, h/3)
 
 	procs := m.board.Processes()
