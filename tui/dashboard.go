@@ -213,6 +213,7 @@ func runDashboard(args []string) int {
 		return cli.Exit(os.Stderr, err)
 	}
 
+	f.Resumed = resumed != ""
 	l, err := newLab(f.Config, resumed)
 	if err != nil {
 		return cli.Exit(os.Stderr, err)

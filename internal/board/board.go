@@ -64,6 +64,9 @@ type Config struct {
 	UsageCmd string
 	// Seed is the producer's --seed (0: time-based).
 	Seed int64
+	// Resumed: the run continues an earlier one in its directory
+	// (--resume).
+	Resumed bool
 }
 
 // UsageCmd is the user's command that runs as consumer-usage ("": the

@@ -54,6 +54,8 @@ type Config struct {
 	// UsageCmd, when set, is the user's consumer-usage: a program and its
 	// arguments, run in place of the built-in one (yours.go).
 	UsageCmd []string
+	// Resumed: the run continues an earlier one in RunDir (--resume).
+	Resumed bool
 	// StoreLatency delays every request to the embedded store by this much
 	// (store --latency): the "slow store" fault. 0: none.
 	StoreLatency time.Duration
@@ -220,6 +222,7 @@ func (l *Lab) NewBoard() *board.Board {
 		Rebuild:    l.cfg.Rebuild,
 		UsageCmd:   strings.Join(l.cfg.UsageCmd, " "),
 		Seed:       l.cfg.Seed,
+		Resumed:    l.cfg.Resumed,
 	})
 }
 

@@ -393,6 +393,12 @@ func (m Model) header(w int) string {
 	if now := m.board.Now(); !now.IsZero() {
 		right = st.Muted.Render(now.Format("15:04:05"))
 	}
+	if cfg.Resumed {
+		// The run goes on from an earlier one in its directory: its
+		// totals include that run's (the timeline's first line says what
+		// carried over).
+		right = strings.TrimSuffix(st.Warn.Render("resumed")+" "+right, " ")
+	}
 	title := st.App.Render("Kafka Recovery Lab")
 	if m.opts.Banner != "" {
 		title = m.brand(title, sep, w-lipgloss.Width(strings.Join(addrs, sep)+sep)-lipgloss.Width(right)-1)
@@ -506,8 +512,10 @@ func (m Model) statusLine(w int, compact bool) string {
 		right = strings.TrimPrefix(right+" · "+st.Level(board.LevelWarn).Render("! "+m.sizeNote), " · ")
 	}
 	if right != "" {
+		// A message that needs the whole line takes it: its end (an
+		// offset, a cause) matters more than the reminder on the right.
 		lw := w - lipgloss.Width(right) - 1
-		if lw > 20 {
+		if lw > 20 && (plain || lipgloss.Width(left) <= lw) {
 			return common.Fit(left, lw) + " " + right
 		}
 	}

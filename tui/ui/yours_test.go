@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/kafka-recovery-lab/krl/internal/board"
 )
 
@@ -29,6 +31,20 @@ func TestYourConsumerOnScreen(t *testing.T) {
 	for _, want := range []string{"consumer-usage: your command python3 my_consumer.py", "yours", "Usage · your consumer's records vs audit"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, view)
+		}
+	}
+}
+
+// A run that continues an earlier one says so in the header at every
+// size, not only in a timeline line that scrolls away.
+func TestResumedRunSaysSo(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 36}, {200, 50}} {
+		s := &scene{b: board.New([]string{board.Producer, board.Current, board.Usage, board.Query, board.Broker, board.Store},
+			board.Config{RunDir: "/tmp/krl/run", Resumed: true})}
+		s.tick(3)
+		m, _ := New(s.b, &fakeController{}, Options{}).Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		if header := strings.Split(m.View(), "\n")[0]; !strings.Contains(header, "resumed") {
+			t.Errorf("%dx%d: the header does not say the run is resumed: %q", size[0], size[1], header)
 		}
 	}
 }
