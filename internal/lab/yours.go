@@ -32,6 +32,10 @@ const (
 	EnvMongo    = "MONGO_URI"
 )
 
+// yoursEvery is how often the lab reads the records of the user's
+// consumer at most: each read is a scan of all of them (no summaries).
+const yoursEvery = 2 * time.Second
+
 // yoursSuffix names the database of a consumer of the user's after the
 // lab's own: nothing it writes can collide with the lab's.
 const yoursSuffix = "_yours"
@@ -96,10 +100,11 @@ func (l *Lab) pollYoursUsage(ctx context.Context) {
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	sc, err := l.yoursDB.ScanRecords(sctx)
 	cancel()
-	// A scan reads every record, and grows with them: the next one waits
-	// twice as long as this one took, so the store spends at most a third
-	// of its time on them however many there are.
-	l.yoursNext = time.Now().Add(2 * time.Since(asked))
+	// A scan reads every record, and grows with them: the next one starts
+	// yoursEvery after this one, or waits twice as long as this one took,
+	// so the store spends at most a third of its time on them however many
+	// there are.
+	l.yoursNext = asked.Add(max(yoursEvery, 3*time.Since(asked)))
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
