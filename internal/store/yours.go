@@ -9,6 +9,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsontype"
+	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 // The usage records of a consumer-usage of the user's (--usage-cmd): one
@@ -57,7 +58,12 @@ func (sc Scan) Coverage() map[string]Covered {
 // the store returns them, sorted per sensor by the message they come from
 // (records without one keep their place at the end).
 func (s *Store) ScanRecords(ctx context.Context) (Scan, error) {
-	cur, err := s.db.Collection(usageColl).Find(ctx, bson.D{})
+	// Only the schema's fields: a consumer may keep anything else in its
+	// records, and every scan would read it.
+	proj := options.Find().SetProjection(bson.D{{Key: "_id", Value: 0},
+		{Key: "sensor_id", Value: 1}, {Key: "date", Value: 1}, {Key: "delta_hours", Value: 1}, {Key: "delta_km", Value: 1},
+		{Key: "partition", Value: 1}, {Key: "offset", Value: 1}})
+	cur, err := s.db.Collection(usageColl).Find(ctx, bson.D{}, proj)
 	if err != nil {
 		return Scan{}, fmt.Errorf("store: usage records: %w", err)
 	}
