@@ -89,9 +89,9 @@ func usageProcRow(t *testing.T, s string) procRow {
 // TestFreezeAndHealth drives the terminal dashboard in tmux: z freezes
 // consumer-usage while the producer runs (its row says frozen, its
 // /healthz stops answering 200, its lag grows past its session timeout),
-// z thaws it (it recovers by itself: lag back to 0, /healthz 200 ok, the
-// row ok); frozen again, s stops it gracefully (exit 0, no SIGKILL); r
-// starts it; frozen again, q ends the dashboard: the report says frozen,
+// z thaws it (it recovers by itself: its commits pass what was produced
+// while frozen, /healthz 200 ok, the row ok); frozen again, s stops it
+// gracefully (exit 0, no SIGKILL); r starts it; frozen again, q ends the dashboard: the report says frozen,
 // the frozen child was stopped with exit 0 and no process is left.
 func TestFreezeAndHealth(t *testing.T) {
 	d := newDashboard(t)
@@ -191,22 +191,30 @@ func TestFreezeAndHealth(t *testing.T) {
 		}
 		return nil
 	})
-	tm.await("lag back to 0 and health ok after the thaw", 45*time.Second, func(s string) error {
-		if r := usageProcRow(t, s); r.State != "running" || r.Health != "ok" || r.Lag != "0" || r.PID != frozenPID {
-			return fmt.Errorf("row %+v", r)
+	// It drained by itself: the broker has its commits at or past the
+	// high watermarks of the thaw. The producer runs on, so the screen's
+	// lag is not 0 at every poll: the fleet publishes a round of 10
+	// messages each second and the commits follow each second, so a poll
+	// between the two reads up to one round.
+	AwaitCondition(t, "committed past the high watermarks of the thaw", 45*time.Second, 250*time.Millisecond, func() error {
+		committed := Committed(t, brokers, d.group, d.topic)
+		for p, hw := range atThaw {
+			if committed[p] < hw {
+				return fmt.Errorf("partition %d committed at %d, high watermark at the thaw %d", p, committed[p], hw)
+			}
 		}
 		return nil
 	})
 	drained := time.Since(thawedAt)
-	t.Logf("thawed: lag %d -> 0 in %s, same pid %d", lagFrozen, drained.Round(100*time.Millisecond), frozenPID)
-	// The broker agrees: everything produced while it was frozen is
-	// committed now.
-	committed := Committed(t, brokers, d.group, d.topic)
-	for p, hw := range atThaw {
-		if committed[p] < hw {
-			t.Errorf("after the thaw partition %d is committed at %d, below the high watermark %d it had at the thaw", p, committed[p], hw)
+	tm.await("lag within one round of the fleet and health ok after the thaw", 15*time.Second, func(s string) error {
+		r := usageProcRow(t, s)
+		n, ok := lagValue(r.Lag)
+		if r.State != "running" || r.Health != "ok" || !ok || n > 10 || r.PID != frozenPID {
+			return fmt.Errorf("row %+v", r)
 		}
-	}
+		return nil
+	})
+	t.Logf("thawed: lag %d -> drained in %s, same pid %d", lagFrozen, drained.Round(100*time.Millisecond), frozenPID)
 	if b, err := os.ReadFile(filepath.Join(d.runDir, "logs", "consumer-usage.log")); err == nil {
 		t.Logf("consumer-usage rebalances after the thaw (session timed out while frozen): revoked %d, assigned %d",
 			strings.Count(string(b), `msg="partitions revoked"`), strings.Count(string(b), `msg="partitions assigned"`)-1)
