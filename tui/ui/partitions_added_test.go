@@ -170,3 +170,40 @@ func TestPartitionsViewScrolls(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionLinesUpTo6At120x36: at the designed size a presenter keeps
+// a line per partition up to six, with consumer-usage scaled to three
+// instances, while the events keep their least and the tables their
+// status, header, total and the drifting rows; a seventh partition folds
+// them onto one line.
+func TestPartitionLinesUpTo6At120x36(t *testing.T) {
+	for _, n := range []int32{4, 5, 6, 7} {
+		s := sceneScaled()
+		one := []int32{0}
+		var metas []board.PartitionMeta
+		for p := range n {
+			metas = append(metas, pmeta(p, 0, one, one))
+		}
+		s.apply(partitionsOf(66, 1, metas...))
+		out := render(t, s, 120, 36)
+		checkFrame(t, out, 120, 36)
+		perLine := 0
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "  leader 0  replicas [0]") {
+				perLine++
+			}
+		}
+		switch {
+		case n <= maxPartitionLines && perLine != int(n):
+			t.Errorf("%d partitions: %d lines of their own, want %d:\n%s", n, perLine, n, out)
+		case n > maxPartitionLines && (perLine != 0 || !strings.Contains(out, "sensor-data p0 leader 0 isr [0] · p1")):
+			t.Errorf("%d partitions: want them on one line:\n%s", n, out)
+		}
+		if !strings.Contains(out, "total") || !strings.Contains(out, "─ Events") {
+			t.Errorf("%d partitions: the usage total or the events gone:\n%s", n, out)
+		}
+		if n == maxPartitionLines {
+			t.Logf("\n%s", out)
+		}
+	}
+}

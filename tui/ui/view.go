@@ -46,6 +46,15 @@ const stackJoins = 2
 // nor any a scenario's narration needs.
 const minEventLines = 3
 
+// Up to maxPartitionLines partitions keep a line each in the full layout
+// (a presenter points at them) at the sensors' and usage's expense, down
+// to fullMiddleMin lines of their boxes: status, header, a few rows (the
+// drifting ones first), the hidden rows' line and the total.
+const (
+	maxPartitionLines = 6
+	fullMiddleMin     = 11
+)
+
 // In the compact layout the events keep compactEventLines while the
 // sensors and usage keep compactMiddleMin lines (status, header, rows, the
 // hidden rows' line and the total); on a shorter screen the events give
@@ -56,12 +65,29 @@ const (
 )
 
 // eventsRoom is the events box's inner height in the full layout when the
-// top box is top lines high.
+// top box is top lines high and the sensors and usage keep all their rows.
 func (m Model) eventsRoom(h, top int, footer string) int {
-	rest := h - 1 - top - 1 - len(common.Lines(footer)) + stackJoins
+	rest := fullRest(h, top, footer)
+	return rest - min(m.middleRows()+2+2, rest-3) - 2
+}
+
+// fullRest is the height the full layout leaves the sensors and usage and
+// the events, below a processes box of top lines.
+func fullRest(h, top int, footer string) int {
+	return h - 1 - top - 1 - len(common.Lines(footer)) + stackJoins
+}
+
+// fullMiddleH is the sensors' and usage's height in the full layout: all
+// their rows while the events keep minEventLines, never below
+// fullMiddleMin.
+func fullMiddleH(rows, rest int) int {
+	return min(rows+2+2, max(rest-minEventLines-2, min(fullMiddleMin, rest-3)))
+}
+
+// middleRows is the rows the sensors and usage tables want.
+func (m Model) middleRows() int {
 	sv, uv := m.board.Sensors(), m.board.Usage()
-	rows := max(len(sv.Rows), len(uv.Rows)+1, sensorRowsReserved)
-	return rest - min(rows+2+2, rest-3) - 2
+	return max(len(sv.Rows), len(uv.Rows)+1, sensorRowsReserved)
 }
 
 // screen is the frame's parts and the heights of the areas between them,
@@ -120,7 +146,7 @@ func (m Model) screen() screen {
 	sc.sensors, sc.usage = m.board.Sensors(), m.board.Usage()
 	rows := max(len(sc.sensors.Rows), len(sc.usage.Rows)+1, sensorRowsReserved)
 	if full {
-		sc.middleH = min(rows+2+2, rest-3)
+		sc.middleH = fullMiddleH(rows, rest)
 	} else {
 		sc.middleH = min(rows+2, rest)
 		// The events keep a few lines (what just happened is the story of
@@ -170,8 +196,10 @@ func (m Model) rowsToCome() int {
 
 // partitionLines is what the processes box shows of the partitions, and
 // what its title says of them: a line per partition while the events keep
-// minEventLines (with reserved lines above them), else all of them on one
-// line, else none (on one node). A narration needs its whole box instead.
+// minEventLines (with reserved lines above them), or up to
+// maxPartitionLines of them while the sensors and usage keep
+// fullMiddleMin; else all of them on one line, else none (on one node). A
+// narration needs its whole box instead.
 func (m Model) partitionLines(reserved, inner, h int, footer string) ([]string, string) {
 	pv := m.board.Partitions()
 	if !pv.Seen || m.overlay.is(partitionsPanel) {
@@ -185,6 +213,11 @@ func (m Model) partitionLines(reserved, inner, h int, footer string) ([]string, 
 	lines := pp.Lines(inner)
 	switch {
 	case m.eventsRoom(h, reserved+2+len(lines), footer) >= need:
+		return lines, " · partitions of " + pv.Topic
+	case need == minEventLines && len(pv.Rows) <= maxPartitionLines &&
+		fullRest(h, reserved+2+len(lines), footer)-need-2 >= fullMiddleMin:
+		// Not during a narration: its step is the lesson then, and the
+		// tables keep their rows beside it.
 		return lines, " · partitions of " + pv.Topic
 	case m.eventsRoom(h, reserved+2+1, footer) >= need || !pv.SingleNode || pv.Growth != nil:
 		// With a replicated cluster the leaders and ISRs are the lesson,
