@@ -98,8 +98,8 @@ func (v verdictTally) String() string {
 }
 
 // watchSteady reads the screen every 250 ms for d and fails at the first
-// screen with a column or footer key missing, or a sensor whose verdict is
-// not exact. It returns how many screens and verdict cells it read.
+// screen with a column or footer key missing, a sensor whose verdict is
+// not exact, or consumer-current's lag above one round of the fleet. It returns how many screens and verdict cells it read.
 func watchSteady(t *testing.T, tm *tmuxTerm, what string, d time.Duration) (screens int, tally verdictTally) {
 	t.Helper()
 	tally = verdictTally{}
@@ -125,6 +125,12 @@ func watchSteady(t *testing.T, tm *tmuxTerm, what string, d time.Duration) (scre
 			}
 			if n, ok := lagValue(r.Lag); ok && name == "consumer-current" {
 				currentMax = max(currentMax, n)
+				// Its lag is its own position against the watermark it
+				// fetched with: keeping up, it is never more than the one
+				// round of 10 messages the fleet publishes each second.
+				if n > 10 {
+					t.Fatalf("%s, screen %d: consumer-current's lag %d, more than one round of the fleet, while it keeps up:\n%s", what, screens, n, s)
+				}
 			}
 		}
 		for id, r := range rows {
