@@ -2,6 +2,7 @@ package audit
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 )
 
@@ -36,6 +37,9 @@ type AckCheck struct {
 	// read, and it reads on).
 	missing []Acked
 	latest  map[int32]Acked
+	// earlier: per partition, the last record added before the latest
+	// one's round (a payload timestamp before it).
+	earlier map[int32]Acked
 	// unchecked, gaps: the records the log could not list (AddGap).
 	unchecked int64
 	gaps      []AckGap
@@ -43,7 +47,7 @@ type AckCheck struct {
 
 // NewAckCheck returns a check that has seen no acknowledged record.
 func NewAckCheck() *AckCheck {
-	return &AckCheck{pending: map[int32][]Acked{}, latest: map[int32]Acked{}}
+	return &AckCheck{pending: map[int32][]Acked{}, latest: map[int32]Acked{}, earlier: map[int32]Acked{}}
 }
 
 // Add takes acknowledged records in the log's order.
@@ -52,6 +56,9 @@ func (c *AckCheck) Add(recs ...Acked) {
 		c.acknowledged++
 		c.pending[r.Partition] = append(c.pending[r.Partition], r)
 		c.npend++
+		if prev, ok := c.latest[r.Partition]; ok && prev.Timestamp < r.Timestamp {
+			c.earlier[r.Partition] = prev
+		}
 		c.latest[r.Partition] = r
 	}
 }
@@ -67,8 +74,9 @@ type AckSummary struct {
 	// Missing: records the topic does not hold, as far as the audit has
 	// read, by partition then offset.
 	Missing []Acked
-	// Latest: per partition, the last record added.
-	Latest map[int32]Acked
+	// Latest: per partition, the last record added; EarlierRound: the last
+	// one added before Latest's round (an earlier payload timestamp).
+	Latest, EarlierRound map[int32]Acked
 	// Unchecked: of Acknowledged, the records the log could not list, in
 	// Gaps: neither held nor missing, Missing says nothing about them.
 	Unchecked int64
@@ -119,5 +127,5 @@ func (c *AckCheck) Check(t Truth) AckSummary {
 		latest[p] = r
 	}
 	return AckSummary{Acknowledged: c.acknowledged, Held: c.held, Pending: int64(c.npend),
-		Missing: slices.Clone(missing), Latest: latest, Unchecked: c.unchecked, Gaps: slices.Clone(c.gaps)}
+		Missing: slices.Clone(missing), Latest: latest, EarlierRound: maps.Clone(c.earlier), Unchecked: c.unchecked, Gaps: slices.Clone(c.gaps)}
 }

@@ -42,6 +42,13 @@ func TestAckCheckByContent(t *testing.T) {
 	if s.Latest[0].Timestamp != 8000 || s.Latest[1].Timestamp != 1000 {
 		t.Fatalf("latest %+v", s.Latest)
 	}
+	// The round before the latest: partition 1 has had one round only.
+	if r, ok := s.EarlierRound[0]; !ok || r.Timestamp != 7000 {
+		t.Fatalf("earlier round %+v", s.EarlierRound)
+	}
+	if _, ok := s.EarlierRound[1]; ok {
+		t.Fatalf("earlier round of partition 1 %+v", s.EarlierRound)
+	}
 	// The topic reads on: the pending one lands where it was told.
 	l.Add(0, 5, []byte("sensor-a"), encode(t, "sensor-a", 8000, 5, 5))
 	if s = c.Check(l.Snapshot()); s.Pending != 0 || s.Held != 5 || len(s.Missing) != 2 {

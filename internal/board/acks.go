@@ -38,8 +38,9 @@ type AckedCheck struct {
 	// the audit has read, by partition then offset.
 	Missing []LostWrite
 	// Latest: per partition, the latest record acknowledged (the last
-	// line of the log for it).
-	Latest map[int32]AckedRecord
+	// line of the log for it); EarlierRound: the last one acknowledged
+	// before Latest's round (an earlier payload timestamp).
+	Latest, EarlierRound map[int32]AckedRecord
 	// Unchecked: of Acknowledged, the records the log could not list, in
 	// Gaps (in the log's order); Missing says nothing about them.
 	Unchecked int64
@@ -129,6 +130,7 @@ func (b *Board) ackedCheck(v AckedCheck) {
 	}
 	v.Missing = slices.Clone(v.Missing)
 	v.Latest = maps.Clone(v.Latest)
+	v.EarlierRound = maps.Clone(v.EarlierRound)
 	v.Gaps = slices.Clone(v.Gaps)
 	b.acks.check, b.acks.seen = v, true
 	b.sayGaps(v)
@@ -203,10 +205,11 @@ type AcksView struct {
 	// Seen: the log of acknowledged records was read at least once.
 	Seen bool
 	At   time.Time
-	// Acknowledged, Pending, Missing and Latest as the latest AckedCheck.
+	// Acknowledged, Pending, Missing, Latest and EarlierRound as the
+	// latest AckedCheck.
 	Acknowledged, Pending int64
 	Missing               []LostWrite
-	Latest                map[int32]AckedRecord
+	Latest, EarlierRound  map[int32]AckedRecord
 	// Unchecked, Gaps: the records the log could not list; LogFailing:
 	// the producer's error while its log fails (until its marker).
 	Unchecked  int64
@@ -224,7 +227,7 @@ type AcksView struct {
 func (b *Board) Acks() AcksView {
 	c := b.acks.check
 	v := AcksView{Setting: b.AcksSetting(), Seen: b.acks.seen, At: c.At, Acknowledged: c.Acknowledged, Pending: c.Pending,
-		Missing: slices.Clone(c.Missing), Latest: maps.Clone(c.Latest), Unchecked: c.Unchecked, Gaps: slices.Clone(c.Gaps), LogFailing: b.acks.logFailing, Err: c.Err}
+		Missing: slices.Clone(c.Missing), Latest: maps.Clone(c.Latest), EarlierRound: maps.Clone(c.EarlierRound), Unchecked: c.Unchecked, Gaps: slices.Clone(c.Gaps), LogFailing: b.acks.logFailing, Err: c.Err}
 	if p := b.procs[Producer]; p != nil && p.alive() {
 		v.Running = b.acks.running
 		if w := b.acks.waiting; w.pid == p.pid {
@@ -260,6 +263,17 @@ func (b *Board) AcksSetting() string {
 func (v AcksView) AckedSince(partition int32, t time.Time) bool {
 	r, ok := v.Latest[partition]
 	return ok && r.Timestamp > t.UnixMilli()
+}
+
+// AckedInTwoRoundsSince reports whether the producer acknowledged records
+// on partition from two rounds (payload timestamps) after t. Followers
+// frozen at t can still get the first round: the fetch each sent before
+// the freeze waits at the leader, is answered with it, and lies in their
+// socket until they are thawed. The second round has no fetch to go out
+// on: only the leader has it.
+func (v AcksView) AckedInTwoRoundsSince(partition int32, t time.Time) bool {
+	r, ok := v.EarlierRound[partition]
+	return ok && r.Timestamp > t.UnixMilli() && v.AckedSince(partition, t)
 }
 
 // ReportAcks is the report's acks: the setting the producer writes with

@@ -128,4 +128,17 @@ func TestWaitingAndFrozenAt(t *testing.T) {
 	if !v.AckedSince(2, at(2)) || v.AckedSince(2, at(3)) || v.AckedSince(0, at(0)) {
 		t.Fatal("AckedSince")
 	}
+	// One round since the freeze may still reach the frozen followers; a
+	// second has only the leader.
+	if v.AckedInTwoRoundsSince(2, at(2)) {
+		t.Fatal("AckedInTwoRoundsSince with one round since the freeze")
+	}
+	v.EarlierRound = map[int32]AckedRecord{2: {Partition: 2, Offset: 8, Timestamp: at(1.5).UnixMilli()}}
+	if v.AckedInTwoRoundsSince(2, at(2)) {
+		t.Fatal("AckedInTwoRoundsSince with the earlier round before the freeze")
+	}
+	v.EarlierRound[2] = AckedRecord{Partition: 2, Offset: 8, Timestamp: at(2.2).UnixMilli()}
+	if !v.AckedInTwoRoundsSince(2, at(2)) || v.AckedInTwoRoundsSince(2, at(2.3)) {
+		t.Fatal("AckedInTwoRoundsSince")
+	}
 }

@@ -273,7 +273,7 @@ func (l *Lab) pollAcked(_ context.Context, a *ackedPoll) {
 // ackedInput is a check's summary in the board's terms.
 func ackedInput(at time.Time, s audit.AckSummary) board.AckedCheck {
 	in := board.AckedCheck{At: at, Acknowledged: s.Acknowledged, Pending: s.Pending, Unchecked: s.Unchecked,
-		Latest: make(map[int32]board.AckedRecord, len(s.Latest))}
+		Latest: make(map[int32]board.AckedRecord, len(s.Latest)), EarlierRound: make(map[int32]board.AckedRecord, len(s.EarlierRound))}
 	for _, g := range s.Gaps {
 		in.Gaps = append(in.Gaps, boardGap(g))
 	}
@@ -282,6 +282,9 @@ func ackedInput(at time.Time, s audit.AckSummary) board.AckedCheck {
 	}
 	for p, r := range s.Latest {
 		in.Latest[p] = boardAcked(r)
+	}
+	for p, r := range s.EarlierRound {
+		in.EarlierRound[p] = boardAcked(r)
 	}
 	return in
 }

@@ -170,14 +170,15 @@ func acksRunning(acks lesson.Acks) *Cond {
 	}
 }
 
-// ackedAlone: the followers are frozen and the producer logged a write of
-// their partition acknowledged after they froze (acks=1: the leader alone
-// has it).
+// ackedAlone: the followers are frozen and the producer logged writes of
+// their partition acknowledged in two rounds after they froze (acks=1:
+// the leader alone has the second; the first may lie in the frozen
+// followers' sockets, AckedInTwoRoundsSince).
 var ackedAlone = &Cond{
-	What: "a write acknowledged by the leader after its followers froze (logged by the producer)",
+	What: "writes acknowledged by the leader alone: a second round since its followers froze (logged by the producer)",
 	Holds: func(o Observation) bool {
 		r, at, ok := frozenPartition(o)
-		return ok && o.Acks.AckedSince(r.Partition, at)
+		return ok && o.Acks.AckedInTwoRoundsSince(r.Partition, at)
 	},
 }
 
@@ -449,8 +450,11 @@ var acksLoss = Scenario{
 			Title: "Freeze followers, kill leader",
 			Say: "The dashboard freezes (SIGSTOP) the two followers: they stop copying, but the controller keeps " +
 				"them in the ISR until it misses their heartbeats for 5 s (broker.session.timeout.ms). The " +
-				"leader goes on confirming writes only it has. As soon as the producer logs one, the dashboard " +
-				"kills the leader (SIGKILL) and thaws the followers: frozen a second or two, never fenced.",
+				"leader goes on confirming writes. The first round after the freeze may still reach them: the fetch " +
+				"each sent before it waits at the leader, is answered with that round, and lies in their socket " +
+				"until they wake. The second round has no fetch to go out on: only the leader has it. As soon " +
+				"as the producer logs it, the dashboard kills the leader (SIGKILL) and thaws the followers: " +
+				"frozen two or three seconds, never fenced.",
 			Watch: "Two broker rows frozen, then the leader crashed and the followers thawed, within a couple of seconds.",
 			Event: "thawed",
 			From:  freezeFollowers,
