@@ -30,9 +30,11 @@ const AckedFlushEvery = 200 * time.Millisecond
 // acked.ndjson in the dashboard's run directory): a record of the
 // telemetry whose delivery report came without an error, where the broker
 // said it stored it, its key, the message's own timestamp field (epoch ms,
-// as in its JSON value) and the acks setting it was produced with ("1" or
-// "all"). The malformed records inject-bad publishes are not in it: they
-// have no timestamp to be found by.
+// as in its JSON value) and the acks setting it was produced with ("all",
+// "1" or "0"). With acks=0 the broker confirms nothing: the line says the
+// record was sent, and its offset is UnknownOffset. The malformed records
+// inject-bad publishes are not in it: they have no timestamp to be found
+// by.
 type AckedRecord struct {
 	Partition int32  `json:"partition"`
 	Offset    int64  `json:"offset"`
@@ -40,6 +42,13 @@ type AckedRecord struct {
 	Timestamp int64  `json:"timestamp"`
 	Acks      string `json:"acks"`
 }
+
+// UnknownOffset is the offset of a record sent with acks=0. librdkafka's
+// report of one carries no offset: the first record of a batch reports
+// -1001 (kafka.OffsetInvalid) and the next ones count up from it, so a
+// batch of over a thousand reports offsets from 0 on that the broker never
+// gave.
+const UnknownOffset = -1
 
 // ackedLog appends AckedRecords to a file, buffered; nil logs nothing.
 // Safe for concurrent use: the delivery reports add to it, the publishing

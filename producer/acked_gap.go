@@ -26,7 +26,9 @@ type AckedGap struct {
 	Error      string              `json:"error"`
 }
 
-// AckedGapPartition is a gap's records on one partition.
+// AckedGapPartition is a gap's records on one partition. The offsets bound
+// the records the broker gave one: UnknownOffset both when it gave none
+// (every one was sent with acks=0).
 type AckedGapPartition struct {
 	Partition   int32 `json:"partition"`
 	FirstOffset int64 `json:"first_offset"`
@@ -57,10 +59,16 @@ func (g *ackedGap) add(r pendingAck) {
 	}
 	p := g.parts[r.partition]
 	if p == nil {
-		p = &AckedGapPartition{Partition: r.partition, FirstOffset: r.offset, LastOffset: r.offset}
+		p = &AckedGapPartition{Partition: r.partition, FirstOffset: UnknownOffset, LastOffset: UnknownOffset}
 		g.parts[r.partition] = p
 	}
-	p.FirstOffset, p.LastOffset = min(p.FirstOffset, r.offset), max(p.LastOffset, r.offset)
+	// A record sent with acks=0 has no offset to bound the span with.
+	if r.offset != UnknownOffset {
+		if p.FirstOffset == UnknownOffset || r.offset < p.FirstOffset {
+			p.FirstOffset = r.offset
+		}
+		p.LastOffset = max(p.LastOffset, r.offset)
+	}
 	p.Count++
 }
 

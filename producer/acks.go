@@ -27,7 +27,7 @@ type AcksResult struct {
 }
 
 // switchAcks serves an AcksRequest on the publishing loop. librdkafka
-// cannot change acks (nor idempotence, which acks=1 turns off) on a live
+// cannot change acks (nor idempotence, which acks=1 and acks=0 turn off) on a live
 // producer: every record in flight is flushed first, then the producer is
 // closed and a new one made with the new setting. A flush that does not
 // finish (the broker refuses the writes) refuses the switch: closing would
@@ -58,7 +58,7 @@ func (l *publishLoop) switchAcks(ctx context.Context, req AcksRequest) (err erro
 	return nil
 }
 
-// acksHandler serves POST /acks?to=all|1: the request is handed to the
+// acksHandler serves POST /acks?to=all|1|0: the request is handed to the
 // publishing loop and answered once the new producer runs.
 func acksHandler(ctx context.Context, acks chan<- AcksRequest) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

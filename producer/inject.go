@@ -149,7 +149,7 @@ func injectOnce(ctx context.Context, cfg Config, em *status.Emitter, log *slog.L
 // serveHTTP serves POST /inject-bad?n=N (default one of each kind): the
 // request is handed to the publishing loop, and the answer lists where
 // each record landed; POST /history?n=N (historyHandler) and POST
-// /acks?to=all|1 (acksHandler). It returns a
+// /acks?to=all|1|0 (acksHandler). It returns a
 // function that stops the server.
 func serveHTTP(ctx context.Context, addr string, inject chan<- InjectRequest, history chan<- HistoryRequest, acks chan<- AcksRequest, em *status.Emitter, log *slog.Logger) (func(), error) {
 	ln, err := net.Listen("tcp", addr)

@@ -71,7 +71,7 @@ func parseFlags(args []string) (cfg Config, preload int, err error) {
 	fs.BoolVar(&cfg.LogAcks, "log-acks", os.Getenv("KRL_LOG_ACKS") == "1", "log every acknowledged message on stderr (env KRL_LOG_ACKS=1)")
 	fs.IntVar(&cfg.InjectBad, "inject-bad", 0, fmt.Sprintf("publish N malformed records of every kind in turn (%d = one of each) and exit", BadCycle))
 	fs.StringVar(&cfg.HTTP, "http", "127.0.0.1:0", "listen address of POST /inject-bad?n=N and POST /history?n=N (empty: no HTTP server)")
-	acks := fs.String("acks", string(lesson.AcksAll), "acks setting: all (idempotent) or 1 (the leader alone; idempotence off); POST /acks?to=all|1 switches it")
+	acks := fs.String("acks", string(lesson.AcksAll), "acks setting: all (idempotent), 1 (the leader alone; idempotence off) or 0 (no confirmation of receipt; idempotence off); POST /acks?to=all|1|0 switches it")
 	fs.StringVar(&cfg.AckedLog, "acked-log", "", "append every acknowledged record to this file, one JSON line each (partition, offset, key, timestamp, acks)")
 	fs.IntVar(&preload, "preload", 0, "publish `N` messages of back-dated history as fast as the broker takes them, and exit (benchmarks: scripts/bench.sh)")
 	if err := cli.Parse(fs, args); err != nil {

@@ -259,12 +259,16 @@ func (pub *publisher) reports(p *kafka.Producer, acks lesson.Acks) {
 			// being handled after it would clear a later recoverFrom's down.
 			pub.delivered.Add(1)
 			pub.lastAck.Store(time.Now().UnixNano())
+			offset := int64(e.TopicPartition.Offset)
+			if !acks.Confirmed() {
+				offset = UnknownOffset
+			}
 			if ts, ok := e.Opaque.(int64); ok {
-				pub.acked.add(e.TopicPartition.Partition, int64(e.TopicPartition.Offset), e.Key, ts, acks)
+				pub.acked.add(e.TopicPartition.Partition, offset, e.Key, ts, acks)
 			}
 			if pub.cfg.LogAcks {
 				pub.log.Info("acked", "sensor", string(e.Key), "ts", e.Opaque,
-					"partition", e.TopicPartition.Partition, "offset", int64(e.TopicPartition.Offset))
+					"partition", e.TopicPartition.Partition, "offset", offset)
 			}
 			if pub.down.CompareAndSwap(true, false) {
 				pub.log.Info("broker reachable again", "brokers", pub.cfg.Brokers)

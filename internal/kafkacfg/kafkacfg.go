@@ -66,6 +66,11 @@ func Producer(brokers string) *kafka.ConfigMap { return ProducerAcks(brokers, le
 // ("Configuration property `acks` must be set to `all` when
 // `enable.idempotence` is true"), so a record retried after a lost
 // acknowledgement can be written twice, and retries may reorder a key.
+// acks=0 turns it off too: librdkafka counts a record delivered once it is
+// written to the broker's connection and reports no offset (the report's
+// offset is a placeholder, see producer/acked.go). While no broker
+// connection is up it sends nothing and holds the records, as with the
+// other settings, for up to message.timeout.ms.
 func ProducerAcks(brokers string, acks lesson.Acks) *kafka.ConfigMap {
 	c := Base(brokers, "krl-producer")
 	c["enable.idempotence"] = acks.Idempotent()

@@ -13,10 +13,15 @@ const (
 	// itself (acks=1). librdkafka allows no idempotence with it, so a
 	// retry after a lost acknowledgement can be written twice.
 	AcksLeader Acks = "1"
+	// AcksNone: the producer does not wait for the broker at all (acks=0):
+	// a record counts as sent once written to the broker's connection, and
+	// the broker answers nothing, not even an offset. librdkafka allows no
+	// idempotence with it, and retries nothing, since it sees no error.
+	AcksNone Acks = "0"
 )
 
 // AcksSettings lists the settings in the order the a key cycles them.
-var AcksSettings = []Acks{AcksAll, AcksLeader}
+var AcksSettings = []Acks{AcksAll, AcksLeader, AcksNone}
 
 // ParseAcks validates an acks setting.
 func ParseAcks(s string) (Acks, error) {
@@ -27,11 +32,18 @@ func ParseAcks(s string) (Acks, error) {
 func (a Acks) Other() Acks { return following(AcksSettings, a) }
 
 // Idempotent reports whether a producer with this setting is idempotent.
-func (a Acks) Idempotent() bool { return a != AcksLeader }
+func (a Acks) Idempotent() bool { return a != AcksLeader && a != AcksNone }
+
+// Confirmed reports whether the broker confirms each write, with its
+// offset: every setting but acks=0.
+func (a Acks) Confirmed() bool { return a != AcksNone }
 
 // Gist is Meaning in a status line's room.
 func (a Acks) Gist() string {
-	if a == AcksLeader {
+	switch a {
+	case AcksNone:
+		return "acks=0: no confirmation of receipt; a record the broker never stored is lost, still counted as sent"
+	case AcksLeader:
 		return "acks=1: the leader alone confirms a write; idempotence off"
 	}
 	return "acks=all: a write is confirmed once every in-sync replica has it; idempotent"
@@ -39,7 +51,12 @@ func (a Acks) Gist() string {
 
 // Meaning is what the setting means, in a sentence for the timeline.
 func (a Acks) Meaning() string {
-	if a == AcksLeader {
+	switch a {
+	case AcksNone:
+		return "acks=0: fire and forget, the producer does not wait for the broker at all and counts a record as sent " +
+			"once written to the broker's connection; the broker confirms nothing, not even an offset, so a record " +
+			"it never stored (it crashed or stopped with the record still on its way) is lost, and the producer still counts it as sent; idempotence off"
+	case AcksLeader:
 		return "acks=1: the leader confirms a write alone, before any follower has it; " +
 			"idempotence off (librdkafka requires acks=all for it), so a retried write can land twice"
 	}

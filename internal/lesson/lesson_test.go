@@ -73,19 +73,25 @@ func TestRebuildCycle(t *testing.T) {
 }
 
 func TestAcks(t *testing.T) {
-	for _, s := range []string{"all", "1"} {
+	for _, s := range []string{"all", "1", "0"} {
 		a, err := ParseAcks(s)
 		if err != nil || string(a) != s {
 			t.Fatalf("ParseAcks(%q) = %q, %v", s, a, err)
 		}
-		if a.Other().Other() != a || a.Other() == a {
+		if a.Other().Other().Other() != a || a.Other() == a {
 			t.Fatalf("%q.Other() cycle broken: %q", a, a.Other())
 		}
 	}
-	if _, err := ParseAcks("0"); err == nil {
-		t.Fatal("acks 0 accepted")
+	if AcksAll.Other() != AcksLeader || AcksLeader.Other() != AcksNone || AcksNone.Other() != AcksAll {
+		t.Fatal("the a key does not cycle all, 1, 0")
 	}
-	if AcksLeader.Idempotent() || !AcksAll.Idempotent() {
+	if _, err := ParseAcks("2"); err == nil {
+		t.Fatal("acks 2 accepted")
+	}
+	if AcksLeader.Idempotent() || AcksNone.Idempotent() || !AcksAll.Idempotent() {
 		t.Fatal("only acks=all is idempotent")
+	}
+	if AcksNone.Confirmed() || !AcksLeader.Confirmed() || !AcksAll.Confirmed() {
+		t.Fatal("only acks=0 goes unconfirmed")
 	}
 }

@@ -25,7 +25,7 @@
 //	backlog 4000                          the producer publishes 4,000 messages of history at once (nothing else)
 //	mode consumer-usage guarded           naive|guarded, from the next start
 //	reset consumer-usage earliest         latest|earliest, from the next start
-//	acks 1                                the producer's acks: 1|all (a running producer flushes and switches)
+//	acks 1                                the producer's acks: all|1|0 (a running producer flushes and switches)
 //	scale consumer-usage 3                run 1–3 instances of consumer-usage in its group
 //	effect-delay consumer-usage-2 8s      hold each of that instance's usage writes 8s (0..1m; 0 = none)
 //	wait-held consumer-usage 30s          wait until that instance holds a usage write; fail after 30s

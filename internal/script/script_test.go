@@ -477,7 +477,7 @@ func (f *fakeTarget) SetAcks(acks string) error                          { retur
 
 // TestAcks: acks takes all or 1, prints back, and reaches the target.
 func TestAcks(t *testing.T) {
-	for _, line := range []string{"acks 1", "acks all"} {
+	for _, line := range []string{"acks 1", "acks all", "acks 0"} {
 		as, err := ParseString(line)
 		if err != nil || len(as) != 1 || as[0].String() != line {
 			t.Fatalf("%q: %v %v", line, as, err)
@@ -492,7 +492,7 @@ func TestAcks(t *testing.T) {
 	}
 	for line, want := range map[string]string{
 		"acks":            "missing acks setting",
-		"acks 0":          `unknown acks setting "0"`,
+		"acks 2":          `unknown acks setting "2"`,
 		"acks producer 1": `unknown acks setting "producer"`,
 		"acks 1 all":      "unexpected",
 	} {
