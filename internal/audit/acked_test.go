@@ -206,3 +206,64 @@ func BenchmarkAckCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestAckCheckNoOffset: records sent with acks=0 have no offset. One the
+// topic does not hold is lost only once a record the producer sent after
+// it, in its partition, is found; until then it is pending.
+func TestAckCheckNoOffset(t *testing.T) {
+	none := func(p int32, key string, ts int64) Acked {
+		return Acked{Partition: p, Offset: NoOffset, Key: key, Timestamp: ts, Acks: "0"}
+	}
+	l := NewLedger()
+	l.Add(0, 0, []byte("a"), encode(t, "a", 1000, 1, 1))
+	l.Add(1, 0, []byte("c"), encode(t, "c", 1500, 1, 1))
+	c := NewAckCheck()
+	c.Add(
+		none(0, "a", 1000),
+		none(0, "b", 1000), // lost: the broker never stored it
+		none(1, "c", 1500), // sent after b, in another partition
+		none(0, "a", 2000),
+		none(0, "b", 2000),
+	)
+	s := c.Check(l.Snapshot())
+	if len(s.Missing) != 0 || s.Held != 2 || s.Pending != 3 || s.PendingUnplaced != 3 || s.Unconfirmed != 5 || s.Acknowledged != 5 {
+		t.Fatalf("before a record sent after b@1000 is read in its partition: %+v", s)
+	}
+	// The audit reads a@2000: b@1000, between two held records, is lost;
+	// b@2000, with nothing sent after it, is still pending.
+	l.Add(0, 1, []byte("a"), encode(t, "a", 2000, 2, 2))
+	s = c.Check(l.Snapshot())
+	if want := []Acked{none(0, "b", 1000)}; !slices.Equal(s.Missing, want) || s.Held != 3 || s.Pending != 1 || s.PendingUnplaced != 1 {
+		t.Fatalf("after a@2000 is read: %+v, want missing %v, 3 held, 1 pending", s, want)
+	}
+	// The last one lands.
+	l.Add(0, 2, []byte("b"), encode(t, "b", 2000, 2, 2))
+	if s = c.Check(l.Snapshot()); len(s.Missing) != 1 || s.Held != 4 || s.Pending != 0 {
+		t.Fatalf("after b@2000 is read: %+v", s)
+	}
+}
+
+// TestAckCheckNoOffsetBySendOrder: what was sent after a record is what
+// the log lists after it, whatever the stamps say. After a history burst
+// one sensor's stamps run ahead of another's: x@5000 was sent before
+// y@3000, and finding it says nothing about y.
+func TestAckCheckNoOffsetBySendOrder(t *testing.T) {
+	l := NewLedger()
+	l.Add(0, 0, []byte("x"), encode(t, "x", 5000, 1, 1))
+	c := NewAckCheck()
+	c.Add(
+		Acked{Partition: 0, Offset: NoOffset, Key: "x", Timestamp: 5000, Acks: "0"},
+		Acked{Partition: 0, Offset: NoOffset, Key: "y", Timestamp: 3000, Acks: "0"},
+	)
+	if s := c.Check(l.Snapshot()); len(s.Missing) != 0 || s.Pending != 1 {
+		t.Fatalf("y@3000, sent after the only record read: %+v, want pending", s)
+	}
+	// A write acknowledged with an offset, sent after y and found, settles
+	// it: y is lost.
+	c.Add(Acked{Partition: 0, Offset: 1, Key: "x", Timestamp: 5001, Acks: "1"})
+	l.Add(0, 1, []byte("x"), encode(t, "x", 5001, 2, 2))
+	s := c.Check(l.Snapshot())
+	if len(s.Missing) != 1 || s.Missing[0].Key != "y" || s.Pending != 0 || s.Held != 2 || s.Unconfirmed != 2 {
+		t.Fatalf("after x@5001 (acks=1) is read: %+v", s)
+	}
+}

@@ -98,14 +98,21 @@ func (t Truth) Holds(key string, ts int64, partition int32, offset int64) (held,
 	if got, ok := t.contents[seriesKey{key, partition}].at(offset); ok && got == ts {
 		return true, true
 	}
+	return t.HoldsAnywhere(key, ts), true
+}
+
+// HoldsAnywhere reports whether the topic, as far as the audit has read
+// it, holds a record of key with timestamp ts, in any of the key's
+// partitions, at any offset.
+func (t Truth) HoldsAnywhere(key string, ts int64) bool {
 	st, ok := t.Sensor(key)
 	if !ok {
-		return false, true
+		return false
 	}
 	for _, p := range st.PartitionIDs {
 		if t.contents[seriesKey{key, p}].holds(ts) {
-			return true, true
+			return true
 		}
 	}
-	return false, true
+	return false
 }
