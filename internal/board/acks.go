@@ -16,7 +16,7 @@ import (
 // confirms it), a stopped one starts with it.
 type AcksSetting struct {
 	At   time.Time
-	Acks string // "all" or "1"
+	Acks string // "all", "1" or "0"
 	// Err: the running producer did not switch (Acks is then the setting
 	// it keeps).
 	Err error
@@ -31,11 +31,17 @@ type AcksSetting struct {
 type AckedCheck struct {
 	At time.Time
 	// Acknowledged: the records the log lists so far; Pending: of them,
-	// those at offsets the audit has not read yet (neither held nor
-	// missing yet).
+	// those not settled yet (neither held nor missing yet): at offsets
+	// the audit has not read, or sent with acks=0 and not found with no
+	// record sent after them found.
 	Acknowledged, Pending int64
+	// Unconfirmed: of Acknowledged, the records sent with acks=0, which
+	// the broker never confirmed (no offset); PendingUnplaced: of Pending,
+	// those.
+	Unconfirmed, PendingUnplaced int64
 	// Missing: acknowledged records the topic does not hold, as far as
-	// the audit has read, by partition then offset.
+	// the audit has read, by partition then offset (those sent with
+	// acks=0, with no offset, first).
 	Missing []LostWrite
 	// Latest: per partition, the latest record acknowledged (the last
 	// line of the log for it); EarlierRound: the last one acknowledged
@@ -51,7 +57,8 @@ type AckedCheck struct {
 
 // AckedRecord is one record the producer acknowledged: where the broker
 // said it stored it, its key, the message's own timestamp (epoch ms) and
-// the acks setting it was produced with.
+// the acks setting it was produced with. One sent with acks=0 has no
+// offset: Offset is negative.
 type AckedRecord struct {
 	Partition int32
 	Offset    int64
@@ -59,6 +66,10 @@ type AckedRecord struct {
 	Timestamp int64
 	Acks      string
 }
+
+// Placed reports whether the broker said where it stored r (every acks
+// setting but 0).
+func (r AckedRecord) Placed() bool { return r.Offset >= 0 }
 
 // LostWrite is an acknowledged record the topic does not hold.
 type LostWrite = AckedRecord
@@ -148,23 +159,69 @@ func (b *Board) ackedCheck(v AckedCheck) {
 	if b.acks.lostSaid == nil {
 		b.acks.lostSaid = map[AckedRecord]bool{}
 	}
+	var placed, unplaced []LostWrite
 	for _, w := range fresh {
 		b.acks.lostSaid[w] = true
+		if w.Placed() {
+			placed = append(placed, w)
+		} else {
+			unplaced = append(unplaced, w)
+		}
 	}
-	b.event(v.At, "", LevelBad, fmt.Sprintf("%s lost: %s, not in the topic (it holds other records at those offsets)",
-		Plural(int64(len(fresh)), "acknowledged write"), LostRanges(fresh)))
+	if len(placed) > 0 {
+		b.event(v.At, "", LevelBad, fmt.Sprintf("%s lost: %s, not in the topic (it holds other records at those offsets)",
+			Plural(int64(len(placed)), "acknowledged write"), LostRanges(placed)))
+	}
+	if len(unplaced) > 0 {
+		b.event(v.At, "", LevelBad, fmt.Sprintf("%s sent with acks=0 lost, %s: not in the topic; the producer counted them as sent",
+			Plural(int64(len(unplaced)), "record"), UnplacedCounts(unplaced)))
+	}
+}
+
+// UnplacedCounts says how many of the lost writes sent with acks=0 (no
+// offset) each partition had: "1 in p0, 2 in p2".
+func UnplacedCounts(lost []LostWrite) string {
+	n := map[int32]int{}
+	for _, w := range lost {
+		if !w.Placed() {
+			n[w.Partition]++
+		}
+	}
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(n)) {
+		parts = append(parts, fmt.Sprintf("%d in p%d", n[p], p))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // LostRanges says where lost writes were acknowledged, by partition with
-// runs of offsets and their acks setting: "p1 offsets 120–134, 140 (acks=1)".
+// runs of offsets and their acks setting: "p1 offsets 120–134, 140 (acks=1)";
+// those sent with acks=0 have no offset and are counted: "p2 3 sent with
+// acks=0".
 func LostRanges(lost []LostWrite) string {
 	byPart := map[int32][]LostWrite{}
+	unplaced := map[int32]int64{}
 	for _, w := range lost {
+		if !w.Placed() {
+			unplaced[w.Partition]++
+			continue
+		}
 		byPart[w.Partition] = append(byPart[w.Partition], w)
 	}
 	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(unplaced)) {
+		if _, ok := byPart[p]; !ok {
+			byPart[p] = nil
+		}
+	}
 	for _, p := range slices.Sorted(maps.Keys(byPart)) {
+		if n := unplaced[p]; n > 0 {
+			parts = append(parts, fmt.Sprintf("p%d %d sent with acks=0", p, n))
+		}
 		ws := byPart[p]
+		if len(ws) == 0 {
+			continue
+		}
 		slices.SortFunc(ws, func(a, c LostWrite) int { return cmp.Compare(a.Offset, c.Offset) })
 		var runs []string
 		acks := map[string]bool{}
@@ -205,11 +262,12 @@ type AcksView struct {
 	// Seen: the log of acknowledged records was read at least once.
 	Seen bool
 	At   time.Time
-	// Acknowledged, Pending, Missing, Latest and EarlierRound as the
-	// latest AckedCheck.
-	Acknowledged, Pending int64
-	Missing               []LostWrite
-	Latest, EarlierRound  map[int32]AckedRecord
+	// Acknowledged, Pending, Unconfirmed, PendingUnplaced, Missing, Latest
+	// and EarlierRound as the latest AckedCheck.
+	Acknowledged, Pending        int64
+	Unconfirmed, PendingUnplaced int64
+	Missing                      []LostWrite
+	Latest, EarlierRound         map[int32]AckedRecord
 	// Unchecked, Gaps: the records the log could not list; LogFailing:
 	// the producer's error while its log fails (until its marker).
 	Unchecked  int64
@@ -227,6 +285,7 @@ type AcksView struct {
 func (b *Board) Acks() AcksView {
 	c := b.acks.check
 	v := AcksView{Setting: b.AcksSetting(), Seen: b.acks.seen, At: c.At, Acknowledged: c.Acknowledged, Pending: c.Pending,
+		Unconfirmed: c.Unconfirmed, PendingUnplaced: c.PendingUnplaced,
 		Missing: slices.Clone(c.Missing), Latest: maps.Clone(c.Latest), EarlierRound: maps.Clone(c.EarlierRound), Unchecked: c.Unchecked, Gaps: slices.Clone(c.Gaps), LogFailing: b.acks.logFailing, Err: c.Err}
 	if p := b.procs[Producer]; p != nil && p.alive() {
 		v.Running = b.acks.running
@@ -237,8 +296,18 @@ func (b *Board) Acks() AcksView {
 	return v
 }
 
-// acksLeader: the producer writes with acks=1.
-func (b *Board) acksLeader() bool { return b.producerAcks() == string(lesson.AcksLeader) }
+// acksUnrefused: the producer writes with acks=1 or acks=0, which the
+// leader takes whatever its ISR (min.insync.replicas binds acks=all only).
+func (b *Board) acksUnrefused() bool { return b.producerAcks() != string(lesson.AcksAll) }
+
+// unrefusedAcks is the producer's acks when no ISR refuses its writes
+// (acksUnrefused), else "".
+func (b *Board) unrefusedAcks() string {
+	if !b.acksUnrefused() {
+		return ""
+	}
+	return b.producerAcks()
+}
 
 // producerAcks is the running producer's acks as it said, else the
 // setting it starts with.
@@ -284,10 +353,15 @@ func (v AcksView) AckedInTwoRoundsSince(partition int32, t time.Time) bool {
 // Checked ones only: the Unchecked, in UncheckedSpans, are records the log
 // could not list (a full disk), counted but not looked up. LogError: the
 // producer's log fails at the end of the run, so the acks since are
-// neither counted nor checked.
+// neither counted nor checked. Unconfirmed: of Acknowledged, the records
+// sent with acks=0, which the broker never confirmed; Pending: of Checked,
+// those not settled yet (a record sent with acks=0 that the topic does
+// not hold is missing only once one sent after it is found).
 type ReportAcks struct {
 	Setting        string             `json:"setting"`
 	Acknowledged   int64              `json:"acknowledged"`
+	Unconfirmed    int64              `json:"unconfirmed"`
+	Pending        int64              `json:"pending"`
 	Checked        int64              `json:"checked"`
 	Unchecked      int64              `json:"unchecked"`
 	UncheckedSpans []ReportAckGap     `json:"unchecked_spans"`
@@ -296,24 +370,30 @@ type ReportAcks struct {
 }
 
 // ReportAckMissing is one acknowledged write the topic does not hold:
-// where the broker said it stored it, its sensor and its timestamp (epoch
-// ms, the message's own).
+// where the broker said it stored it (offset -1: sent with acks=0, no
+// offset), its sensor, its timestamp (epoch ms, the message's own) and
+// the acks setting it was sent with.
 type ReportAckMissing struct {
 	Partition int32  `json:"partition"`
 	Offset    int64  `json:"offset"`
 	Sensor    string `json:"sensor"`
 	Timestamp int64  `json:"timestamp"`
+	Acks      string `json:"acks"`
 }
 
 func (b *Board) reportAcks() ReportAcks {
 	v := b.Acks()
-	r := ReportAcks{Setting: v.Setting, Acknowledged: v.Acknowledged, Checked: v.Acknowledged - v.Unchecked,
+	r := ReportAcks{Setting: v.Setting, Acknowledged: v.Acknowledged, Unconfirmed: v.Unconfirmed, Pending: v.Pending, Checked: v.Acknowledged - v.Unchecked,
 		Unchecked: v.Unchecked, UncheckedSpans: reportGaps(v.Gaps), Missing: []ReportAckMissing{}, LogError: v.LogFailing}
 	if v.Running != "" {
 		r.Setting = v.Running
 	}
 	for _, w := range v.Missing {
-		r.Missing = append(r.Missing, ReportAckMissing{Partition: w.Partition, Offset: w.Offset, Sensor: w.Sensor, Timestamp: w.Timestamp})
+		offset := w.Offset
+		if !w.Placed() {
+			offset = -1
+		}
+		r.Missing = append(r.Missing, ReportAckMissing{Partition: w.Partition, Offset: offset, Sensor: w.Sensor, Timestamp: w.Timestamp, Acks: w.Acks})
 	}
 	return r
 }

@@ -81,14 +81,48 @@ func TestReportAcks(t *testing.T) {
 	var r map[string]any
 	raw, _ := json.Marshal(b.Report())
 	_ = json.Unmarshal(raw, &r)
-	if got, _ := json.Marshal(r["acks"]); string(got) != `{"acknowledged":0,"checked":0,"missing":[],"setting":"all","unchecked":0,"unchecked_spans":[]}` {
+	if got, _ := json.Marshal(r["acks"]); string(got) != `{"acknowledged":0,"checked":0,"missing":[],"pending":0,"setting":"all","unchecked":0,"unchecked_spans":[],"unconfirmed":0}` {
 		t.Fatalf("empty acks %s", got)
 	}
 	b.Apply(AcksSetting{At: at(1), Acks: "1"})
 	b.Apply(AckedCheck{At: at(2), Acknowledged: 42, Missing: []LostWrite{lost(2, 40, "sensor-08", 5000)}})
 	raw, _ = json.Marshal(b.Report())
 	_ = json.Unmarshal(raw, &r)
-	want := `{"acknowledged":42,"checked":42,"missing":[{"offset":40,"partition":2,"sensor":"sensor-08","timestamp":5000}],"setting":"1","unchecked":0,"unchecked_spans":[]}`
+	want := `{"acknowledged":42,"checked":42,"missing":[{"acks":"1","offset":40,"partition":2,"sensor":"sensor-08","timestamp":5000}],"pending":0,"setting":"1","unchecked":0,"unchecked_spans":[],"unconfirmed":0}`
+	if got, _ := json.Marshal(r["acks"]); string(got) != want {
+		t.Fatalf("acks %s, want %s", got, want)
+	}
+}
+
+// TestLostWithAcksNone: records sent with acks=0 have no offset; a loss of
+// them is named as sent with acks=0 and not in the topic, with their
+// count per partition, on the timeline and in the report.
+func TestLostWithAcksNone(t *testing.T) {
+	none := func(p int32, sensor string, ts int64) LostWrite {
+		return LostWrite{Partition: p, Offset: -1, Sensor: sensor, Timestamp: ts, Acks: "0"}
+	}
+	b := newBoard()
+	b.Apply(AcksSetting{At: at(1), Acks: "0"})
+	if !hasEvent(b, Producer, "from now on acks=0: fire and forget, the producer does not wait for the broker at all") {
+		t.Fatalf("no switch event: %q", lastEvent(b))
+	}
+	b.Apply(AckedCheck{At: at(2), Acknowledged: 120, Unconfirmed: 100, Pending: 4, PendingUnplaced: 3,
+		Missing: []LostWrite{none(2, "sensor-08", 5000), none(2, "sensor-07", 5001), none(0, "sensor-09", 5002), lost(1, 12, "sensor-02", 4000)}})
+	if !hasEvent(b, "", "3 records sent with acks=0 lost, 1 in p0, 2 in p2: not in the topic; the producer counted them as sent") {
+		t.Fatalf("acks=0 loss: %q", lastEvent(b))
+	}
+	if !hasEvent(b, "", "1 acknowledged write lost: p1 offset 12 (acks=1), not in the topic") {
+		t.Fatal("the acks=1 loss beside them is not named as acknowledged")
+	}
+	if got := LostRanges([]LostWrite{lost(2, 9, "a", 1), none(2, "b", 2), none(0, "c", 3)}); got != "p0 1 sent with acks=0; p2 1 sent with acks=0; p2 offset 9 (acks=1)" {
+		t.Fatalf("LostRanges = %q", got)
+	}
+	var r map[string]any
+	raw, _ := json.Marshal(b.Report())
+	_ = json.Unmarshal(raw, &r)
+	want := `{"acknowledged":120,"checked":120,"missing":[{"acks":"0","offset":-1,"partition":2,"sensor":"sensor-08","timestamp":5000},` +
+		`{"acks":"0","offset":-1,"partition":2,"sensor":"sensor-07","timestamp":5001},{"acks":"0","offset":-1,"partition":0,"sensor":"sensor-09","timestamp":5002},` +
+		`{"acks":"1","offset":12,"partition":1,"sensor":"sensor-02","timestamp":4000}],"pending":4,"setting":"0","unchecked":0,"unchecked_spans":[],"unconfirmed":100}`
 	if got, _ := json.Marshal(r["acks"]); string(got) != want {
 		t.Fatalf("acks %s, want %s", got, want)
 	}

@@ -52,8 +52,8 @@ func causeName(cause string) string {
 // the ISR shrank below min.insync.replicas, which is now why).
 func (b *Board) blockedCause(p *proc) string {
 	meta := b.NotEnoughReplicas()
-	if b.acksLeader() {
-		meta = "" // acks=1 is not refused below min.insync.replicas
+	if b.acksUnrefused() {
+		meta = "" // acks=1 and acks=0 are not refused below min.insync.replicas
 	}
 	switch {
 	case p.producer.blockedErr == "":

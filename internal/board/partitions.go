@@ -54,7 +54,7 @@ func (b *Board) partitions(v Partitions) {
 	// ISR changes first, one event per change shared by several partitions
 	// (a broker leaving every ISR is one line, not three); leader changes
 	// after them, so on a short events panel the election stays in view.
-	isr := isrChanges{minISR: v.MinISR, partitions: map[isrChange][]int32{}, level: map[isrChange]Level{}, acksLeader: b.acksLeader()}
+	isr := isrChanges{minISR: v.MinISR, partitions: map[isrChange][]int32{}, level: map[isrChange]Level{}, unrefused: b.unrefusedAcks()}
 	var moved [][2]PartitionMeta
 	for i, r := range v.Rows {
 		r.Replicas, r.ISR, r.Sensors = slices.Clone(r.Replicas), slices.Clone(r.ISR), slices.Clone(r.Sensors)
@@ -112,8 +112,9 @@ type isrChange struct{ from, to string }
 // partitions it happened to and how bad it is.
 type isrChanges struct {
 	minISR int
-	// acksLeader: the producer writes with acks=1, which no ISR refuses.
-	acksLeader bool
+	// unrefused: the producer's acks setting when no ISR refuses it (1 or
+	// 0), else "".
+	unrefused  string
 	changes    []isrChange
 	partitions map[isrChange][]int32
 	level      map[isrChange]Level
@@ -149,8 +150,8 @@ func (c *isrChanges) text(ch isrChange) string {
 		text = fmt.Sprintf("partitions %s ISR %s → %s", strings.Join(names, " "), ch.from, ch.to)
 	}
 	switch {
-	case c.level[ch] == LevelBad && c.acksLeader:
-		text += fmt.Sprintf(" < min.insync.replicas %d: the producer's acks=1 writes are still taken (only acks=all is refused)", c.minISR)
+	case c.level[ch] == LevelBad && c.unrefused != "":
+		text += fmt.Sprintf(" < min.insync.replicas %d: the producer's acks=%s writes are still taken (only acks=all is refused)", c.minISR, c.unrefused)
 	case c.level[ch] == LevelBad:
 		text += fmt.Sprintf(" < min.insync.replicas %d: writes refused (NOT_ENOUGH_REPLICAS)", c.minISR)
 	}

@@ -262,7 +262,7 @@ func (l *Lab) pollAcked(_ context.Context, a *ackedPoll) {
 	}
 	a.errSet = ""
 	same := sum.Acknowledged == a.last.Acknowledged && sum.Held == a.last.Held && len(sum.Gaps) == len(a.last.Gaps) &&
-		sum.Pending == a.last.Pending && len(sum.Missing) == len(a.last.Missing)
+		sum.Pending == a.last.Pending && sum.PendingUnplaced == a.last.PendingUnplaced && len(sum.Missing) == len(a.last.Missing)
 	if same && asked.Sub(a.sentAt) < ackedQuiet {
 		return
 	}
@@ -273,6 +273,7 @@ func (l *Lab) pollAcked(_ context.Context, a *ackedPoll) {
 // ackedInput is a check's summary in the board's terms.
 func ackedInput(at time.Time, s audit.AckSummary) board.AckedCheck {
 	in := board.AckedCheck{At: at, Acknowledged: s.Acknowledged, Pending: s.Pending, Unchecked: s.Unchecked,
+		Unconfirmed: s.Unconfirmed, PendingUnplaced: s.PendingUnplaced,
 		Latest: make(map[int32]board.AckedRecord, len(s.Latest)), EarlierRound: make(map[int32]board.AckedRecord, len(s.EarlierRound))}
 	for _, g := range s.Gaps {
 		in.Gaps = append(in.Gaps, boardGap(g))

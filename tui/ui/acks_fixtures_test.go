@@ -63,3 +63,36 @@ func sceneAcksLost() *scene {
 	s.apply(board.TruthSnapshot{At: at(64), AuditOffset: int64(n * nSensors), Sensors: truthAt(n, 64)})
 	return s.tick(64.4)
 }
+
+// sceneAcksNoneLost: the embedded broker; the producer switched to acks=0,
+// the broker was killed (SIGKILL) while it published and started again;
+// the audit found three records sent with acks=0 not in the topic (no
+// offset: the broker never said where it stored them).
+func sceneAcksNoneLost() *scene {
+	s := sceneRunning()
+	s.apply(board.AcksSetting{At: at(65), Acks: "0"})
+	s.status(board.Producer, 65.2, status.Event{Type: status.AcksSet, Acks: "0", Count: 10, Millis: 28})
+	s.apply(board.ProcExited{Name: board.Broker, PID: 4101, At: at(70), Signal: "SIGKILL"})
+	s.apply(board.ProcStarted{Name: board.Broker, PID: 4120, At: at(70.5)})
+	s.status(board.Broker, 70.8, status.Event{Type: status.Listening, Endpoint: "kafka", Addr: "127.0.0.1:39092"})
+	for sec := 65; sec <= 78; sec++ {
+		total := int64(sec-1) * nSensors
+		s.tick(float64(sec))
+		s.apply(board.Offsets{At: at(float64(sec)), HighWatermarks: hwm(total - 3)})
+		s.apply(board.Committed{At: at(float64(sec)), Group: "demo-usage", Offsets: hwm(total - 6)})
+		s.status(board.Producer, float64(sec), status.Event{Type: status.Progress, Produced: total, Sensors: nSensors})
+		s.status(board.Current, float64(sec), status.Event{Type: status.Progress, Processed: total - 3, Positions: []status.Position{
+			{Partition: 0, Offset: hwm(total - 3)[0], HighWatermark: hwm(total - 3)[0]},
+			{Partition: 1, Offset: hwm(total - 3)[1], HighWatermark: hwm(total - 3)[1]},
+			{Partition: 2, Offset: hwm(total - 3)[2], HighWatermark: hwm(total - 3)[2]},
+		}})
+	}
+	var lost []board.LostWrite
+	for i, id := range []string{"sensor-02", "sensor-06", "sensor-04"} {
+		lost = append(lost, board.LostWrite{Partition: int32(1 + i/2), Offset: -1, Sensor: id, Timestamp: at(70).UnixMilli(), Acks: "0"})
+	}
+	s.apply(board.AckedCheck{At: at(76), Acknowledged: 760, Unconfirmed: 120, Missing: lost,
+		Latest: map[int32]board.AckedRecord{1: {Partition: 1, Offset: -1, Sensor: "sensor-06", Timestamp: at(76).UnixMilli(), Acks: "0"}}})
+	s.apply(embeddedPartitions(78))
+	return s.tick(78.4)
+}

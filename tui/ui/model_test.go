@@ -54,6 +54,7 @@ func TestGolden(t *testing.T) {
 		{name: "partitions_view_failover", scene: sceneFailover, msgs: []tea.Msg{keyMsg("1"), keyMsg("t")}},
 		{name: "partitions_view_embedded", scene: sceneRunning, msgs: []tea.Msg{keyMsg("t")}},
 		{name: "acks_lost", scene: sceneAcksLost, msgs: []tea.Msg{keyMsg("1"), keyMsg("t")}},
+		{name: "acks_none_lost", scene: sceneAcksNoneLost, msgs: []tea.Msg{keyMsg("1"), keyMsg("t")}},
 		{name: "usage_crashed", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: board.OpCrash, Name: board.Usage}}},
 		{name: "current_replaying", scene: sceneReplaying, msgs: []tea.Msg{keyMsg("2")}},
 		{name: "usage_drift", scene: sceneDrift, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: action.Reset, Name: board.Usage, Value: "earliest", Restarted: true}}},

@@ -389,21 +389,43 @@ func (p Panel) acked() []styledLine {
 		out = append(out, styledLine{fmt.Sprintf("cannot read the producer's log: %v", a.Err), st.Warn.Render})
 	}
 	pending := ""
-	if a.Pending > 0 {
-		pending = fmt.Sprintf(", %s at offsets not read yet", common.Count(a.Pending))
+	if n := a.Pending - a.PendingUnplaced; n > 0 {
+		pending = fmt.Sprintf(", %s at offsets not read yet", common.Count(n))
 	}
+	if a.PendingUnplaced > 0 {
+		pending += fmt.Sprintf(", %s sent with acks=0 not found yet (nothing sent after them read)", common.Count(a.PendingUnplaced))
+	}
+	var placed, unplaced []board.LostWrite
+	for _, w := range a.Missing {
+		if w.Placed() {
+			placed = append(placed, w)
+		} else {
+			unplaced = append(unplaced, w)
+		}
+	}
+	confirmed := a.Acknowledged - a.Unconfirmed
 	switch {
 	case !a.Seen:
 		out = append(out, styledLine{setting + ": the producer's log of acknowledged writes not read yet", st.Muted.Render})
 	case len(a.Missing) > 0:
-		out = append(out, styledLine{fmt.Sprintf("%s lost of %s acknowledged: %s; the topic holds other records there%s",
-			board.Plural(int64(len(a.Missing)), "write"), common.Count(a.Acknowledged), board.LostRanges(a.Missing), pending), st.Bad.Render})
+		if len(placed) > 0 {
+			out = append(out, styledLine{fmt.Sprintf("%s lost of %s acknowledged: %s; the topic holds other records there%s",
+				board.Plural(int64(len(placed)), "write"), common.Count(confirmed), board.LostRanges(placed), pending), st.Bad.Render})
+			pending = ""
+		}
+		if len(unplaced) > 0 {
+			out = append(out, styledLine{fmt.Sprintf("%s lost of %s sent with acks=0, %s: not in the topic; the producer counted them as sent%s",
+				board.Plural(int64(len(unplaced)), "record"), common.Count(a.Unconfirmed), board.UnplacedCounts(unplaced), pending), st.Bad.Render})
+		}
 		out = append(out, styledLine{"the producer writes with " + setting + " now", st.Muted.Render})
 	case a.Acknowledged == 0:
 		out = append(out, styledLine{setting + ": no write acknowledged yet", st.Muted.Render})
-	default:
+	case a.Unconfirmed == 0:
 		out = append(out, styledLine{fmt.Sprintf("%s: %s acknowledged writes, every one read is in the topic%s",
 			setting, common.Count(a.Acknowledged), pending), st.Good.Render})
+	default:
+		out = append(out, styledLine{fmt.Sprintf("%s: %s acknowledged writes and %s sent with acks=0 (never confirmed), every one settled is in the topic%s",
+			setting, common.Count(confirmed), common.Count(a.Unconfirmed), pending), st.Good.Render})
 	}
 	if a.LogFailing != "" {
 		out = append(out, styledLine{a.LogFailing + ": the acknowledged writes since are not checked yet", st.Bad.Render})
@@ -497,10 +519,19 @@ func (p Panel) writes() []styledLine {
 	}
 	var out []styledLine
 	writes := "acks=all writes"
-	if a := v.Acked; a.Running == "1" || (a.Running == "" && a.Setting == "1") {
+	acks := v.Acked.Running
+	if acks == "" {
+		acks = v.Acked.Setting
+	}
+	switch acks {
+	case "1":
 		out = append(out, styledLine{"the producer writes with acks=1: each leader confirms alone, whatever its ISR; a write confirmed before a follower copied it dies with the leader",
 			st.Warn.Render})
 		writes, refused = "acks=1 writes", nil
+	case "0":
+		out = append(out, styledLine{"the producer writes with acks=0: no broker confirms anything, whatever its ISR; a record a leader never stored is lost, and the producer counts it as sent",
+			st.Warn.Render})
+		writes, refused = "acks=0 writes", nil
 	}
 	if len(waiting) > 0 {
 		out = append(out, styledLine{fmt.Sprintf("%s to %s wait for the controller to elect a leader from the ISR; the producer holds them meanwhile",

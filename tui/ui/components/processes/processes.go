@@ -72,8 +72,8 @@ func strategy(pv board.ProcView, scaled bool) string {
 	if !ok {
 		return pv.Strategy
 	}
-	if pv.Producer != nil && pv.Producer.Acks == "1" {
-		return "publ. acks=1" // the lesson's exception: said where the producer is
+	if pv.Producer != nil && (pv.Producer.Acks == "1" || pv.Producer.Acks == "0") {
+		return "publ. acks=" + pv.Producer.Acks // the lesson's exceptions: said where the producer is
 	}
 	reset := ""
 	if pv.Usage != nil {
