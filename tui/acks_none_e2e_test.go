@@ -30,21 +30,20 @@ func TestAcksNoneBrokerCrash(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "crash.script")
 	err := os.WriteFile(script, []byte(`acks 0
-wait 3s
+wait 2s
 crash broker
 wait 1s
 start broker
-wait 6s
-pause producer
-wait-caught-up 60s
 wait 3s
+pause producer
+wait 20s
 quit
 `), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
 	report, runDir := filepath.Join(dir, "report.json"), filepath.Join(dir, "run")
-	args := []string{"--headless", "--script", script, "--report", report, "--interval", "50ms", "--seed", "7", "--data-dir", runDir}
+	args := []string{"--headless", "--script", script, "--report", report, "--sensors", "1000", "--interval", "50ms", "--seed", "7", "--data-dir", runDir}
 	stderr, code := runHeadlessDashboard(t, bin, args, scenarioEnvWithout(os.Environ(), "KAFKA_BROKER", "MONGO_URI"), 3*time.Minute)
 	if code != 0 {
 		t.Fatalf("exit code %d\nstderr:\n%s", code, e2e.Tail(stderr, 40))
