@@ -94,6 +94,7 @@ func TestScenariosHeadless(t *testing.T) {
 			}
 			if !s.Passed || s.Error != "" {
 				t.Errorf("scenario failed (error %q)\nstderr:\n%s", s.Error, e2e.Tail(stderr, 60))
+				logRunTails(t, rep.runDir, "consumer-usage", "consumer-current", "producer")
 			}
 			t.Logf("scenario %s on broker %s: %.1f s of scenario, %.1f s with start and shutdown",
 				sc.Name, rep.Brokers, s.Seconds, time.Since(start).Seconds())
@@ -233,4 +234,20 @@ func scenarioEnvWithout(env []string, names ...string) []string {
 		}
 	}
 	return out
+}
+
+// logRunTails logs the last lines of the named roles' logs in runDir: the
+// run directory goes with the test, and a failed scenario's cause is
+// often in a consumer's own words.
+func logRunTails(t *testing.T, runDir string, roles ...string) {
+	t.Helper()
+	for _, r := range roles {
+		f := filepath.Join(runDir, "logs", r+".log")
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Logf("--- %s: %v", f, err)
+			continue
+		}
+		t.Logf("--- %s (last lines):\n%s", f, e2e.Tail(string(b), 40))
+	}
 }
