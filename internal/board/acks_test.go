@@ -103,7 +103,7 @@ func TestLostWithAcksNone(t *testing.T) {
 	}
 	b := newBoard()
 	b.Apply(AcksSetting{At: at(1), Acks: "0"})
-	if !hasEvent(b, Producer, "from now on acks=0: fire and forget, the producer does not wait for the broker at all") {
+	if !hasEvent(b, Producer, "from now on acks=0: fire and forget: the producer counts a record as sent once it is on the broker's connection") {
 		t.Fatalf("no switch event: %q", lastEvent(b))
 	}
 	b.Apply(AckedCheck{At: at(2), Acknowledged: 120, Unconfirmed: 100, Pending: 4, PendingUnplaced: 3,

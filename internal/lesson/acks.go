@@ -42,7 +42,7 @@ func (a Acks) Confirmed() bool { return a != AcksNone }
 func (a Acks) Gist() string {
 	switch a {
 	case AcksNone:
-		return "acks=0: no confirmation of receipt; a record the broker never stored is lost, still counted as sent"
+		return "acks=0: nothing confirmed; a record the broker never stored is lost, counted as sent"
 	case AcksLeader:
 		return "acks=1: the leader alone confirms a write; idempotence off"
 	}
@@ -53,9 +53,8 @@ func (a Acks) Gist() string {
 func (a Acks) Meaning() string {
 	switch a {
 	case AcksNone:
-		return "acks=0: fire and forget, the producer does not wait for the broker at all and counts a record as sent " +
-			"once written to the broker's connection; the broker confirms nothing, not even an offset, so a record " +
-			"it never stored (it crashed or stopped with the record still on its way) is lost, and the producer still counts it as sent; idempotence off"
+		return "acks=0: fire and forget: the producer counts a record as sent once it is on the broker's connection; " +
+			"the broker confirms nothing, not even an offset, so a record it never stored is lost, counted as sent; idempotence off"
 	case AcksLeader:
 		return "acks=1: the leader confirms a write alone, before any follower has it; " +
 			"idempotence off (librdkafka requires acks=all for it), so a retried write can land twice"
