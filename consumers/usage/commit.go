@@ -2,6 +2,7 @@ package usage
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
@@ -33,11 +34,32 @@ func (k *kafkaLoop) commitRejected(why string, err error) {
 
 // committedEvent takes librdkafka's report of a commit (the auto commits
 // every second): one refused for lost ownership is reported, never taken
-// as progress (nothing here reads progress from commits).
+// as progress (nothing here reads progress from commits). Any other
+// failure is retried at the next interval; the log says when commits
+// start failing and when they work again, since the committed offsets
+// (and the lag the dashboard shows) stand still meanwhile.
 func (k *kafkaLoop) committedEvent(e kafka.OffsetsCommitted) {
 	var kerr kafka.Error
-	if e.Error != nil && errors.As(e.Error, &kerr) && lostOwnership(kerr.Code()) {
-		k.commitRejected("auto", e.Error)
+	failed := e.Error
+	if failed != nil && errors.As(failed, &kerr) && kerr.Code() == kafka.ErrNoOffset {
+		return // nothing stored since the last commit
+	}
+	if failed != nil && errors.As(failed, &kerr) && lostOwnership(kerr.Code()) {
+		k.commitRejected("auto", failed)
+		return
+	}
+	for _, tp := range e.Offsets {
+		if failed == nil && tp.Error != nil {
+			failed = fmt.Errorf("partition %d offset %s: %w", tp.Partition, tp.Offset, tp.Error)
+		}
+	}
+	switch {
+	case failed != nil && failed.Error() != k.commitFailing:
+		k.commitFailing = failed.Error()
+		k.log.Warn("auto commit failed; retried every second", "error", failed)
+	case failed == nil && k.commitFailing != "":
+		k.log.Info("auto commit works again", "after", k.commitFailing)
+		k.commitFailing = ""
 	}
 }
 

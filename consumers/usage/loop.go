@@ -46,6 +46,9 @@ type kafkaLoop struct {
 	firstAssign  bool
 	brokerDown   bool
 	lastRetrying time.Time
+	// commitFailing: the error of the failing auto commits ("" while
+	// they succeed), so the log says each change once, not every second.
+	commitFailing string
 
 	// st is pinged while backpressure lasts; bp is shared with the
 	// processor's slow-call timer (another goroutine).
