@@ -71,16 +71,11 @@ func acksAgainstTheTopic(t *testing.T, bin string, rep scenarioReport) {
 	brokers, stop := restartPaused(t, bin, rep.runDir, "--cluster", "3")
 	defer stop()
 	tp := e2e.ReadTopicThrough(t, brokers, "sensor-data", ends)
-	held := map[string]bool{}
-	for _, r := range tp.Records {
-		if m, err := telemetry.Decode(r.Key, r.Value); err == nil {
-			held[fmt.Sprintf("%s@%d", m.SensorID, m.Timestamp)] = true
-		}
-	}
+	held := heldByContent(tp)
 	lost := map[lostWrite]bool{}
 	bySetting := map[string]int{}
 	for _, a := range acked {
-		if !held[fmt.Sprintf("%s@%d", a.Key, a.Timestamp)] {
+		if !held[contentKey(a.Key, a.Timestamp)] {
 			lost[lostWrite{a.Partition, a.Offset, a.Key, a.Timestamp}] = true
 			bySetting[a.Acks]++
 		}
@@ -198,4 +193,19 @@ func restartPaused(t *testing.T, bin, runDir string, args ...string) (string, fu
 			t.Fatalf("the run's brokers did not come back with the producer paused within 4 min:\n%s", e2e.Tail(stderr.String(), 40))
 		}
 	}
+}
+
+// contentKey names a record by content: its key and its payload's
+// timestamp, which a new leader reusing offsets cannot fake.
+func contentKey(key string, ts int64) string { return fmt.Sprintf("%s@%d", key, ts) }
+
+// heldByContent is the set of records tp holds, by contentKey.
+func heldByContent(tp e2e.Topic) map[string]bool {
+	held := map[string]bool{}
+	for _, r := range tp.Records {
+		if m, err := telemetry.Decode(r.Key, r.Value); err == nil {
+			held[contentKey(m.SensorID, m.Timestamp)] = true
+		}
+	}
+	return held
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/e2e"
-	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
 // TestAcksNoneBrokerCrash: the producer writes with acks=0 on the embedded
@@ -64,12 +62,7 @@ quit
 	brokers, stop := restartPaused(t, bin, runDir)
 	defer stop()
 	tp := e2e.ReadTopic(t, brokers, "sensor-data")
-	held := map[string]bool{}
-	for _, r := range tp.Records {
-		if m, err := telemetry.Decode(r.Key, r.Value); err == nil {
-			held[fmt.Sprintf("%s@%d", m.SensorID, m.Timestamp)] = true
-		}
-	}
+	held := heldByContent(tp)
 	lost := map[lostWrite]bool{}
 	bySetting := map[string]int{}
 	for _, a := range acked {
@@ -77,7 +70,7 @@ quit
 		if a.Acks == "0" && a.Offset != -1 {
 			t.Errorf("a record sent with acks=0 logged at offset %d, want -1", a.Offset)
 		}
-		if !held[fmt.Sprintf("%s@%d", a.Key, a.Timestamp)] {
+		if !held[contentKey(a.Key, a.Timestamp)] {
 			lost[lostWrite{a.Partition, a.Offset, a.Key, a.Timestamp}] = true
 			bySetting[a.Acks+" lost"]++
 		}
