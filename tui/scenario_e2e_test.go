@@ -60,18 +60,25 @@ func TestScenariosHeadless(t *testing.T) {
 			// The cluster scenarios run on their own pass (KRL_CLUSTER=3 in
 			// .ci/run): the dashboard starts its cluster of Apache Kafka
 			// brokers; that pass runs nothing else.
+			// A scenario that kills its broker runs on Apache Kafka as
+			// the dashboard's own single broker (KRL_CLUSTER=1).
+			brokers := sc.Brokers
 			switch {
-			case sc.Brokers > 0 && cluster == "":
+			case sc.OwnBroker && cluster == "1":
+				brokers = 1
+			case sc.Brokers > 0 && cluster != strconv.Itoa(sc.Brokers):
 				t.Skipf("needs --cluster %d: run with KRL_CLUSTER=%d (the cluster pass of .ci/run)", sc.Brokers, sc.Brokers)
 			case sc.Brokers == 0 && cluster != "":
 				t.Skip("KRL_CLUSTER is set: only the cluster scenarios run")
+			case sc.OwnBroker && os.Getenv("KAFKA_BROKER") != "":
+				t.Skip("kills its broker: on Apache Kafka it runs on the dashboard's own (KRL_CLUSTER=1)")
 			case sc.Brokers == 0:
 				// A lab at the scenarios' rate idles at a tenth of a core
 				// here: two run side by side. Each cluster takes the machine.
 				t.Parallel()
 			}
 			start := time.Now()
-			rep, stderr, code := scenarioRun(t, bin, sc.Name, sc.Brokers)
+			rep, stderr, code := scenarioRun(t, bin, sc.Name, brokers)
 			if code != 0 {
 				t.Errorf("exit code %d, want 0", code)
 			}
@@ -98,11 +105,23 @@ func TestScenariosHeadless(t *testing.T) {
 			}
 			t.Logf("scenario %s on broker %s: %.1f s of scenario, %.1f s with start and shutdown",
 				sc.Name, rep.Brokers, s.Seconds, time.Since(start).Seconds())
-			if sc.Name == "acks-loss" {
-				acksAgainstTheTopic(t, bin, rep)
+			switch sc.Name {
+			case "acks-loss":
+				acksAgainstTheTopic(t, bin, rep, "1", "--cluster", "3")
+			case "acks-zero":
+				acksAgainstTheTopic(t, bin, rep, "0", clusterArgs(cluster)...)
 			}
 		})
 	}
+}
+
+// clusterArgs are the flags of the dashboard's cluster of KRL_CLUSTER
+// brokers, none without.
+func clusterArgs(cluster string) []string {
+	if cluster == "" {
+		return nil
+	}
+	return []string{"--cluster", cluster}
 }
 
 // scenarioRun runs `tui --headless --scenario NAME --report FILE` and
@@ -198,7 +217,7 @@ func TestScenarioFlags(t *testing.T) {
 		}
 		names = append(names, f[0])
 	}
-	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "grade", "leader-election", "min-insync", "key-ordering", "acks-loss", "partitions-added"}
+	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "grade", "leader-election", "min-insync", "key-ordering", "acks-loss", "acks-zero", "partitions-added"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("--list-scenarios names %q, want %q", names, want)
 	}

@@ -361,32 +361,32 @@ func writesLost(start, after string) Check {
 	})
 }
 
-// nothingLostWithAll: between the two marks the producer wrote with
-// acks=all, had writes acknowledged after the failover, and at the second,
-// with the audit caught up, every write acknowledged with acks=all is in
-// the topic.
-func nothingLostWithAll(frozen, after string) Check {
-	return between("acks=all: every acknowledged write is in the topic", frozen, after, func(f, a Observation) (bool, string) {
-		lost := lostWith(a, string(lesson.AcksAll))
-		obs := fmt.Sprintf("%s acknowledged with acks=all not in the topic; %s acknowledged since the followers froze; %d offsets not read yet",
-			board.Count(int64(len(lost))), board.Count(a.Acks.Acknowledged-f.Acks.Acknowledged), a.Acks.Pending)
+// nothingLostWith: between the two marks the producer wrote with acks,
+// had writes acknowledged after the fault, and at the second, with the
+// audit caught up, every write acknowledged with acks is in the topic;
+// since names the fault ("the followers froze").
+func nothingLostWith(acks lesson.Acks, since, frozen, after string) Check {
+	return between(fmt.Sprintf("acks=%s: every acknowledged write is in the topic", acks), frozen, after, func(f, a Observation) (bool, string) {
+		lost := lostWith(a, string(acks))
+		obs := fmt.Sprintf("%s acknowledged with acks=%s not in the topic; %s acknowledged since %s; %d offsets not read yet",
+			board.Count(int64(len(lost))), acks, board.Count(a.Acks.Acknowledged-f.Acks.Acknowledged), since, a.Acks.Pending)
 		if len(lost) > 0 {
 			obs += ": " + board.LostRanges(lost)
 		}
-		return len(lost) == 0 && a.Acks.Pending == 0 && a.Acks.Acknowledged > f.Acks.Acknowledged && f.Acks.Running == string(lesson.AcksAll), obs
+		return len(lost) == 0 && a.Acks.Pending == 0 && a.Acks.Acknowledged > f.Acks.Acknowledged && f.Acks.Running == string(acks), obs
 	})
 }
 
-// writesWaited: with acks=all the writes were held, not acknowledged,
-// while the followers were frozen.
-func writesWaited(mark string) Check {
+// writesWaited: with acks the writes were held, not acknowledged, while
+// the fault (while "the followers were frozen") lasted.
+func writesWaited(acks lesson.Acks, while, mark string) Check {
 	return Check{
-		What:  "acks=all: the writes waited while the followers were frozen",
+		What:  fmt.Sprintf("acks=%s: the writes waited while %s", acks, while),
 		Needs: []string{mark},
 		Eval: func(ms Marks) (bool, string) {
 			a := ms[mark].Acks
-			return a.Running == string(lesson.AcksAll) && a.Waiting > 0 && a.WaitingFor >= heldFor,
-				fmt.Sprintf("the producer held %s, none acknowledged for %.1f s, when the leader was killed (acks=%s)",
+			return a.Running == string(acks) && a.Waiting > 0 && a.WaitingFor >= heldFor,
+				fmt.Sprintf("the producer held %s, none acknowledged for %.1f s (acks=%s)",
 					board.Plural(a.Waiting, "record"), a.WaitingFor.Seconds(), orDash(a.Running))
 		},
 	}
@@ -551,9 +551,9 @@ var acksLoss = Scenario{
 	Checks: []Check{
 		frozenUnderSessionTimeout(lesson.AcksLeader, "acks1-frozen", "acks1-moved"),
 		writesLost("start", "acks1-after"),
-		writesWaited("all-frozen"),
+		writesWaited(lesson.AcksAll, "the followers were frozen", "all-frozen"),
 		frozenUnderSessionTimeout(lesson.AcksAll, "all-frozen", "all-moved"),
-		nothingLostWithAll("all-frozen", "all-after"),
+		nothingLostWith(lesson.AcksAll, "the followers froze", "all-frozen", "all-after"),
 	},
 	CleanupFrom: thawAll,
 }

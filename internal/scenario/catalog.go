@@ -337,6 +337,7 @@ var catalog = []Scenario{
 	minInsync,
 	keyOrdering,
 	acksLoss,
+	acksZero,
 	partitionsAdded,
 }
 

@@ -202,6 +202,13 @@ func (x *run) prepare(ctx context.Context) error {
 		}
 		names = append(names, b)
 	}
+	if x.sc.OwnBroker {
+		own := ownBrokers(o)
+		if len(own) == 0 {
+			return errNoOwnBroker
+		}
+		names = append(names, own...)
+	}
 	// Before anything changes: a refused lesson leaves the lab as it was.
 	if err := x.fitsReplay(); err != nil {
 		return err

@@ -40,6 +40,10 @@ type Scenario struct {
 	// Brokers: the scenario needs a cluster of this many brokers
 	// (--cluster N); 0 runs on any stack.
 	Brokers int
+	// OwnBroker: the scenario kills a broker, so it needs one the
+	// dashboard runs (the embedded broker or --cluster N); it refuses to
+	// start on a broker given with --brokers.
+	OwnBroker bool
 	// Baseline: the scenario measures drift, so it starts from a new
 	// baseline (reset-lab: usage records and checkpoints cleared,
 	// consumer-usage reading on from the end of the topic), and says so.
