@@ -209,7 +209,7 @@ var registry = []Action{
 		Script: true, Target: TargetProducer, OffScript: true, Hint: "to pause or resume the producer"},
 	{Name: Acks, Keys: []string{"a"}, Help: Line{"a", "acks all/1/0"}, Short: Line{"a", "acks"},
 		Doc:    "the producer's acks: all (idempotent) / 1 (the leader alone, idempotence off) / 0 (no confirmation of receipt: a record the broker never stored is lost, counted as sent); it flushes and switches at once",
-		Script: true, Target: TargetProducer, OffScript: true, Hint: "to switch the producer to acks={value}"},
+		Script: true, Target: TargetProducer, OffScript: true, Hint: "until the producer writes with acks={value} (a cycles all → 1 → 0)"},
 	{Name: Mode, Keys: []string{"m"}, Help: Line{"m", "usage naive/guarded"}, Short: Line{"m", "mode"},
 		Doc:    "consumer-usage naive / guarded (a running one restarts)",
 		Script: true, Target: TargetUsage, OffScript: true, Hint: "to switch {process} to {value} (it restarts)", BuiltInUsage: true},

@@ -30,6 +30,10 @@ import (
 // broker's sockets (the producer sends every interval: 1 s by default).
 const ownBrokerFreeze = 10 * time.Second
 
+// shownFor keeps a step whose condition holds within a second on screen
+// long enough for a presenter to say what happened.
+const shownFor = 3 * time.Second
+
 // ownBrokers are the brokers the dashboard runs, by process name: the
 // embedded one, or those of --cluster N.
 func ownBrokers(o Observation) []string {
@@ -314,6 +318,7 @@ var acksZero = Scenario{
 			Watch: "The broker's row frozen; the producer's sent count still grows.",
 			Event: "frozen",
 			From:  freezeTarget,
+			Hold:  shownFor,
 			Until: sentIntoFrozen, Timeout: ownBrokerFreeze,
 			Tell: tellFrozenFor,
 		},
@@ -348,6 +353,7 @@ var acksZero = Scenario{
 			Watch: "The broker frozen; the producer row: its records waiting (blocked: N buffered).",
 			Event: "frozen",
 			From:  freezeTarget,
+			Hold:  shownFor,
 			Until: heldByFrozen, Timeout: ownBrokerFreeze,
 			Tell: tellFrozenFor,
 			Mark: "one-frozen",
@@ -391,6 +397,7 @@ func killStep(say string) Step {
 		Watch: "The broker's row crashed (SIGKILL).",
 		Event: "crashed",
 		From:  killFrozen,
+		Hold:  shownFor,
 		Until: brokerKilled,
 	}
 }
