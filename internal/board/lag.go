@@ -154,6 +154,7 @@ func (b *Board) committedOffsets(v Committed) {
 		return
 	}
 	b.commitRead.err = nil
+	b.noteCommits(v.At, v.Group, v.Offsets)
 	b.committed = maps.Clone(v.Offsets)
 	b.commitGroup = v.Group
 	b.commitRead.at = v.At

@@ -227,6 +227,8 @@ func (l *Lab) NewBoard() *board.Board {
 		UsageCmd:   strings.Join(l.cfg.UsageCmd, " "),
 		Seed:       l.cfg.Seed,
 		Resumed:    l.cfg.Resumed,
+
+		OffsetsRetention: l.cfg.OffsetsRetention,
 	})
 }
 
