@@ -65,6 +65,8 @@ func TestScenariosHeadless(t *testing.T) {
 				t.Skipf("needs --cluster %d: run with KRL_CLUSTER=%d (the cluster pass of .ci/run)", sc.Brokers, sc.Brokers)
 			case sc.Brokers == 0 && cluster != "":
 				t.Skip("KRL_CLUSTER is set: only the cluster scenarios run")
+			case sc.OffsetsRetention > 0 && os.Getenv("KAFKA_BROKER") != "":
+				t.Skip("needs --offsets-retention: the lab sets it on its own broker only, not on KAFKA_BROKER")
 			case sc.Brokers == 0:
 				// A lab at the scenarios' rate idles at a tenth of a core
 				// here: two run side by side. Each cluster takes the machine.
@@ -116,6 +118,15 @@ func scenarioRun(t *testing.T, bin, name string, brokers int) (scenarioReport, s
 	if name == "grade" {
 		// The built-in consumer-usage is graded in the mode that must be exact.
 		args = append(args, "--usage-mode", "guarded")
+	}
+	if sc, _ := scenario.Lookup(name); sc.OffsetsRetention > 0 {
+		// Apache Kafka's shortest retention is a minute; the embedded
+		// broker's lesson stays short.
+		retention := "5s"
+		if brokers > 0 {
+			retention = "1m"
+		}
+		args = append(args, "--offsets-retention", retention)
 	}
 	env := scenarioEnvWithout(os.Environ(), "KAFKA_BROKER", "MONGO_URI")
 	limit := 3 * time.Minute
@@ -198,7 +209,7 @@ func TestScenarioFlags(t *testing.T) {
 		}
 		names = append(names, f[0])
 	}
-	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "grade", "leader-election", "min-insync", "key-ordering", "acks-loss", "partitions-added"}
+	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "grade", "leader-election", "min-insync", "key-ordering", "acks-loss", "partitions-added", "offsets-expire"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("--list-scenarios names %q, want %q", names, want)
 	}

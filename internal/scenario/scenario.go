@@ -40,6 +40,10 @@ type Scenario struct {
 	// Brokers: the scenario needs a cluster of this many brokers
 	// (--cluster N); 0 runs on any stack.
 	Brokers int
+	// OffsetsRetention: the scenario waits for the broker to expire
+	// commits, so it needs the lab's broker started with an offsets
+	// retention of at most this (--offsets-retention); 0: any broker.
+	OffsetsRetention time.Duration
 	// Baseline: the scenario measures drift, so it starts from a new
 	// baseline (reset-lab: usage records and checkpoints cleared,
 	// consumer-usage reading on from the end of the topic), and says so.
@@ -257,13 +261,36 @@ func ErrUnknown(name string) error {
 	return fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(Names(), ", "))
 }
 
-// Needs is what the scenario needs to run, as the dashboard's flag ("--cluster
-// 3"); "" when it runs on any stack.
+// Needs is what the scenario needs to run, as the dashboard's flags
+// ("--cluster 3"); "" when it runs on any stack.
 func (s Scenario) Needs() string {
-	if s.Brokers == 0 {
-		return ""
+	var needs []string
+	if s.Brokers > 0 {
+		needs = append(needs, fmt.Sprintf("--cluster %d", s.Brokers))
 	}
-	return fmt.Sprintf("--cluster %d", s.Brokers)
+	if s.OffsetsRetention > 0 {
+		needs = append(needs, "--offsets-retention "+shortRetention)
+	}
+	return strings.Join(needs, " ")
+}
+
+// shortRetention is the offsets retention Needs suggests: short enough for
+// a lesson on the embedded broker (Apache Kafka's shortest is 1m).
+const shortRetention = "5s"
+
+// retentionFits refuses a scenario that waits for commits to expire on a
+// lab whose broker keeps them too long (retention: the lab's, 0 unknown).
+func (s Scenario) retentionFits(retention time.Duration) error {
+	if s.OffsetsRetention == 0 || (retention > 0 && retention <= s.OffsetsRetention) {
+		return nil
+	}
+	kept := "the broker's default (7 days), or an external broker's own"
+	if retention > 0 {
+		kept = retention.String()
+	}
+	return refusal{fmt.Sprintf("scenario %s waits for the broker to expire committed offsets: start the dashboard with "+
+		"--offsets-retention %s (at most %s; on --cluster, 1m) on its own broker; this one keeps them %s. Nothing was changed",
+		s.Name, shortRetention, s.OffsetsRetention, kept)}
 }
 
 // Described is the scenario's summary led by what it needs to run, if
