@@ -286,11 +286,20 @@ func (s Scenario) retentionFits(retention time.Duration) error {
 	}
 	kept := "the broker's default (7 days), or an external broker's own"
 	if retention > 0 {
-		kept = retention.String()
+		kept = minutes(retention)
 	}
 	return refusal{fmt.Sprintf("scenario %s waits for the broker to expire committed offsets: start the dashboard with "+
 		"--offsets-retention %s (at most %s; on --cluster, 1m) on its own broker; this one keeps them %s. Nothing was changed",
-		s.Name, shortRetention, s.OffsetsRetention, kept)}
+		s.Name, shortRetention, minutes(s.OffsetsRetention), kept)}
+}
+
+// minutes writes a whole number of minutes as Kafka's settings count them
+// ("2m"), any other duration as Go does.
+func minutes(d time.Duration) string {
+	if d > 0 && d%time.Minute == 0 {
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
 }
 
 // Described is the scenario's summary led by what it needs to run, if
