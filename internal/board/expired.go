@@ -94,7 +94,11 @@ func (b *Board) noteCommits(at time.Time, group string, offsets map[int32]int64)
 func (b *Board) expiredWords(e *ExpiredCommits) string {
 	retention := "the broker's offsets retention"
 	if d := b.cfg.OffsetsRetention; d > 0 {
-		retention = fmt.Sprintf("the offsets retention (%s)", d)
+		written := d.String()
+		if d%time.Minute == 0 {
+			written = fmt.Sprintf("%dm", d/time.Minute) // as Kafka counts it: "1m", not "1m0s"
+		}
+		retention = fmt.Sprintf("the offsets retention (%s)", written)
 	}
 	var sum int64
 	for _, o := range e.Offsets {

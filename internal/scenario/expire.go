@@ -176,7 +176,7 @@ func expiredAfterRetention(stopped, expired string) Check {
 				after = x.At.Sub(stop.At)
 			}
 			obs := fmt.Sprintf("commits at Σ%d (Σ%d at the stop) gone %.1f s after the stop (retention %s, session 6 s)",
-				sum, s.CommittedSum(), after.Seconds(), e.OffsetsRetention)
+				sum, s.CommittedSum(), after.Seconds(), minutes(e.OffsetsRetention))
 			return stop != nil && sum == s.CommittedSum() && after >= e.OffsetsRetention, obs
 		})
 }
