@@ -70,3 +70,18 @@ func TestExpiredCommitsNamed(t *testing.T) {
 		t.Fatalf("the timeline does not name the skipped message: %v", b.Events())
 	}
 }
+
+// Commits that went with a recreated topic did not expire.
+func TestRecreatedTopicIsNoExpiry(t *testing.T) {
+	b := newBoard(
+		ProcStarted{Name: Usage, PID: 7, At: at(0)},
+		ev(Usage, 0.1, status.Event{Type: status.Started, GroupID: "demo-usage"}),
+		Committed{At: at(1), Group: "demo-usage", Offsets: map[int32]int64{0: 40}},
+		ProcExited{Name: Usage, PID: 7, At: at(2), Deliberate: true},
+		TopicRecreated{At: at(3), Topic: "sensor-data", Partitions: 3},
+		Committed{At: at(4), Group: "demo-usage", Offsets: map[int32]int64{0: -1}},
+	)
+	if e, ok := b.ExpiredCommits(); ok || countEvents(b, "commits expired") != 0 {
+		t.Fatalf("an expiry after the topic was recreated: %+v %v", e, b.Events())
+	}
+}
