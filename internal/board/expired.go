@@ -89,8 +89,9 @@ func (b *Board) noteCommits(at time.Time, group string, offsets map[int32]int64)
 	b.event(at, Usage, LevelWarn, b.expiredWords(e))
 }
 
-// expiredWords: "consumer-usage's commits expired: its group demo-usage
-// was empty longer than the offsets retention (5s); they were at Σ120".
+// expiredWords follows the process's name on the timeline, short enough
+// for the narration's watch line at 120 columns: "consumer-usage commits
+// expired: its group was empty longer than the offsets retention (5s)".
 func (b *Board) expiredWords(e *ExpiredCommits) string {
 	retention := "the broker's offsets retention"
 	if d := b.cfg.OffsetsRetention; d > 0 {
@@ -100,12 +101,7 @@ func (b *Board) expiredWords(e *ExpiredCommits) string {
 		}
 		retention = fmt.Sprintf("the offsets retention (%s)", written)
 	}
-	var sum int64
-	for _, o := range e.Offsets {
-		sum += o
-	}
-	return fmt.Sprintf("consumer-usage's commits expired: its group %s was empty longer than %s; they were at Σ%d",
-		e.Group, retention, sum)
+	return "commits expired: its group was empty longer than " + retention
 }
 
 // usageRunning: a consumer-usage instance runs (its group is not empty).
@@ -154,7 +150,8 @@ func (b *Board) noteStartAfterExpiry(at time.Time, name, group string, start map
 		b.event(at, name, LevelInfo, "started without commits (they expired) and skipped nothing")
 		return
 	}
-	b.event(at, name, LevelWarn, fmt.Sprintf("started at the end without commits (they expired): %s skipped (%s), never counted",
+	// The count first: the watch line may cut the offsets.
+	b.event(at, name, LevelWarn, fmt.Sprintf("skipped %s, never counted: no commits (expired), latest started it at the end: %s",
 		Plural(total, "message"), strings.Join(parts, ", ")))
 }
 

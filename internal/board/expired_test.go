@@ -39,7 +39,7 @@ func TestExpiredCommitsNamed(t *testing.T) {
 	if !ok || e.Offsets[0] != 40 || e.Offsets[1] != 52 || !e.At.Equal(at(16)) {
 		t.Fatalf("expiry %+v %v", e, ok)
 	}
-	if n := countEvents(b, "consumer-usage's commits expired: its group demo-usage was empty longer than the offsets retention (5s); they were at Σ92"); n != 1 {
+	if n := countEvents(b, "commits expired: its group was empty longer than the offsets retention (5s)"); n != 1 {
 		t.Fatalf("%d timeline lines for the expiry: %v", n, b.Events())
 	}
 	b.Apply(ProcStarted{Name: Usage, PID: 8, At: at(20)})
@@ -49,7 +49,7 @@ func TestExpiredCommitsNamed(t *testing.T) {
 	if e, _ := b.ExpiredCommits(); len(e.Skipped) != 1 || e.Skipped[0] != (SkippedRange{Partition: 1, From: 52, To: 70}) {
 		t.Fatalf("skipped %+v", e.Skipped)
 	}
-	if n := countEvents(b, "started at the end without commits (they expired): 18 messages skipped (p1 52–69), never counted"); n != 1 {
+	if n := countEvents(b, "skipped 18 messages, never counted: no commits (expired), latest started it at the end: p1 52–69"); n != 1 {
 		t.Fatalf("%d timeline lines for the skip: %v", n, b.Events())
 	}
 	skipped := Cause{Kind: CauseNeverRecorded, Partition: 1, Offset: 60, ExpectedHoursCents: 10, ExpectedKmCents: 20}

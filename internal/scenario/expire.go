@@ -67,7 +67,7 @@ var offsetsExpire = Scenario{
 			Title: "Restart with latest",
 			Say: "Same group, no commits: latest starts it at the end of the log. What was published while it " +
 				"was down is never read. Then a pause to measure.",
-			Watch: "\"skipped\" on the timeline, with the offsets; the lag drops to 0 at once.",
+			Watch: "\"skipped N messages\" on the timeline, with their offsets; the lag drops to 0 at once.",
 			Event: "skipped",
 			Press: &Press{Action: action.Restart, Process: board.Usage},
 			Until: usageResumed, Stable: 500 * time.Millisecond,
