@@ -13,10 +13,12 @@ import (
 //     group's state timestamp; the commit's own time only for a group
 //     without one), at the next check of offsets.retention.check.interval.ms.
 //   - kfake (offset.retention.ms, its own key, taking precedence over
-//     offsets.retention.minutes): the same rule, on a ticker of
-//     offsets.retention.check.interval.ms created when the cluster starts;
-//     a classic group (consumer-usage's) expires only in the Empty state,
-//     counted from max(became empty, last commit).
+//     offsets.retention.minutes): nearly the same rule, on a ticker of
+//     offsets.retention.check.interval.ms created when the cluster starts
+//     (so it is read once, at the start); a classic group (consumer-usage's)
+//     expires only in the Empty state, counted from the later of "became
+//     empty" and its last commit; a group that only ever committed (no
+//     protocol, no members) counts from the commit.
 //
 // consumer-usage is a static member: a stop does not leave the group, so
 // the group becomes empty only when its session (6 s) runs out; the commits
