@@ -72,6 +72,7 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 		return err
 	})
 	fs.DurationVar(&f.StoreLatency, "store-latency", 0, "delay every request to the embedded store by `D` (a slow store: consumer-usage backpressure, consumer-query 503)")
+	fs.DurationVar(&f.OffsetsRetention, "offsets-retention", 0, "the lab's broker deletes a group's committed offsets once the group has been empty for `D` (0: the broker's default, 7 days); Apache Kafka (--cluster) takes whole minutes from 1m")
 	fs.DurationVar(&f.ConnectTimeout, "connect-timeout", lab.DefaultConnectTimeout, "how long to wait for the broker and the store to answer at the start before saying they are down")
 	fs.BoolVar(&f.headless, "headless", false, "supervise without a terminal UI, logging events to stderr")
 	fs.StringVar(&f.scriptPath, "script", "", "play actions from FILE (see README)")
@@ -138,6 +139,21 @@ func checkStackFlags(f dashboardFlags) error {
 	}
 	if f.preload > 0 && f.Brokers != "" {
 		return cli.Usagef("--preload needs the embedded broker: it cannot be combined with --brokers / KAFKA_BROKER")
+	}
+	return checkOffsetsRetention(f)
+}
+
+// checkOffsetsRetention checks --offsets-retention against the broker it
+// is for: the lab writes it into the configuration of its own brokers only.
+func checkOffsetsRetention(f dashboardFlags) error {
+	if f.OffsetsRetention == 0 {
+		return nil
+	}
+	if f.Brokers != "" {
+		return cli.Usagef("--offsets-retention sets the lab's own broker: an external one (--brokers / KAFKA_BROKER) keeps its offsets.retention.minutes, set in its server.properties")
+	}
+	if err := kafkacfg.CheckOffsetsRetention(f.OffsetsRetention, f.Cluster > 0); err != nil {
+		return cli.Usagef("--offsets-retention: %v", err)
 	}
 	return nil
 }

@@ -107,3 +107,30 @@ func TestClusterFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestOffsetsRetentionFlag(t *testing.T) {
+	t.Setenv("KAFKA_BROKER", "")
+	for args, want := range map[string]time.Duration{
+		"--offsets-retention 5s":             5 * time.Second,
+		"--offsets-retention 2m --cluster 1": 2 * time.Minute,
+	} {
+		f, err := parseDashboardFlags(strings.Fields(args), io.Discard)
+		if err != nil || f.OffsetsRetention != want {
+			t.Errorf("%s: %v %s", args, err, f.OffsetsRetention)
+		}
+	}
+	for args, says := range map[string]string{
+		"--offsets-retention -5s":                                "between 1s and",
+		"--offsets-retention 500ms":                              "between 1s and",
+		"--offsets-retention soon":                               "invalid value",
+		"--offsets-retention 30s --cluster 1":                    "at least 1m",
+		"--offsets-retention 90s --cluster 1":                    "whole minutes",
+		"--offsets-retention 1m --brokers 127.0.0.1:9092":        "external",
+		"--offsets-retention 1m --cluster 1 --brokers 1.2.3.4:9": "cannot be combined",
+	} {
+		_, err := parseDashboardFlags(strings.Fields(args), io.Discard)
+		if code := cli.Exit(io.Discard, err); code != cli.ExitUsage || !strings.Contains(err.Error(), says) {
+			t.Errorf("%s: exit %d, %v; want exit %d saying %q", args, code, err, cli.ExitUsage, says)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/kafka-recovery-lab/krl/internal/cli"
 	"github.com/kafka-recovery-lab/krl/internal/cluster"
 	"github.com/kafka-recovery-lab/krl/internal/embedded"
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 	"github.com/kafka-recovery-lab/krl/internal/status"
 	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
@@ -23,11 +24,17 @@ func brokerMain(args []string) int {
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:9092", "address to listen on (port 0 picks a free one)")
 	fs.StringVar(&cfg.Topic, "topic", telemetry.DefaultTopic, "topic to create at start")
 	fs.IntVar(&partitions, "partitions", 3, "partitions of the topic")
+	fs.DurationVar(&cfg.OffsetsRetention, "offsets-retention", 0, "how long a group's committed offsets outlive its last member (0: the default, 7 days)")
 	if err := cli.Parse(fs, args); err != nil {
 		return cli.Exit(os.Stderr, err)
 	}
 	if partitions < 1 || partitions > 1000 {
 		return cli.Exit(os.Stderr, cli.Usagef("--partitions must be between 1 and 1000, got %d", partitions))
+	}
+	if cfg.OffsetsRetention != 0 {
+		if err := kafkacfg.CheckOffsetsRetention(cfg.OffsetsRetention, false); err != nil {
+			return cli.Exit(os.Stderr, cli.Usagef("--offsets-retention: %v", err))
+		}
 	}
 	cfg.Partitions = int32(partitions)
 	return runUntilSignal("broker", func(ctx context.Context, em *status.Emitter, log *slog.Logger) error {
@@ -61,8 +68,14 @@ func kafkaNodeMain(args []string) int {
 	fs.StringVar(&cfg.Dir, "dir", "", "the cluster's directory (RUNDIR/cluster, holds cluster.json)")
 	fs.StringVar(&cfg.Name, "name", "", "the node: controller or broker-N")
 	fs.StringVar(&cfg.ClasspathFile, "classpath-file", os.Getenv("KRL_KAFKA_CLASSPATH"), "file holding Apache Kafka's classpath (scripts/real-kafka.sh classpath)")
+	fs.DurationVar(&cfg.Settings.OffsetsRetention, "offsets-retention", 0, "offsets.retention.minutes as a duration, whole minutes (0: the default, 7 days)")
 	if err := cli.Parse(fs, args); err != nil {
 		return cli.Exit(os.Stderr, err)
+	}
+	if cfg.Settings.OffsetsRetention != 0 {
+		if err := kafkacfg.CheckOffsetsRetention(cfg.Settings.OffsetsRetention, true); err != nil {
+			return cli.Exit(os.Stderr, cli.Usagef("--offsets-retention: %v", err))
+		}
 	}
 	if cfg.Dir == "" || cfg.Name == "" || cfg.ClasspathFile == "" {
 		return cli.Exit(os.Stderr, cli.Usagef("kafka-node needs --dir, --name and --classpath-file"))

@@ -60,11 +60,12 @@ func TestScenariosHeadless(t *testing.T) {
 			// The cluster scenarios run on their own pass (KRL_CLUSTER=3 in
 			// .ci/run): the dashboard starts its cluster of Apache Kafka
 			// brokers; that pass runs nothing else.
-			// A scenario that kills its broker runs on Apache Kafka as
-			// the dashboard's own single broker (KRL_CLUSTER=1).
+			// A scenario that kills its broker, or sets the broker's
+			// offsets retention, runs on Apache Kafka as the dashboard's
+			// own single broker (KRL_CLUSTER=1).
 			brokers := sc.Brokers
 			switch {
-			case sc.OwnBroker && cluster == "1":
+			case (sc.OwnBroker || sc.OffsetsRetention > 0) && cluster == "1":
 				brokers = 1
 			case sc.Brokers > 0 && cluster != strconv.Itoa(sc.Brokers):
 				t.Skipf("needs --cluster %d: run with KRL_CLUSTER=%d (the cluster pass of .ci/run)", sc.Brokers, sc.Brokers)
@@ -72,6 +73,8 @@ func TestScenariosHeadless(t *testing.T) {
 				t.Skip("KRL_CLUSTER is set: only the cluster scenarios run")
 			case sc.OwnBroker && os.Getenv("KAFKA_BROKER") != "":
 				t.Skip("kills its broker: on Apache Kafka it runs on the dashboard's own (KRL_CLUSTER=1)")
+			case sc.OffsetsRetention > 0 && os.Getenv("KAFKA_BROKER") != "":
+				t.Skip("needs --offsets-retention: the lab sets it on its own broker only (on Apache Kafka: KRL_CLUSTER=1)")
 			case sc.Brokers == 0:
 				// A lab at the scenarios' rate idles at a tenth of a core
 				// here: two run side by side. Each cluster takes the machine.
@@ -135,6 +138,15 @@ func scenarioRun(t *testing.T, bin, name string, brokers int) (scenarioReport, s
 	if name == "grade" {
 		// The built-in consumer-usage is graded in the mode that must be exact.
 		args = append(args, "--usage-mode", "guarded")
+	}
+	if sc, _ := scenario.Lookup(name); sc.OffsetsRetention > 0 {
+		// Apache Kafka's shortest retention is a minute; the embedded
+		// broker's lesson stays short.
+		retention := "5s"
+		if brokers > 0 {
+			retention = "1m"
+		}
+		args = append(args, "--offsets-retention", retention)
 	}
 	env := scenarioEnvWithout(os.Environ(), "KAFKA_BROKER", "MONGO_URI")
 	limit := 3 * time.Minute
@@ -217,7 +229,7 @@ func TestScenarioFlags(t *testing.T) {
 		}
 		names = append(names, f[0])
 	}
-	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "grade", "leader-election", "min-insync", "key-ordering", "acks-loss", "acks-zero", "partitions-added"}
+	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "grade", "leader-election", "min-insync", "key-ordering", "acks-loss", "acks-zero", "partitions-added", "offsets-expire"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("--list-scenarios names %q, want %q", names, want)
 	}

@@ -196,7 +196,7 @@ var registry = []Action{
 		Script: true, Target: TargetSelected, OffScript: true, Hint: "to crash {process} (SIGKILL)"},
 	{Name: Stop, Keys: []string{"s"}, Help: Line{"s", "stop"},
 		Doc:    "stop the selected process (SIGTERM)",
-		Script: true, Target: TargetSelected, OffScript: true},
+		Script: true, Target: TargetSelected, OffScript: true, Hint: "to stop {process} (SIGTERM)"},
 	{Name: Restart, Keys: []string{"r"}, Help: Line{"r", "start/restart"}, Short: Line{"r", "restart"},
 		Doc:    "start or restart the selected process",
 		Script: true, Target: TargetSelected, OffScript: true, Hint: "to restart {process}"},

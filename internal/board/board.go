@@ -67,6 +67,9 @@ type Config struct {
 	// Resumed: the run continues an earlier one in its directory
 	// (--resume).
 	Resumed bool
+	// OffsetsRetention: how long the lab's broker keeps an empty group's
+	// commits (--offsets-retention; 0: the broker's own, unknown here).
+	OffsetsRetention time.Duration
 }
 
 // UsageCmd is the user's command that runs as consumer-usage ("": the
@@ -142,9 +145,10 @@ type Board struct {
 	auditCount   int64
 	auditThrough map[int32]int64
 
-	parts partsState
-	acks  acksState
-	moves keyMoves
+	parts  partsState
+	acks   acksState
+	moves  keyMoves
+	expiry expiry
 
 	events  []Event
 	nextSeq uint64

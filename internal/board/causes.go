@@ -37,10 +37,25 @@ type CauseGroup struct {
 	TookBack bool
 	// Inferred: its messages were matched to records that name none.
 	Inferred bool
+	// Expired: never-recorded messages that consumer-usage jumped over
+	// when it started after its group's commits expired.
+	Expired bool
 }
 
 func (g CauseGroup) key() string {
-	return fmt.Sprintf("%s/%d/%s/%v", g.Kind, g.Partition, g.Writer, g.Inferred)
+	return fmt.Sprintf("%s/%d/%s/%v/%v", g.Kind, g.Partition, g.Writer, g.Inferred, g.Expired)
+}
+
+// ExpiredWhy is how a drift names the messages skipped after commits
+// expired.
+const ExpiredWhy = "never counted: commits expired while it was down"
+
+// kindWords is the group's kind as the timeline says it.
+func (g CauseGroup) kindWords() string {
+	if g.Expired {
+		return ExpiredWhy
+	}
+	return g.Kind
 }
 
 // WriterWords is the writer as the screen names it: "consumer-usage-2
@@ -76,7 +91,7 @@ func (g CauseGroup) Short() string {
 	} else {
 		s += fmt.Sprintf(" (offset %d)", g.FirstOffset)
 	}
-	s += " " + g.Kind
+	s += " " + g.kindWords()
 	if g.Writer != "" {
 		s += " by " + WriterWords(g.Writer)
 	}
@@ -115,6 +130,9 @@ func (g CauseGroup) What() string {
 		}
 		return msgs + " recorded" + by + g.staleWhy(base)
 	case CauseNeverRecorded:
+		if g.Expired {
+			return msgs + " " + ExpiredWhy + " (its restart found no commits and auto.offset.reset latest started it at the end)"
+		}
 		return msgs + " never recorded: the topic yields a delta, no usage record has it"
 	}
 	return msgs + " " + g.Kind + by
@@ -241,18 +259,21 @@ func (b *Board) Why(sensor string) WhyView {
 		causes = append(causes, r.Causes)
 		v.Messages += len(r.Causes)
 	}
-	v.Groups = b.withTakes(groupCauses(causes))
+	v.Groups = b.withTakes(groupCauses(causes, b.skippedAfterExpiry))
 	return v
 }
 
-// groupCauses groups causes by kind, partition and writer, the kinds in
-// causeOrder, then by partition, then by the largest drift.
-func groupCauses(perSensor [][]Cause) []CauseGroup {
+// groupCauses groups causes by kind, partition and writer (a
+// never-recorded message apart when skipped says it was jumped over after
+// commits expired), the kinds in causeOrder, then by partition, then by
+// the largest drift.
+func groupCauses(perSensor [][]Cause, skipped func(partition int32, offset int64) bool) []CauseGroup {
 	groups := map[string]*CauseGroup{}
 	for _, cs := range perSensor {
 		seen := map[string]bool{}
 		for _, c := range cs {
-			g := CauseGroup{Kind: c.Kind, Partition: c.Partition, Writer: c.Writer, Inferred: c.Inferred}
+			g := CauseGroup{Kind: c.Kind, Partition: c.Partition, Writer: c.Writer, Inferred: c.Inferred,
+				Expired: c.Kind == CauseNeverRecorded && skipped(c.Partition, c.Offset)}
 			k := g.key()
 			have := groups[k]
 			if have == nil {
@@ -321,7 +342,7 @@ func (b *Board) noteCauseGroups(at time.Time) {
 		b.event(at, "", LevelWarn, "cannot name the drift's messages: "+err.Error())
 	}
 	b.causesErr = err
-	for _, g := range groupCauses(all) {
+	for _, g := range groupCauses(all, b.skippedAfterExpiry) {
 		k := g.key()
 		if _, seen := b.causeGroups[k]; seen {
 			continue

@@ -154,6 +154,9 @@ func (b *Board) committedOffsets(v Committed) {
 		return
 	}
 	b.commitRead.err = nil
+	if !b.before(v.At) { // a read asked before the topic was recreated says nothing of its commits now
+		b.noteCommits(v.At, v.Group, v.Offsets)
+	}
 	b.committed = maps.Clone(v.Offsets)
 	b.commitGroup = v.Group
 	b.commitRead.at = v.At

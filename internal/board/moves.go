@@ -269,6 +269,9 @@ type TopicRecreated struct {
 func (b *Board) topicRecreated(v TopicRecreated) {
 	b.hwm, b.hwmHistory, b.hwmErr = map[int32]int64{}, nil, nil
 	b.committed, b.commitRead.seen = map[int32]int64{}, false
+	// The commits went with the topic, and its offsets start again: no
+	// expiry, and no skip of the old log, applies to the new one.
+	b.expiry = expiry{}
 	b.truth, b.auditCount, b.auditThrough = map[string]Truth{}, 0, nil
 	b.sensors = nil
 	b.parts = partsState{topic: b.parts.topic, at: v.At, minISR: b.parts.minISR}

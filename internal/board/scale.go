@@ -189,6 +189,7 @@ func (b *Board) scaleRebalance(p *proc, at time.Time, e status.Event) bool {
 	}
 	p.usage.lastAssign = r
 	b.noteTake(p.name, at, e.Partitions)
+	b.noteStartAfterExpiry(at, p.name, p.groupID, r.Start)
 	p.usage.partitions = slices.Sorted(slices.Values(e.Partitions))
 	if p.usage.partitions == nil {
 		p.usage.partitions = []int32{}

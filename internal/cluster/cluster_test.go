@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNames(t *testing.T) {
@@ -79,7 +80,7 @@ func TestServerProperties(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := props(p.ServerProperties(b2, "/run/cluster/broker-2/data"))
+	got := props(p.ServerProperties(b2, "/run/cluster/broker-2/data", Settings{}))
 	want := map[string]string{
 		"process.roles":                            "broker",
 		"node.id":                                  "2",
@@ -103,7 +104,7 @@ func TestServerProperties(t *testing.T) {
 		}
 	}
 	c, _ := p.Node("controller")
-	got = props(p.ServerProperties(c, "/d"))
+	got = props(p.ServerProperties(c, "/d", Settings{}))
 	for k, v := range map[string]string{"process.roles": "controller", "node.id": "100", "listeners": "CONTROLLER://127.0.0.1:9100",
 		"controller.quorum.voters": "100@127.0.0.1:9100", "broker.session.timeout.ms": "5000"} {
 		if got[k] != v {
@@ -113,9 +114,17 @@ func TestServerProperties(t *testing.T) {
 	if _, ok := got["advertised.listeners"]; ok {
 		t.Error("the controller advertises a client listener")
 	}
+	if _, ok := got["offsets.retention.minutes"]; ok {
+		t.Error("offsets.retention.minutes written without --offsets-retention")
+	}
+	got = props(p.ServerProperties(b2, "/d", Settings{OffsetsRetention: 2 * time.Minute}))
+	if got["offsets.retention.minutes"] != "2" || got["offsets.retention.check.interval.ms"] != "1000" {
+		t.Errorf("--offsets-retention 2m: offsets.retention.minutes %q, check interval %q",
+			got["offsets.retention.minutes"], got["offsets.retention.check.interval.ms"])
+	}
 	one := Plan{ClusterID: p.ClusterID, Brokers: 1, ControllerPort: 9100, BrokerPorts: []int{9101}}
 	b1, _ := one.Node("broker-1")
-	got = props(one.ServerProperties(b1, "/d"))
+	got = props(one.ServerProperties(b1, "/d", Settings{}))
 	if got["min.insync.replicas"] != "1" || got["default.replication.factor"] != "1" || got["transaction.state.log.min.isr"] != "1" {
 		t.Errorf("a single broker: %v", got)
 	}
@@ -128,7 +137,7 @@ func TestWriteConfig(t *testing.T) {
 	dir := t.TempDir()
 	p := Plan{ClusterID: "MkU3OEVBNTcwNTJENDM2Qk", Brokers: 1, ControllerPort: 9100, BrokerPorts: []int{9101}}
 	n, _ := p.Node("broker-1")
-	nd, err := p.WriteConfig(dir, n)
+	nd, err := p.WriteConfig(dir, n, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,14 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/kafkacfg"
 )
 
 // Failure detection, shorter than Kafka's defaults so that a SIGKILLed
@@ -38,9 +42,17 @@ const (
 // NodeDir is the node's directory under dir (RUNDIR/cluster).
 func NodeDir(dir, name string) string { return filepath.Join(dir, name) }
 
+// Settings are what a run asks of its brokers beside the plan; they may
+// differ from one start to the next (server.properties is rewritten).
+type Settings struct {
+	// OffsetsRetention: offsets.retention.minutes, whole minutes from one
+	// (kafkacfg.CheckOffsetsRetention); 0 keeps Kafka's default (7 days).
+	OffsetsRetention time.Duration
+}
+
 // ServerProperties renders the node's server.properties; dataDir is its
 // log.dirs (an absolute path: Kafka does not expand variables).
-func (p Plan) ServerProperties(n Node, dataDir string) string {
+func (p Plan) ServerProperties(n Node, dataDir string, s Settings) string {
 	var b strings.Builder
 	w := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
 	fmt.Fprintf(&b, "# Written by krl --cluster %d (internal/cluster): rewritten at every start.\n", p.Brokers)
@@ -80,6 +92,10 @@ func (p Plan) ServerProperties(n Node, dataDir string) string {
 	w("broker.heartbeat.interval.ms", HeartbeatInterval.Milliseconds())
 	w("broker.session.timeout.ms", SessionTimeout.Milliseconds())
 	w("replica.lag.time.max.ms", ReplicaLagMax.Milliseconds())
+	offsets := kafkacfg.ApacheOffsetsRetention(s.OffsetsRetention)
+	for _, k := range slices.Sorted(maps.Keys(offsets)) {
+		w(k, offsets[k])
+	}
 	return b.String()
 }
 
@@ -104,7 +120,7 @@ logger.statechange.level = WARN
 
 // WriteConfig writes the node's server.properties and log4j2.properties
 // into its directory and returns the directory.
-func (p Plan) WriteConfig(dir string, n Node) (string, error) {
+func (p Plan) WriteConfig(dir string, n Node, s Settings) (string, error) {
 	nd, err := filepath.Abs(NodeDir(dir, n.Name))
 	if err != nil {
 		return "", err
@@ -115,7 +131,7 @@ func (p Plan) WriteConfig(dir string, n Node) (string, error) {
 	if err := os.MkdirAll(filepath.Join(nd, "data"), 0o755); err != nil {
 		return "", fmt.Errorf("cluster: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(nd, "server.properties"), []byte(p.ServerProperties(n, filepath.Join(nd, "data"))), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(nd, "server.properties"), []byte(p.ServerProperties(n, filepath.Join(nd, "data"), s)), 0o644); err != nil {
 		return "", fmt.Errorf("cluster: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(nd, "log4j2.properties"), []byte(log4j2Properties), 0o644); err != nil {

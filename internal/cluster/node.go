@@ -31,6 +31,8 @@ type NodeConfig struct {
 	Java string
 	// Output receives the JVM's output, line by line.
 	Output io.Writer
+	// Settings go into the node's server.properties.
+	Settings Settings
 }
 
 // readyLine is what a KRaft node logs once it serves (broker and
@@ -95,7 +97,7 @@ func prepareNode(cfg NodeConfig, em *status.Emitter, log *slog.Logger) (*nodeRun
 			return nil, err
 		}
 	}
-	nd, err := p.WriteConfig(cfg.Dir, n)
+	nd, err := p.WriteConfig(cfg.Dir, n, cfg.Settings)
 	if err != nil {
 		return nil, err
 	}

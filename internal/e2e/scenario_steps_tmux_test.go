@@ -77,15 +77,25 @@ func stepScenarios(t *testing.T) ([]scenario.Scenario, []string) {
 		}
 	}
 	var out []scenario.Scenario
+	var extra []string
+	external := os.Getenv("KAFKA_BROKER") != ""
 	for _, sc := range scenario.Catalog() {
+		if sc.OffsetsRetention > 0 && (n > 0 || external) {
+			// Its retention is the embedded broker's here (the lab sets
+			// none on an external broker).
+			continue
+		}
 		if (n == 0 && sc.Brokers == 0) || (n > 0 && sc.Brokers > 0 && sc.Brokers <= n) {
 			out = append(out, sc)
+			if sc.OffsetsRetention > 0 && len(extra) == 0 {
+				extra = []string{"--offsets-retention", "5s"}
+			}
 		}
 	}
 	if n > 0 {
 		return out, []string{"--cluster", strconv.Itoa(n)}
 	}
-	return out, nil
+	return out, extra
 }
 
 // resize makes the window w×h and waits until the pane is.

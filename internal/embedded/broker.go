@@ -32,6 +32,10 @@ type BrokerConfig struct {
 	Topic string
 	// Partitions of Topic when it is created, e.g. 3.
 	Partitions int32
+	// OffsetsRetention: how long a group's commits outlive the group's
+	// last member (0: kfake's default, 7 days); see
+	// kafkacfg.KfakeOffsetsRetention.
+	OffsetsRetention time.Duration
 }
 
 // Kafka's own broker defaults (group.min/max.session.timeout.ms): any
@@ -109,6 +113,9 @@ func RunBroker(ctx context.Context, cfg BrokerConfig, em *status.Emitter, log *s
 		kfake.GroupMinSessionTimeout(groupMinSession),
 		kfake.GroupMaxSessionTimeout(groupMaxSession),
 		kfake.BrokerConfigs(brokerConfigs),
+		// Options given later win: the ticker that expires commits is
+		// created when the cluster starts, from these.
+		kfake.BrokerConfigs(kafkacfg.KfakeOffsetsRetention(cfg.OffsetsRetention)),
 		kfake.WithLogger(kfakeLogger{log}),
 	)
 	if err != nil {

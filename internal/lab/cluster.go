@@ -52,8 +52,11 @@ func (l *Lab) startCluster(ctx context.Context) error {
 		if name == cluster.Controller {
 			tier = -1
 		}
-		spec := supervisor.Spec{Name: name, Tier: tier,
-			Args: []string{"kafka-node", "--dir", dir, "--name", name, "--classpath-file", cp}}
+		args := []string{"kafka-node", "--dir", dir, "--name", name, "--classpath-file", cp}
+		if l.cfg.OffsetsRetention > 0 {
+			args = append(args, "--offsets-retention", l.cfg.OffsetsRetention.String())
+		}
+		spec := supervisor.Spec{Name: name, Tier: tier, Args: args}
 		if err := l.sup.Define(spec); err != nil {
 			return err
 		}

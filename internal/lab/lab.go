@@ -59,6 +59,10 @@ type Config struct {
 	// StoreLatency delays every request to the embedded store by this much
 	// (store --latency): the "slow store" fault. 0: none.
 	StoreLatency time.Duration
+	// OffsetsRetention: how long the lab's broker keeps a group's commits
+	// once the group is empty (--offsets-retention; 0: the broker's
+	// default). An external broker keeps its own.
+	OffsetsRetention time.Duration
 	// ConnectTimeout bounds the first contact with the broker and the
 	// store before the lesson's processes start (0: DefaultConnectTimeout).
 	ConnectTimeout time.Duration
@@ -223,6 +227,8 @@ func (l *Lab) NewBoard() *board.Board {
 		UsageCmd:   strings.Join(l.cfg.UsageCmd, " "),
 		Seed:       l.cfg.Seed,
 		Resumed:    l.cfg.Resumed,
+
+		OffsetsRetention: l.cfg.OffsetsRetention,
 	})
 }
 

@@ -43,6 +43,9 @@ func (l *Lab) Launch(ctx context.Context) error {
 		// The board learns the address from the broker's Listening event.
 		args := append(slices.Clone(role.Lookup(board.Broker).Command),
 			"--data-dir", filepath.Join(l.cfg.RunDir, "broker"), "--topic", l.cfg.Topic)
+		if l.cfg.OffsetsRetention > 0 {
+			args = append(args, "--offsets-retention", l.cfg.OffsetsRetention.String())
+		}
 		if _, err := l.startInfra(ctx, board.Broker, args); err != nil {
 			return infraFailed("no broker", err)
 		}

@@ -339,6 +339,7 @@ var catalog = []Scenario{
 	acksLoss,
 	acksZero,
 	partitionsAdded,
+	offsetsExpire,
 }
 
 // resumedStep is the step that presses press, waits until consumer-usage

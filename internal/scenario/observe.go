@@ -41,6 +41,10 @@ type Observation struct {
 	// Seed is the run's --seed (0: time-based): what a seeded schedule
 	// is drawn from.
 	Seed int64
+	// OffsetsRetention: the lab's broker's (0: its default, unknown);
+	// Expired: the latest expiry of consumer-usage's commits (nil: none).
+	OffsetsRetention time.Duration
+	Expired          *board.ExpiredCommits
 }
 
 // Capture reads an Observation from a board.
@@ -65,6 +69,10 @@ func Capture(b *board.Board) Observation {
 	o.Parts = b.Partitions()
 	o.Acks = b.Acks()
 	o.Seed = b.Config().Seed
+	o.OffsetsRetention = b.Config().OffsetsRetention
+	if e, ok := b.ExpiredCommits(); ok {
+		o.Expired = &e
+	}
 	return o
 }
 

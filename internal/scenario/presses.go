@@ -46,6 +46,13 @@ var presses = map[action.Name]pressRule{
 		},
 		done: restarted,
 	},
+	action.Stop: {
+		call: asKey,
+		done: func(p Press, base, now Observation) bool {
+			was, is := base.Proc(p.Process), now.Proc(p.Process)
+			return !is.Alive && is.LastExit != nil && (was.LastExit == nil || is.LastExit.At.After(was.LastExit.At))
+		},
+	},
 	action.CrashAt: {
 		call: func(p Press, _ Observation) action.Call {
 			return action.Call{Name: action.CrashAt, Process: p.Process, Value: "after-delta"}

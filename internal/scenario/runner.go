@@ -210,6 +210,9 @@ func (x *run) prepare(ctx context.Context) error {
 		names = append(names, own...)
 	}
 	// Before anything changes: a refused lesson leaves the lab as it was.
+	if err := x.sc.retentionFits(o.OffsetsRetention); err != nil {
+		return err
+	}
 	if err := x.fitsReplay(); err != nil {
 		return err
 	}

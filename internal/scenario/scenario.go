@@ -44,6 +44,10 @@ type Scenario struct {
 	// dashboard runs (the embedded broker or --cluster N); it refuses to
 	// start on a broker given with --brokers.
 	OwnBroker bool
+	// OffsetsRetention: the scenario waits for the broker to expire
+	// commits, so it needs the lab's broker started with an offsets
+	// retention of at most this (--offsets-retention); 0: any broker.
+	OffsetsRetention time.Duration
 	// Baseline: the scenario measures drift, so it starts from a new
 	// baseline (reset-lab: usage records and checkpoints cleared,
 	// consumer-usage reading on from the end of the topic), and says so.
@@ -261,13 +265,45 @@ func ErrUnknown(name string) error {
 	return fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(Names(), ", "))
 }
 
-// Needs is what the scenario needs to run, as the dashboard's flag ("--cluster
-// 3"); "" when it runs on any stack.
+// Needs is what the scenario needs to run, as the dashboard's flags
+// ("--cluster 3"); "" when it runs on any stack.
 func (s Scenario) Needs() string {
-	if s.Brokers == 0 {
-		return ""
+	var needs []string
+	if s.Brokers > 0 {
+		needs = append(needs, fmt.Sprintf("--cluster %d", s.Brokers))
 	}
-	return fmt.Sprintf("--cluster %d", s.Brokers)
+	if s.OffsetsRetention > 0 {
+		needs = append(needs, "--offsets-retention "+shortRetention)
+	}
+	return strings.Join(needs, " ")
+}
+
+// shortRetention is the offsets retention Needs suggests: short enough for
+// a lesson on the embedded broker (Apache Kafka's shortest is 1m).
+const shortRetention = "5s"
+
+// retentionFits refuses a scenario that waits for commits to expire on a
+// lab whose broker keeps them too long (retention: the lab's, 0 unknown).
+func (s Scenario) retentionFits(retention time.Duration) error {
+	if s.OffsetsRetention == 0 || (retention > 0 && retention <= s.OffsetsRetention) {
+		return nil
+	}
+	kept := "the broker's default (7 days), or an external broker's own"
+	if retention > 0 {
+		kept = minutes(retention)
+	}
+	return refusal{fmt.Sprintf("scenario %s waits for the broker to expire committed offsets: start the dashboard with "+
+		"--offsets-retention %s (at most %s; on --cluster, 1m) on its own broker; this one keeps them %s. Nothing was changed",
+		s.Name, shortRetention, minutes(s.OffsetsRetention), kept)}
+}
+
+// minutes writes a whole number of minutes as Kafka's settings count them
+// ("2m"), any other duration as Go does.
+func minutes(d time.Duration) string {
+	if d > 0 && d%time.Minute == 0 {
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
 }
 
 // Described is the scenario's summary led by what it needs to run, if
