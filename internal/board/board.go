@@ -145,6 +145,7 @@ type Board struct {
 	parts partsState
 	acks  acksState
 	moves keyMoves
+	ret   retentionState
 
 	events  []Event
 	nextSeq uint64
@@ -314,6 +315,8 @@ func (b *Board) applyControl(in Input) bool {
 		b.partitionsAdded(v)
 	case TopicRecreated:
 		b.topicRecreated(v)
+	case RetentionSet:
+		b.retentionSet(v)
 	default:
 		return false
 	}

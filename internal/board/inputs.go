@@ -44,11 +44,14 @@ type ProcLog struct {
 	Line string
 }
 
-// Offsets: the topic's log-end offsets (high watermarks) per partition.
+// Offsets: the topic's log-end offsets (high watermarks) per partition,
+// and the log starts read just before them.
 type Offsets struct {
 	At             time.Time
 	HighWatermarks map[int32]int64
-	Err            error
+	// LogStarts: the log start offsets read with them (nil: not read).
+	LogStarts map[int32]int64
+	Err       error
 }
 
 // Committed: the committed offsets of consumer-usage's group. A partition

@@ -72,13 +72,13 @@ func (l *Lab) pollOffsets(ctx context.Context) {
 	}
 	asked := time.Now()
 	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	hwm, err := l.offsets.HighWatermarks(hctx, l.cfg.Topic)
+	starts, hwm, err := l.offsets.Watermarks(hctx, l.cfg.Topic)
 	cancel()
 	if ctx.Err() != nil {
 		return
 	}
 	l.logReadError("watermarks", err)
-	l.emit(board.Offsets{At: asked, HighWatermarks: hwm, Err: err})
+	l.emit(board.Offsets{At: asked, HighWatermarks: hwm, LogStarts: starts, Err: err})
 	if group != "" {
 		l.emit(board.Committed{At: committedAsked, Group: group, Offsets: committed, Err: commitErr})
 	}

@@ -73,6 +73,7 @@ var language = []verb{
 	{name: action.Acks, grammar: grammar{parse: parseValue, values: acksValues, what: "acks setting", syntax: strings.Join(acksValues, "|")}},
 	{name: action.AddPartitions, grammar: grammar{parse: parsePartitions, syntax: fmt.Sprintf("N (the new partition count, 2 to %d)", MaxPartitions)}},
 	{name: action.RecreateTopic, grammar: grammar{parse: parseNothing}},
+	{name: action.Retention, grammar: grammar{parse: parseDuration, syntax: "DURATION (5s to 1h)"}},
 }
 
 // verbs is the language by verb.

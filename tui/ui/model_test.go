@@ -53,6 +53,8 @@ func TestGolden(t *testing.T) {
 		{name: "partitions_failover", scene: sceneFailover, msgs: []tea.Msg{keyMsg("1")}},
 		{name: "partitions_view_failover", scene: sceneFailover, msgs: []tea.Msg{keyMsg("1"), keyMsg("t")}},
 		{name: "partitions_view_embedded", scene: sceneRunning, msgs: []tea.Msg{keyMsg("t")}},
+		{name: "retention", scene: sceneRetention, msgs: []tea.Msg{keyMsg("1")}},
+		{name: "partitions_view_retention", scene: sceneRetention, msgs: []tea.Msg{keyMsg("t")}},
 		{name: "acks_lost", scene: sceneAcksLost, msgs: []tea.Msg{keyMsg("1"), keyMsg("t")}},
 		{name: "acks_none_lost", scene: sceneAcksNoneLost, msgs: []tea.Msg{keyMsg("1"), keyMsg("t")}},
 		{name: "usage_crashed", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: board.OpCrash, Name: board.Usage}}},

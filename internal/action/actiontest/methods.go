@@ -36,6 +36,7 @@ type Methods interface {
 	SetAcks(acks string) error
 	AddPartitions(n int) error
 	RecreateTopic(ctx context.Context) error
+	SetRetention(ctx context.Context, d time.Duration) error
 	Quit()
 }
 
@@ -109,6 +110,9 @@ func doMore(ctx context.Context, m Methods, c action.Call, r *action.Result) err
 		return m.AddPartitions(c.Count)
 	case action.RecreateTopic:
 		return m.RecreateTopic(ctx)
+	case action.Retention:
+		r.Value = c.Duration.String()
+		return m.SetRetention(ctx, c.Duration)
 	}
 	return fmt.Errorf("%s: no fake for it", c.Name)
 }

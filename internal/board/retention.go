@@ -1,0 +1,107 @@
+package board
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// RetentionSet: the lab gave the topic a short retention (--retention,
+// the T key): records older than Retention are deleted, and the log start
+// of each partition moves forward as they are.
+type RetentionSet struct {
+	At        time.Time
+	Topic     string
+	Retention time.Duration
+}
+
+func (RetentionSet) input()       {}
+func (RetentionSet) Urgent() bool { return false }
+
+// retentionState is what the board keeps of the topic's retention and of
+// each partition's log start.
+type retentionState struct {
+	// setting: the short retention the lab set (0: the topic's own).
+	setting time.Duration
+	since   time.Time
+	// logStart: each partition's latest log start read; nil before the
+	// first read (and after the topic is recreated).
+	logStart map[int32]int64
+	// deleted: the ranges the log starts moved over in this run, oldest
+	// first.
+	deleted []Deletion
+}
+
+// Deletion is a range of a partition's offsets that left the log: the log
+// start moved from First to Last+1 between two reads.
+type Deletion struct {
+	Partition   int32
+	First, Last int64
+	// At: when the read that saw the new log start was asked for.
+	At time.Time
+	// ByRetention: the lab had set a short retention (else the topic's
+	// own retention, or a deletion of records, moved it).
+	ByRetention bool
+}
+
+// Count is how many offsets the range holds.
+func (d Deletion) Count() int64 { return d.Last - d.First + 1 }
+
+func (b *Board) retentionSet(v RetentionSet) {
+	if b.ret.setting == v.Retention {
+		return
+	}
+	b.ret.setting, b.ret.since = v.Retention, v.At
+	b.event(v.At, "", LevelWarn, fmt.Sprintf("%s: retention %s with small segments: older records are deleted, each partition's log start moves forward",
+		v.Topic, v.Retention))
+}
+
+// logStarts takes a read of the partitions' log starts (with the watermarks
+// of the same read): a start that moved forward is an event naming the
+// deleted offsets. The first read is a baseline; a start that went back
+// is a new log (the topic recreated), a baseline again.
+func (b *Board) logStarts(at time.Time, starts map[int32]int64) {
+	if starts == nil {
+		return
+	}
+	prev := b.ret.logStart
+	b.ret.logStart = maps.Clone(starts)
+	if prev == nil {
+		return
+	}
+	for _, p := range slices.Sorted(maps.Keys(starts)) {
+		was, ok := prev[p]
+		now := starts[p]
+		if !ok || now <= was {
+			continue
+		}
+		d := Deletion{Partition: p, First: was, Last: now - 1, At: at, ByRetention: b.ret.setting > 0}
+		b.ret.deleted = append(b.ret.deleted, d)
+		b.event(at, "", LevelWarn, deletionText(d))
+	}
+}
+
+// deletionText is the timeline's line for d: "p2: offsets 0–1,199 deleted
+// by retention".
+func deletionText(d Deletion) string {
+	what := fmt.Sprintf("offsets %s–%s", Count(d.First), Count(d.Last))
+	if d.First == d.Last {
+		what = "offset " + Count(d.First)
+	}
+	by := "deleted (the log start moved: the topic's own retention, or a deletion of records)"
+	if d.ByRetention {
+		by = "deleted by retention"
+	}
+	return fmt.Sprintf("p%d: %s %s", d.Partition, what, by)
+}
+
+// Retention is the short retention the lab set (0: none) and since when.
+func (b *Board) Retention() (time.Duration, time.Time) { return b.ret.setting, b.ret.since }
+
+// LogStarts is each partition's latest log start read (nil before the
+// first read).
+func (b *Board) LogStarts() map[int32]int64 { return maps.Clone(b.ret.logStart) }
+
+// Deletions are the ranges that left the log in this run, oldest first.
+func (b *Board) Deletions() []Deletion { return slices.Clone(b.ret.deleted) }

@@ -1,0 +1,61 @@
+package board
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func watermarks(sec float64, starts, ends map[int32]int64) Offsets {
+	return Offsets{At: at(sec), LogStarts: starts, HighWatermarks: ends}
+}
+
+// A log start that moves forward is an event naming the deleted offsets,
+// by retention once the lab set one; the first read is a baseline, and a
+// start that did not move says nothing.
+func TestLogStartMovedIsDeletedByRetention(t *testing.T) {
+	b := New([]string{Producer, Current}, Config{Topic: "sensor-data"})
+	b.Apply(threeRows(1))
+	b.Apply(watermarks(1, map[int32]int64{0: 0, 1: 0, 2: 100}, map[int32]int64{0: 500, 1: 800, 2: 900}))
+	if len(b.Deletions()) != 0 {
+		t.Fatalf("the first read is a baseline: %v", b.Deletions())
+	}
+	b.Apply(RetentionSet{At: at(2), Topic: "sensor-data", Retention: 20 * time.Second})
+	if !hasEvent(b, "", "sensor-data: retention 20s") {
+		t.Fatalf("events %v", b.Events())
+	}
+	b.Apply(watermarks(3, map[int32]int64{0: 0, 1: 0, 2: 1200}, map[int32]int64{0: 510, 1: 810, 2: 1400}))
+	b.Apply(watermarks(4, map[int32]int64{0: 1, 1: 0, 2: 1200}, map[int32]int64{0: 520, 1: 820, 2: 1410}))
+	want := []Deletion{
+		{Partition: 2, First: 100, Last: 1199, At: at(3), ByRetention: true},
+		{Partition: 0, First: 0, Last: 0, At: at(4), ByRetention: true},
+	}
+	if got := b.Deletions(); !slices.Equal(got, want) {
+		t.Fatalf("deletions %+v, want %+v", got, want)
+	}
+	if !hasEvent(b, "", "p2: offsets 100–1,199 deleted by retention") || !hasEvent(b, "", "p0: offset 0 deleted by retention") {
+		t.Fatalf("events %v", b.Events())
+	}
+	v := b.Partitions()
+	if v.Retention != 20*time.Second || !v.Trimmed || v.Rows[0].LogStart != 1 || v.Rows[1].LogStart != 0 || v.Rows[2].LogStart != 1200 || v.Rows[2].HighWatermark != 1410 {
+		t.Fatalf("view %+v", v)
+	}
+}
+
+// Without a retention of the lab's, a moved log start is still said, by
+// what moves it; a recreated topic starts a new baseline (its start goes
+// back to 0).
+func TestLogStartMovedWithoutRetention(t *testing.T) {
+	b := New([]string{Producer, Current}, Config{Topic: "sensor-data"})
+	b.Apply(watermarks(1, map[int32]int64{0: 0}, map[int32]int64{0: 50}))
+	b.Apply(watermarks(2, map[int32]int64{0: 10}, map[int32]int64{0: 60}))
+	if !hasEvent(b, "", "p0: offsets 0–9 deleted (the log start moved") {
+		t.Fatalf("events %v", b.Events())
+	}
+	b.Apply(TopicRecreated{At: at(3), Topic: "sensor-data", Partitions: 1})
+	b.Apply(watermarks(4, map[int32]int64{0: 0}, map[int32]int64{0: 5}))
+	b.Apply(watermarks(5, map[int32]int64{0: 0}, map[int32]int64{0: 9}))
+	if got := b.Deletions(); len(got) != 1 {
+		t.Fatalf("deletions %+v", got)
+	}
+}
