@@ -198,8 +198,20 @@ type TruthSnapshot struct {
 	// Moves: the keys the audit found moved to another partition, by
 	// sensor, each in the key's order.
 	Moves []KeyMove
-	Err   error
+	// Skipped: the offsets deleted (retention) before the audit read them,
+	// by partition then offset: its counts and expected usage lack them.
+	Skipped []OffsetRange
+	Err     error
 }
+
+// OffsetRange is the offsets First..Last of a partition.
+type OffsetRange struct {
+	Partition   int32
+	First, Last int64
+}
+
+// Count is how many offsets the range holds.
+func (r OffsetRange) Count() int64 { return r.Last - r.First + 1 }
 
 // Tick moves the board's clock (uptimes, ages, staleness).
 type Tick struct{ Now time.Time }

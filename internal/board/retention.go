@@ -31,6 +31,11 @@ type retentionState struct {
 	// deleted: the ranges the log starts moved over in this run, oldest
 	// first.
 	deleted []Deletion
+	// auditSkipped: the audit's latest ranges deleted before it read
+	// them; skipSaid: the ranges the timeline named, by partition and
+	// first offset.
+	auditSkipped []OffsetRange
+	skipSaid     map[OffsetRange]bool
 }
 
 // Deletion is a range of a partition's offsets that left the log: the log
@@ -105,3 +110,37 @@ func (b *Board) LogStarts() map[int32]int64 { return maps.Clone(b.ret.logStart) 
 
 // Deletions are the ranges that left the log in this run, oldest first.
 func (b *Board) Deletions() []Deletion { return slices.Clone(b.ret.deleted) }
+
+// auditSkipped takes the audit's ranges deleted before it read them: a new
+// one is an event, as what the audit's counts and expected usage lack.
+func (b *Board) auditSkipped(at time.Time, skipped []OffsetRange) {
+	b.ret.auditSkipped = slices.Clone(skipped)
+	if b.ret.skipSaid == nil {
+		b.ret.skipSaid = map[OffsetRange]bool{}
+	}
+	for _, r := range skipped {
+		k := OffsetRange{Partition: r.Partition, First: r.First}
+		if b.ret.skipSaid[k] {
+			continue
+		}
+		b.ret.skipSaid[k] = true
+		what := fmt.Sprintf("offsets %s–%s", Count(r.First), Count(r.Last))
+		if r.First == r.Last {
+			what = "offset " + Count(r.First)
+		}
+		b.event(at, "", LevelBad, fmt.Sprintf("audit: p%d %s were deleted before it read them: its counts and expected usage lack %s",
+			r.Partition, what, Plural(r.Count(), "message")))
+	}
+}
+
+// auditSkippedCount is how many messages the audit could not read.
+func (r retentionState) auditSkippedCount() int64 {
+	var n int64
+	for _, s := range r.auditSkipped {
+		n += s.Count()
+	}
+	return n
+}
+
+// AuditSkipped are the audit's latest ranges deleted before it read them.
+func (b *Board) AuditSkipped() []OffsetRange { return slices.Clone(b.ret.auditSkipped) }

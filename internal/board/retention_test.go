@@ -2,6 +2,7 @@ package board
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -57,5 +58,28 @@ func TestLogStartMovedWithoutRetention(t *testing.T) {
 	b.Apply(watermarks(5, map[int32]int64{0: 0}, map[int32]int64{0: 9}))
 	if got := b.Deletions(); len(got) != 1 {
 		t.Fatalf("deletions %+v", got)
+	}
+}
+
+// Offsets deleted before the audit read them are an event once per range,
+// however the range grows while the audit waits at the log start, and the
+// usage panel counts them.
+func TestAuditSkippedIsSaidOnce(t *testing.T) {
+	b := New([]string{Producer, Current}, Config{Topic: "sensor-data"})
+	b.Apply(TruthSnapshot{At: at(1), AuditOffset: 10, Skipped: []OffsetRange{{Partition: 1, First: 10, Last: 14}}})
+	b.Apply(TruthSnapshot{At: at(2), AuditOffset: 10, Skipped: []OffsetRange{{Partition: 1, First: 10, Last: 19}}})
+	n := 0
+	for _, e := range b.Events() {
+		if strings.Contains(e.Text, "audit: p1 offsets 10–14 were deleted before it read them: its counts and expected usage lack 5 messages") {
+			n++
+		} else if strings.Contains(e.Text, "deleted before it read them") {
+			t.Fatalf("another event: %q", e.Text)
+		}
+	}
+	if n != 1 {
+		t.Fatalf("said %d times: %v", n, b.Events())
+	}
+	if v := b.Usage(); v.AuditSkipped != 10 {
+		t.Fatalf("usage view skipped %d", v.AuditSkipped)
 	}
 }

@@ -173,7 +173,10 @@ func (l *Lab) pollTruth(ctx context.Context) {
 	}
 	snap := board.TruthSnapshot{At: asked, AuditOffset: truth.Read(), AuditThrough: map[int32]int64{}, Moves: keyMoves(truth)}
 	for _, p := range truth.Partitions {
-		snap.AuditThrough[p.Partition] = p.Next
+		snap.AuditThrough[p.Partition] = p.Through()
+	}
+	for _, r := range truth.Skipped() {
+		snap.Skipped = append(snap.Skipped, board.OffsetRange{Partition: r.Partition, First: r.First, Last: r.Last})
 	}
 	if truth.Err != "" {
 		snap.Err = errors.New(truth.Err)
