@@ -41,6 +41,11 @@ func TestLogStartMovedIsDeletedByRetention(t *testing.T) {
 	if v.Retention != 20*time.Second || !v.Trimmed || v.Rows[0].LogStart != 1 || v.Rows[1].LogStart != 0 || v.Rows[2].LogStart != 1200 || v.Rows[2].HighWatermark != 1410 {
 		t.Fatalf("view %+v", v)
 	}
+	r := b.Report()
+	if r.Retention.RetentionMs != 20000 || len(r.Retention.Deleted) != 2 || r.Retention.Deleted[0] != (ReportRange{Partition: 2, First: 100, Last: 1199}) ||
+		len(r.Retention.AuditSkipped) != 0 || *r.Partitions[2].LogStart != 1200 {
+		t.Fatalf("report %+v", r.Retention)
+	}
 }
 
 // Without a retention of the lab's, a moved log start is still said, by
