@@ -48,6 +48,10 @@ type Deletion struct {
 	// ByRetention: the lab had set a short retention (else the topic's
 	// own retention, or a deletion of records, moved it).
 	ByRetention bool
+	// Committed: consumer-usage's group's committed offset of the
+	// partition as last read before (-1 unknown): at or before First, it
+	// had not read the range.
+	Committed int64
 }
 
 // Count is how many offsets the range holds.
@@ -81,7 +85,10 @@ func (b *Board) logStarts(at time.Time, starts map[int32]int64) {
 		if !ok || now <= was {
 			continue
 		}
-		d := Deletion{Partition: p, First: was, Last: now - 1, At: at, ByRetention: b.ret.setting > 0}
+		d := Deletion{Partition: p, First: was, Last: now - 1, At: at, ByRetention: b.ret.setting > 0, Committed: -1}
+		if c, ok := b.committed[p]; ok && b.commitRead.seen && c >= 0 {
+			d.Committed = c
+		}
 		b.ret.deleted = append(b.ret.deleted, d)
 		b.event(at, "", LevelWarn, deletionText(d))
 	}
@@ -144,3 +151,40 @@ func (r retentionState) auditSkippedCount() int64 {
 
 // AuditSkipped are the audit's latest ranges deleted before it read them.
 func (b *Board) AuditSkipped() []OffsetRange { return slices.Clone(b.ret.auditSkipped) }
+
+// retentionCauses names the never-recorded messages that retention deleted
+// before consumer-usage read them: its committed offset was at or before
+// them when they were deleted, so it could never read them (its next
+// fetch is OFFSET_OUT_OF_RANGE) and their usage is never counted. The
+// audit read them before, so its expected usage still has them. causes is
+// not modified.
+func (b *Board) retentionCauses(causes []Cause) []Cause {
+	if len(b.ret.deleted) == 0 {
+		return causes
+	}
+	var out []Cause
+	for i, c := range causes {
+		if c.Kind != CauseNeverRecorded || !b.deletedUnread(c.Partition, c.Offset) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(causes)
+		}
+		out[i].Kind = CauseDeletedUnread
+	}
+	if out == nil {
+		return causes
+	}
+	return out
+}
+
+// deletedUnread: offset of partition was deleted while consumer-usage's
+// committed offset was at or before it.
+func (b *Board) deletedUnread(partition int32, offset int64) bool {
+	for _, d := range b.ret.deleted {
+		if d.Partition == partition && d.First <= offset && offset <= d.Last && d.Committed >= 0 && d.Committed <= offset {
+			return true
+		}
+	}
+	return false
+}

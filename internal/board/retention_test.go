@@ -28,8 +28,8 @@ func TestLogStartMovedIsDeletedByRetention(t *testing.T) {
 	b.Apply(watermarks(3, map[int32]int64{0: 0, 1: 0, 2: 1200}, map[int32]int64{0: 510, 1: 810, 2: 1400}))
 	b.Apply(watermarks(4, map[int32]int64{0: 1, 1: 0, 2: 1200}, map[int32]int64{0: 520, 1: 820, 2: 1410}))
 	want := []Deletion{
-		{Partition: 2, First: 100, Last: 1199, At: at(3), ByRetention: true},
-		{Partition: 0, First: 0, Last: 0, At: at(4), ByRetention: true},
+		{Partition: 2, First: 100, Last: 1199, At: at(3), ByRetention: true, Committed: -1},
+		{Partition: 0, First: 0, Last: 0, At: at(4), ByRetention: true, Committed: -1},
 	}
 	if got := b.Deletions(); !slices.Equal(got, want) {
 		t.Fatalf("deletions %+v, want %+v", got, want)
@@ -86,5 +86,41 @@ func TestAuditSkippedIsSaidOnce(t *testing.T) {
 	}
 	if v := b.Usage(); v.AuditSkipped != 10 {
 		t.Fatalf("usage view skipped %d", v.AuditSkipped)
+	}
+}
+
+// A never-recorded message that retention deleted while consumer-usage's
+// committed offset was at or before it is named as deleted unread; one
+// deleted after consumer-usage committed past it, or never deleted, keeps
+// its kind.
+func TestNeverRecordedDeletedByRetention(t *testing.T) {
+	b := newBoard(ProcStarted{Name: Query, PID: 12, At: at(0)})
+	b.Apply(RetentionSet{At: at(1), Topic: "sensor-data", Retention: 20 * time.Second})
+	b.Apply(Committed{At: at(1), Group: "demo-usage", Offsets: map[int32]int64{0: 40, 1: 90}})
+	b.Apply(watermarks(1, map[int32]int64{0: 0, 1: 0}, map[int32]int64{0: 100, 1: 100}))
+	b.Apply(watermarks(2, map[int32]int64{0: 60, 1: 60}, map[int32]int64{0: 110, 1: 110}))
+	never := func(p int32, off int64) Cause {
+		return Cause{Kind: CauseNeverRecorded, Partition: p, Offset: off, ExpectedHoursCents: 10, ExpectedKmCents: 20}
+	}
+	in := []Cause{never(0, 30), never(0, 45), never(0, 59), never(0, 70), never(1, 50)}
+	b.Apply(causesInput(3, in...))
+	var kinds []string
+	for _, c := range b.Usage().Rows[0].Causes {
+		kinds = append(kinds, c.Kind)
+	}
+	want := []string{CauseNeverRecorded, CauseDeletedUnread, CauseDeletedUnread, CauseNeverRecorded, CauseNeverRecorded}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("kinds %v, want %v", kinds, want)
+	}
+	if in[1].Kind != CauseNeverRecorded {
+		t.Fatal("the input was modified")
+	}
+	if !hasEvent(b, "", "2 messages of p0 (offsets 45–59) deleted-by-retention") {
+		t.Fatalf("events %v", b.Events())
+	}
+	g := b.Why("s1").Groups
+	i := slices.IndexFunc(g, func(g CauseGroup) bool { return g.Kind == CauseDeletedUnread })
+	if i < 0 || !strings.Contains(g[i].What(), "never counted: deleted by retention before consumer-usage read them") {
+		t.Fatalf("groups %+v", g)
 	}
 }

@@ -24,6 +24,7 @@ func (b *Board) usageSnapshot(v UsageSnapshot) {
 	b.usageRead.err = nil
 	b.usage = map[string]UsageTotals{}
 	for _, u := range v.Sensors {
+		u.Causes = b.retentionCauses(u.Causes)
 		b.usage[u.SensorID] = u
 	}
 	b.usageRead.at = v.At
