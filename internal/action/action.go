@@ -75,8 +75,10 @@ const (
 	AddPartitions Name = "add-partitions"
 	RecreateTopic Name = "recreate-topic"
 	// Retention gives the topic a short retention (T, after a y): what it
-	// deletes is gone.
-	Retention Name = "retention"
+	// deletes is gone; WaitDeleted waits until it deleted messages
+	// consumer-usage had not read.
+	Retention   Name = "retention"
+	WaitDeleted Name = "wait-deleted"
 )
 
 // Target is what a key acts on.
@@ -289,6 +291,7 @@ var registry = []Action{
 	{Name: History, Script: true},
 	{Name: Backlog, Script: true},
 	{Name: RecreateTopic, Script: true},
+	{Name: WaitDeleted, Script: true, Wait: true},
 }
 
 // All returns every action, keyed ones first in the README's order.

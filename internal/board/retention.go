@@ -188,3 +188,18 @@ func (b *Board) deletedUnread(partition int32, offset int64) bool {
 	}
 	return false
 }
+
+// DeletedPastCommit: by the latest reads, a partition's log start is past
+// consumer-usage's group's committed offset there: retention deleted
+// messages it had not read.
+func (b *Board) DeletedPastCommit() bool {
+	if !b.commitRead.seen || b.commitRead.err != nil {
+		return false
+	}
+	for p, start := range b.ret.logStart {
+		if c, ok := b.committed[p]; ok && c >= 0 && start > c {
+			return true
+		}
+	}
+	return false
+}

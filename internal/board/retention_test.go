@@ -98,7 +98,13 @@ func TestNeverRecordedDeletedByRetention(t *testing.T) {
 	b.Apply(RetentionSet{At: at(1), Topic: "sensor-data", Retention: 20 * time.Second})
 	b.Apply(Committed{At: at(1), Group: "demo-usage", Offsets: map[int32]int64{0: 40, 1: 90}})
 	b.Apply(watermarks(1, map[int32]int64{0: 0, 1: 0}, map[int32]int64{0: 100, 1: 100}))
+	if b.DeletedPastCommit() {
+		t.Fatal("nothing deleted, yet past the commit")
+	}
 	b.Apply(watermarks(2, map[int32]int64{0: 60, 1: 60}, map[int32]int64{0: 110, 1: 110}))
+	if !b.DeletedPastCommit() {
+		t.Fatal("p0's log start 60 is past the commit 40")
+	}
 	never := func(p int32, off int64) Cause {
 		return Cause{Kind: CauseNeverRecorded, Partition: p, Offset: off, ExpectedHoursCents: 10, ExpectedKmCents: 20}
 	}

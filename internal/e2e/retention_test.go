@@ -96,3 +96,61 @@ func TestRetentionDeletesWhileTheAuditKeepsUp(t *testing.T) {
 	}
 	t.Logf("deleted %+v; the audit holds %d records, %d of them deleted from the topic", r.Retention.Deleted, r.Keys.Records, belowStarts)
 }
+
+// TestRetentionDeletesWhatUsageHadNotRead stops consumer-usage until
+// retention deleted messages past its committed offset, then starts it
+// again: its fetch is out of range and it goes on at the log end
+// (auto.offset.reset=latest). The messages it never counted are named:
+// those deleted before it read them as deleted-by-retention, the rest it
+// jumped over as never-recorded; a sensor's first message after the jump
+// takes its delta from the reading before the stop (stale-reading, naive
+// mode). The audit read them all before their deletion, so each sensor's
+// causes add up to its drift.
+func TestRetentionDeletesWhatUsageHadNotRead(t *testing.T) {
+	d := newDashboard(t)
+	d.startHeadless(`
+wait-caught-up 60s
+stop consumer-usage
+wait-deleted 60s
+start consumer-usage
+wait-caught-up 60s
+pause producer
+wait-caught-up 60s
+quit
+`, "--retention", "5s", "--interval", "100ms", "--seed", "19")
+	if code := d.waitExit(3 * time.Minute); code != 0 {
+		t.Fatalf("dashboard exited %d\n%s", code, Tail(d.stderr(), 40))
+	}
+	r := d.readReport()
+	deleted := r.DriftCausesByKind["deleted-by-retention"]
+	if deleted.Messages == 0 || deleted.DriftHours >= 0 {
+		t.Fatalf("no message named as deleted by retention before consumer-usage read it: %+v", r.DriftCausesByKind)
+	}
+	for kind, k := range r.DriftCausesByKind {
+		switch {
+		case kind == "deleted-by-retention" || kind == "never-recorded":
+		case kind == "stale-reading" && k.Messages <= 10:
+		default:
+			t.Errorf("%d drift causes of kind %s: consumer-usage only skipped messages, once", k.Messages, kind)
+		}
+	}
+	for _, s := range r.Sensors {
+		if s.Drift == nil {
+			t.Fatalf("%s: no drift in the report", s.SensorID)
+		}
+		var h float64
+		for _, c := range s.DriftCauses {
+			h += c.RecordedHours - c.ExpectedHours
+		}
+		if diff := h - s.Drift.Hours; diff > 0.005 || diff < -0.005 {
+			t.Errorf("%s: causes add up to %.2f h, drift %.2f h", s.SensorID, h, s.Drift.Hours)
+		}
+	}
+	var rr retentionReport
+	b, _ := os.ReadFile(d.report)
+	if err := json.Unmarshal(b, &rr); err != nil || len(rr.Retention.AuditSkipped) != 0 || len(rr.Retention.Deleted) == 0 {
+		t.Fatalf("retention %+v (%v)", rr.Retention, err)
+	}
+	t.Logf("never counted: %d deleted by retention (%.2f h), %d more jumped over (%.2f h)", deleted.Messages, deleted.DriftHours,
+		r.DriftCausesByKind["never-recorded"].Messages, r.DriftCausesByKind["never-recorded"].DriftHours)
+}

@@ -70,6 +70,8 @@ var language = []verb{
 	// wait-balanced: after a restart the controller hands leadership back
 	// within its rebalance interval.
 	{name: action.WaitBalanced, grammar: grammar{parse: parseDuration, syntax: "DURATION"}, wait: runWaitBalanced},
+	// wait-deleted: retention deleted messages consumer-usage had not read.
+	{name: action.WaitDeleted, grammar: grammar{parse: parseDuration, syntax: "TIMEOUT"}, wait: runWaitDeleted},
 	{name: action.Acks, grammar: grammar{parse: parseValue, values: acksValues, what: "acks setting", syntax: strings.Join(acksValues, "|")}},
 	{name: action.AddPartitions, grammar: grammar{parse: parsePartitions, syntax: fmt.Sprintf("N (the new partition count, 2 to %d)", MaxPartitions)}},
 	{name: action.RecreateTopic, grammar: grammar{parse: parseNothing}},

@@ -24,7 +24,7 @@ func (f *fakeTarget) PublishHistory(ctx context.Context, n int) error {
 // add-partitions takes the new count, recreate-topic nothing, backlog a
 // message count; each reaches the target.
 func TestPartitionsVerbs(t *testing.T) {
-	acts, err := ParseString("add-partitions 4\nrecreate-topic\nbacklog 30000\nretention 20s\n")
+	acts, err := ParseString("add-partitions 4\nrecreate-topic\nbacklog 30000\nretention 20s\nwait-deleted 30s\n")
 	if err != nil {
 		t.Fatal(err)
 	}

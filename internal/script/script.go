@@ -106,7 +106,7 @@ func (a Action) String() string {
 		return string(a.Kind) + " " + a.Duration.String()
 	case action.Rebuild:
 		return string(a.Kind) + " " + a.Value
-	case action.Wait, action.WaitCaughtUp, action.WaitBalanced, action.Retention:
+	case action.Wait, action.WaitCaughtUp, action.WaitBalanced, action.WaitDeleted, action.Retention:
 		return string(a.Kind) + " " + a.Duration.String()
 	case action.Quit, action.ResetLab, action.RecreateTopic:
 		return string(a.Kind)
