@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -36,6 +37,11 @@ type retentionState struct {
 	// first offset.
 	auditSkipped []OffsetRange
 	skipSaid     map[OffsetRange]bool
+	// run: the deletions the latest timeline entry says, by partition, and
+	// that entry's Seq: deletions come at every retention check, and while
+	// nothing else happens they fold into that one entry.
+	run    map[int32]OffsetRange
+	runSeq uint64
 }
 
 // Deletion is a range of a partition's offsets that left the log: the log
@@ -62,7 +68,7 @@ func (b *Board) retentionSet(v RetentionSet) {
 		return
 	}
 	b.ret.setting, b.ret.since = v.Retention, v.At
-	b.event(v.At, "", LevelWarn, fmt.Sprintf("%s: retention %s with small segments: older records are deleted, each partition's log start moves forward",
+	b.event(v.At, "", LevelWarn, fmt.Sprintf("%s: retention %s: older records are deleted, the log starts move forward",
 		v.Topic, v.Retention))
 }
 
@@ -79,33 +85,67 @@ func (b *Board) logStarts(at time.Time, starts map[int32]int64) {
 	if prev == nil {
 		return
 	}
+	var now []Deletion
 	for _, p := range slices.Sorted(maps.Keys(starts)) {
 		was, ok := prev[p]
-		now := starts[p]
-		if !ok || now <= was {
+		start := starts[p]
+		if !ok || start <= was {
 			continue
 		}
-		d := Deletion{Partition: p, First: was, Last: now - 1, At: at, ByRetention: b.ret.setting > 0, Committed: -1}
+		d := Deletion{Partition: p, First: was, Last: start - 1, At: at, ByRetention: b.ret.setting > 0, Committed: -1}
 		if c, ok := b.committed[p]; ok && b.commitRead.seen && c >= 0 {
 			d.Committed = c
 		}
-		b.ret.deleted = append(b.ret.deleted, d)
-		b.event(at, "", LevelWarn, deletionText(d))
+		now = append(now, d)
+	}
+	if len(now) == 0 {
+		return
+	}
+	b.ret.deleted = append(b.ret.deleted, now...)
+	if n := len(b.events); n == 0 || b.events[n-1].Seq != b.ret.runSeq || b.ret.run == nil {
+		b.ret.run = map[int32]OffsetRange{}
+		b.ret.runSeq = 0
+	}
+	for _, d := range now {
+		r, ok := b.ret.run[d.Partition]
+		if !ok {
+			r = OffsetRange{Partition: d.Partition, First: d.First}
+		}
+		r.Last = d.Last
+		b.ret.run[d.Partition] = r
+	}
+	text := deletionText(b.ret.run, now[0].ByRetention)
+	if b.ret.runSeq != 0 {
+		last := &b.events[len(b.events)-1]
+		if at.After(last.At) {
+			last.At = at
+		}
+		last.Text = text
+		return
+	}
+	b.event(at, "", LevelWarn, text)
+	if n := len(b.events); n > 0 && b.events[n-1].Text == text {
+		b.ret.runSeq = b.events[n-1].Seq
 	}
 }
 
-// deletionText is the timeline's line for d: "p2: offsets 0–1,199 deleted
-// by retention".
-func deletionText(d Deletion) string {
-	what := fmt.Sprintf("offsets %s–%s", Count(d.First), Count(d.Last))
-	if d.First == d.Last {
-		what = "offset " + Count(d.First)
+// deletionText is the timeline's line for the ranges deleted:
+// "p2: offsets 0–1,199 deleted by retention", the partitions in order.
+func deletionText(run map[int32]OffsetRange, byRetention bool) string {
+	var what []string
+	for _, p := range slices.Sorted(maps.Keys(run)) {
+		r := run[p]
+		if r.First == r.Last {
+			what = append(what, fmt.Sprintf("p%d: offset %s", p, Count(r.First)))
+		} else {
+			what = append(what, fmt.Sprintf("p%d: offsets %s–%s", p, Count(r.First), Count(r.Last)))
+		}
 	}
 	by := "deleted (the log start moved: the topic's own retention, or a deletion of records)"
-	if d.ByRetention {
+	if byRetention {
 		by = "deleted by retention"
 	}
-	return fmt.Sprintf("p%d: %s %s", d.Partition, what, by)
+	return strings.Join(what, ", ") + " " + by
 }
 
 // Retention is the short retention the lab set (0: none) and since when.
