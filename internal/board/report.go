@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/redact"
 	"github.com/kafka-recovery-lab/krl/internal/role"
@@ -46,6 +47,20 @@ type ReportRetention struct {
 	RetentionMs  int64         `json:"retention_ms"`
 	Deleted      []ReportRange `json:"deleted"`
 	AuditSkipped []ReportRange `json:"audit_skipped"`
+	// Forgotten: the sensors the running consumer-current could not
+	// rebuild because retention deleted their last message (the sensors
+	// panel's list).
+	Forgotten []ReportForgotten `json:"forgotten"`
+}
+
+// ReportForgotten is a sensor consumer-current's replay could not rebuild:
+// its last message and when retention deleted it (deleted_at null:
+// before this run).
+type ReportForgotten struct {
+	Sensor    string     `json:"sensor"`
+	Partition int32      `json:"partition"`
+	Offset    int64      `json:"offset"`
+	DeletedAt *time.Time `json:"deleted_at"`
 }
 
 // ReportRange is the offsets first..last of a partition.
@@ -57,7 +72,16 @@ type ReportRange struct {
 
 // reportRetention is the report's retention section.
 func (b *Board) reportRetention() ReportRetention {
-	r := ReportRetention{RetentionMs: b.ret.setting.Milliseconds(), Deleted: []ReportRange{}, AuditSkipped: []ReportRange{}}
+	r := ReportRetention{RetentionMs: b.ret.setting.Milliseconds(), Deleted: []ReportRange{}, AuditSkipped: []ReportRange{},
+		Forgotten: []ReportForgotten{}}
+	for _, f := range b.Sensors().Forgotten {
+		rf := ReportForgotten{Sensor: f.SensorID, Partition: f.Partition, Offset: f.Offset}
+		if !f.DeletedAt.IsZero() {
+			at := f.DeletedAt
+			rf.DeletedAt = &at
+		}
+		r.Forgotten = append(r.Forgotten, rf)
+	}
 	for _, d := range b.ret.deleted {
 		r.Deleted = append(r.Deleted, ReportRange{Partition: d.Partition, First: d.First, Last: d.Last})
 	}

@@ -42,6 +42,9 @@ type retentionState struct {
 	// nothing else happens they fold into that one entry.
 	run    map[int32]OffsetRange
 	runSeq uint64
+	// forgotSaid: the forgotten sensors the timeline named, by their last
+	// message.
+	forgotSaid map[Forgotten]bool
 }
 
 // Deletion is a range of a partition's offsets that left the log: the log
@@ -242,4 +245,80 @@ func (b *Board) DeletedPastCommit() bool {
 		}
 	}
 	return false
+}
+
+// Forgotten is a sensor consumer-current does not hold because retention
+// deleted its last message before consumer-current replayed the topic.
+type Forgotten struct {
+	SensorID  string
+	Partition int32
+	Offset    int64
+	// DeletedAt: when the read that saw it deleted was asked for (zero:
+	// deleted before this run).
+	DeletedAt time.Time
+}
+
+// Words: "sensor-07: its last message p1@118 was deleted by retention at
+// 12:03:10".
+func (f Forgotten) Words() string {
+	s := fmt.Sprintf("%s: its last message p%d@%d was deleted by retention", f.SensorID, f.Partition, f.Offset)
+	if !f.DeletedAt.IsZero() {
+		s += " at " + f.DeletedAt.Local().Format("15:04:05")
+	}
+	return s
+}
+
+// Short: "sensor-07 forgotten: p1@118 deleted 12:03:10", for a narrow
+// panel.
+func (f Forgotten) Short() string {
+	s := fmt.Sprintf("%s forgotten: p%d@%d deleted", f.SensorID, f.Partition, f.Offset)
+	if !f.DeletedAt.IsZero() {
+		s += " " + f.DeletedAt.Local().Format("15:04:05")
+	}
+	return s
+}
+
+// forgotten lists, by sensor, the sensors the audit read and
+// consumer-current's state lacks whose last message is below its
+// partition's log start.
+func (b *Board) forgotten() []Forgotten {
+	held := map[string]bool{}
+	for _, s := range b.sensors {
+		held[s.SensorID] = true
+	}
+	var out []Forgotten
+	for _, id := range slices.Sorted(maps.Keys(b.truth)) {
+		t := b.truth[id]
+		if held[id] || t.Last == nil {
+			continue
+		}
+		start, ok := b.ret.logStart[t.Last.Partition]
+		if !ok || t.Last.Offset >= start {
+			continue
+		}
+		f := Forgotten{SensorID: id, Partition: t.Last.Partition, Offset: t.Last.Offset}
+		for _, d := range b.ret.deleted {
+			if d.Partition == f.Partition && d.First <= f.Offset && f.Offset <= d.Last {
+				f.DeletedAt = d.At
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// noteForgotten names on the timeline, once, each sensor a caught-up
+// consumer-current lacks because retention deleted its last message.
+func (b *Board) noteForgotten(at time.Time) {
+	for _, f := range b.forgotten() {
+		k := Forgotten{SensorID: f.SensorID, Partition: f.Partition, Offset: f.Offset}
+		if b.ret.forgotSaid[k] {
+			continue
+		}
+		if b.ret.forgotSaid == nil {
+			b.ret.forgotSaid = map[Forgotten]bool{}
+		}
+		b.ret.forgotSaid[k] = true
+		b.event(at, Current, LevelBad, "cannot rebuild "+f.Words())
+	}
 }

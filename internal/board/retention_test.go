@@ -137,3 +137,35 @@ func TestNeverRecordedDeletedByRetention(t *testing.T) {
 		t.Fatalf("groups %+v", g)
 	}
 }
+
+// A sensor the audit read, whose last message retention deleted, and that
+// a caught-up consumer-current does not hold, is forgotten: the sensors
+// panel, the timeline (once) and the report name it with its last message
+// and when it was deleted. A sensor whose last message is still in the log
+// is not.
+func TestForgottenSensor(t *testing.T) {
+	b := newBoard(ProcStarted{Name: Current, PID: 11, At: at(0)})
+	b.Apply(RetentionSet{At: at(1), Topic: "sensor-data", Retention: 20 * time.Second})
+	b.Apply(watermarks(1, map[int32]int64{0: 0, 1: 0}, map[int32]int64{0: 40, 1: 60}))
+	b.Apply(watermarks(25, map[int32]int64{0: 0, 1: 30}, map[int32]int64{0: 40, 1: 60}))
+	last := func(id string, p int32, off int64) Truth {
+		return Truth{SensorID: id, Partitions: []int32{p}, Valid: 1, Last: &SensorState{SensorID: id, Timestamp: 1000 + off, Partition: p, Offset: off}}
+	}
+	b.Apply(TruthSnapshot{At: at(26), AuditOffset: 100, Sensors: []Truth{last("sensor-01", 1, 59), last("sensor-07", 1, 12), last("sensor-09", 0, 3)}})
+	for _, sec := range []float64{27, 28} {
+		b.Apply(SensorsSnapshot{At: at(sec), CaughtUp: true, Sensors: []SensorState{*last("sensor-01", 1, 59).Last}})
+		b.Apply(Tick{Now: at(sec)})
+	}
+	v := b.Sensors()
+	want := []Forgotten{{SensorID: "sensor-07", Partition: 1, Offset: 12, DeletedAt: at(25)}}
+	if !slices.Equal(v.Forgotten, want) {
+		t.Fatalf("forgotten %+v (status %v)", v.Forgotten, v.Status)
+	}
+	if n := countEvents(b, "cannot rebuild sensor-07: its last message p1@12 was deleted by retention at "); n != 1 {
+		t.Fatalf("said %d times: %v", n, b.Events())
+	}
+	r := b.Report().Retention.Forgotten
+	if len(r) != 1 || r[0].Sensor != "sensor-07" || r[0].Offset != 12 || r[0].DeletedAt == nil || !r[0].DeletedAt.Equal(at(25)) {
+		t.Fatalf("report %+v", r)
+	}
+}

@@ -55,6 +55,7 @@ func TestGolden(t *testing.T) {
 		{name: "partitions_view_embedded", scene: sceneRunning, msgs: []tea.Msg{keyMsg("t")}},
 		{name: "retention", scene: sceneRetention, msgs: []tea.Msg{keyMsg("1")}},
 		{name: "partitions_view_retention", scene: sceneRetention, msgs: []tea.Msg{keyMsg("t")}},
+		{name: "retention_forgotten", scene: sceneForgotten, msgs: []tea.Msg{keyMsg("2")}},
 		{name: "acks_lost", scene: sceneAcksLost, msgs: []tea.Msg{keyMsg("1"), keyMsg("t")}},
 		{name: "acks_none_lost", scene: sceneAcksNoneLost, msgs: []tea.Msg{keyMsg("1"), keyMsg("t")}},
 		{name: "usage_crashed", scene: sceneUsageCrashed, msgs: []tea.Msg{keyMsg("3"), ActionResultMsg{Op: board.OpCrash, Name: board.Usage}}},

@@ -52,3 +52,16 @@ func sceneRetention() *scene {
 	s.apply(board.Offsets{At: at(64.2), HighWatermarks: h, LogStarts: map[int32]int64{0: 80, 1: 0, 2: 77}})
 	return s.tick(64.4)
 }
+
+// sceneForgotten: sceneRetention where the audit read an eleventh sensor,
+// parked since p2@5, that consumer-current's replay could not rebuild: its
+// last message was deleted by retention.
+func sceneForgotten() *scene {
+	s := sceneRetention()
+	truth := truthAt(63, 64)
+	parked := board.SensorState{SensorID: "sensor-11", Timestamp: at(1).UnixMilli(), HoursTot: 12, KmTot: 40, Partition: 2, Offset: 5}
+	truth = append(truth, board.Truth{SensorID: "sensor-11", Last: &parked, Valid: 1, Partitions: []int32{2}})
+	s.apply(board.TruthSnapshot{At: at(64.3), AuditOffset: 631, Sensors: truth})
+	s.apply(board.SensorsSnapshot{At: at(64.3), CaughtUp: true, Sensors: sensorsAt(63, 64)})
+	return s.tick(64.5)
+}
