@@ -79,6 +79,11 @@ const (
 	// consumer-usage had not read.
 	Retention   Name = "retention"
 	WaitDeleted Name = "wait-deleted"
+	// Park has the producer stop publishing one sensor (a machine that
+	// stopped); WaitLastDeleted waits until retention deleted a sensor's
+	// last message.
+	Park            Name = "park"
+	WaitLastDeleted Name = "wait-last-deleted"
 )
 
 // Target is what a key acts on.
@@ -292,6 +297,8 @@ var registry = []Action{
 	{Name: Backlog, Script: true},
 	{Name: RecreateTopic, Script: true},
 	{Name: WaitDeleted, Script: true, Wait: true},
+	{Name: Park, Script: true},
+	{Name: WaitLastDeleted, Script: true, Wait: true},
 }
 
 // All returns every action, keyed ones first in the README's order.

@@ -322,3 +322,14 @@ func (b *Board) noteForgotten(at time.Time) {
 		b.event(at, Current, LevelBad, "cannot rebuild "+f.Words())
 	}
 }
+
+// LastDeleted: by the latest reads, the last message of sensor the audit
+// read is below its partition's log start.
+func (b *Board) LastDeleted(sensor string) bool {
+	t, ok := b.truth[sensor]
+	if !ok || t.Last == nil {
+		return false
+	}
+	start, ok := b.ret.logStart[t.Last.Partition]
+	return ok && t.Last.Offset < start
+}

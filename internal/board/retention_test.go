@@ -156,6 +156,9 @@ func TestForgottenSensor(t *testing.T) {
 		b.Apply(SensorsSnapshot{At: at(sec), CaughtUp: true, Sensors: []SensorState{*last("sensor-01", 1, 59).Last}})
 		b.Apply(Tick{Now: at(sec)})
 	}
+	if !b.LastDeleted("sensor-07") || b.LastDeleted("sensor-01") || b.LastDeleted("sensor-99") {
+		t.Fatal("LastDeleted: sensor-07's last message is below the log start, sensor-01's is not, sensor-99 has none")
+	}
 	v := b.Sensors()
 	want := []Forgotten{{SensorID: "sensor-07", Partition: 1, Offset: 12, DeletedAt: at(25)}}
 	if !slices.Equal(v.Forgotten, want) {

@@ -154,3 +154,59 @@ quit
 	t.Logf("never counted: %d deleted by retention (%.2f h), %d more jumped over (%.2f h)", deleted.Messages, deleted.DriftHours,
 		r.DriftCausesByKind["never-recorded"].Messages, r.DriftCausesByKind["never-recorded"].DriftHours)
 }
+
+// TestRetentionForgetsAParkedSensor parks sensor-07 (the producer stops
+// publishing it), waits until retention deleted its last message, then
+// crashes and starts consumer-current: its replay from earliest cannot
+// rebuild sensor-07, and the report names it forgotten, with its last
+// message (below its partition's log start, in the partition its key
+// hashes to) and when it was deleted. No other sensor is.
+func TestRetentionForgetsAParkedSensor(t *testing.T) {
+	d := newDashboard(t)
+	d.startHeadless(`
+wait-caught-up 60s
+park sensor-07
+wait-last-deleted sensor-07 60s
+crash consumer-current
+start consumer-current
+wait-caught-up 60s
+quit
+`, "--retention", "5s", "--interval", "100ms", "--seed", "23")
+	if code := d.waitExit(3 * time.Minute); code != 0 {
+		t.Fatalf("dashboard exited %d\n%s", code, Tail(d.stderr(), 40))
+	}
+	b, err := os.ReadFile(d.report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		retentionReport
+		Retention struct {
+			Forgotten []struct {
+				Sensor    string     `json:"sensor"`
+				Partition int32      `json:"partition"`
+				Offset    int64      `json:"offset"`
+				DeletedAt *time.Time `json:"deleted_at"`
+			} `json:"forgotten"`
+		} `json:"retention"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	f := r.Retention.Forgotten
+	if len(f) != 1 || f[0].Sensor != "sensor-07" || f[0].Partition != crc32Partition("sensor-07", 3) || f[0].DeletedAt == nil {
+		t.Fatalf("forgotten %+v", f)
+	}
+	for _, p := range r.Partitions {
+		if p.Partition == f[0].Partition && (p.LogStart == nil || f[0].Offset >= *p.LogStart) {
+			t.Fatalf("sensor-07's last message p%d@%d is not below the log start %v", p.Partition, f[0].Offset, p.LogStart)
+		}
+	}
+	rep := d.readReport()
+	for _, s := range rep.Sensors {
+		if (s.Current == nil) != (s.SensorID == "sensor-07") {
+			t.Errorf("%s: consumer-current's state %+v", s.SensorID, s.Current)
+		}
+	}
+	t.Logf("forgotten %+v", f[0])
+}

@@ -42,6 +42,7 @@ var handlers = map[action.Name]handler{
 	action.AddPartitions: addPartitions,
 	action.RecreateTopic: plain(func(l *Lab, ctx context.Context) error { return l.RecreateTopic(ctx) }),
 	action.Retention:     setRetention,
+	action.Park:          park,
 	action.Quit:          plain(func(l *Lab, _ context.Context) error { l.RequestQuit(); return nil }),
 }
 
@@ -135,5 +136,13 @@ func setRetention(l *Lab, ctx context.Context, c action.Call) action.Result {
 	err := l.SetRetention(ctx, c.Duration)
 	r := c.Result(err)
 	r.Name, r.Value = l.cfg.Topic, l.retentionSetting().String()
+	return r
+}
+
+// park has the producer stop publishing the call's sensor (Value; "none":
+// none).
+func park(l *Lab, _ context.Context, c action.Call) action.Result {
+	r := c.Result(l.Park(c.Value))
+	r.Name = board.Producer
 	return r
 }

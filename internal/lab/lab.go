@@ -123,8 +123,10 @@ type Lab struct {
 	listening map[string]chan listenResult
 	arms      map[string]armNote
 	readErrs  map[string]string // per poll its latest error ("" none): logReadError
-	// retention: the short retention the lab gave the topic (0: none).
+	// retention: the short retention the lab gave the topic (0: none);
+	// parked: the sensor the producer does not publish ("" none).
 	retention time.Duration
+	parked    string
 	// resets counts reset-labs begun; resetting: one is under way.
 	resets    int
 	resetting bool

@@ -68,6 +68,12 @@ func (l *Lab) WaitDeleted(ctx context.Context) error {
 	return l.waitUntil(ctx, func(b *board.Board) bool { return b.DeletedPastCommit() })
 }
 
+// WaitLastDeleted returns once retention deleted the last message of sensor
+// that the audit read, or ctx's error.
+func (l *Lab) WaitLastDeleted(ctx context.Context, sensor string) error {
+	return l.waitUntil(ctx, func(b *board.Board) bool { return b.LastDeleted(sensor) })
+}
+
 // waitUntil waits until cond holds on the board, or ctx ends.
 func (l *Lab) waitUntil(ctx context.Context, cond func(*board.Board) bool) error {
 	for {

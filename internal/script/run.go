@@ -44,6 +44,9 @@ type Target interface {
 	// consumer-usage's committed offset (retention deleted messages it
 	// had not read), or ctx's error.
 	WaitDeleted(ctx context.Context) error
+	// WaitLastDeleted returns once retention deleted the last message of
+	// sensor the audit read, or ctx's error.
+	WaitLastDeleted(ctx context.Context, sensor string) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.

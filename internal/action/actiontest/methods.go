@@ -37,6 +37,7 @@ type Methods interface {
 	AddPartitions(n int) error
 	RecreateTopic(ctx context.Context) error
 	SetRetention(ctx context.Context, d time.Duration) error
+	Park(sensor string) error
 	Quit()
 }
 
@@ -113,6 +114,8 @@ func doMore(ctx context.Context, m Methods, c action.Call, r *action.Result) err
 	case action.Retention:
 		r.Value = c.Duration.String()
 		return m.SetRetention(ctx, c.Duration)
+	case action.Park:
+		return m.Park(c.Value)
 	}
 	return fmt.Errorf("%s: no fake for it", c.Name)
 }
