@@ -338,6 +338,7 @@ var catalog = []Scenario{
 	keyOrdering,
 	acksLoss,
 	partitionsAdded,
+	retention,
 }
 
 // resumedStep is the step that presses press, waits until consumer-usage
