@@ -95,7 +95,7 @@ var retention = Scenario{
 			Say: fmt.Sprintf("The topic keeps its records %s, in small segments: Kafka deletes older ones, "+
 				"whatever was read. It cannot be undone: what is deleted is gone (T asks before it sets it).",
 				lessonRetention),
-			Watch: "The partitions lines: start, each partition's log start, moves forward; the events name the offsets deleted.",
+			Watch: "The events name the offsets deleted; t shows start, each partition's log start, moving forward.",
 			Event: "deleted by retention",
 			Do:    "retention " + lessonRetention.String(),
 			Until: retentionOn, Stable: time.Second, Timeout: 2 * time.Minute,
@@ -149,7 +149,7 @@ var retention = Scenario{
 			Say: "consumer-usage stops; its group keeps its commits while retention deletes past them. " +
 				"Restarted, its fetch is OFFSET_OUT_OF_RANGE, and latest sends it to the end: what was " +
 				"deleted, and what came after, is never read. The audit read it all before.",
-			Watch: "consumer-usage stopped; the committed column falls behind start in the partitions lines.",
+			Watch: "consumer-usage stopped; in t its committed offsets fall behind each partition's start.",
 			Do:    "stop " + board.Usage,
 			Until: deletedPastUsage, Timeout: time.Minute,
 		},
