@@ -145,7 +145,7 @@ var retention = Scenario{
 			Mark: "replay",
 		},
 		{
-			Title: "consumer-usage stopped past the log start",
+			Title: "consumer-usage stops",
 			Say: "consumer-usage stops; its group keeps its commits while retention deletes past them. " +
 				"Restarted, its fetch is OFFSET_OUT_OF_RANGE, and latest sends it to the end: what was " +
 				"deleted, and what came after, is never read. The audit read it all before.",
