@@ -160,7 +160,7 @@ func (r *Reader) Run(ctx context.Context) error {
 			lastRecheck = time.Now()
 			c, err := r.assignNew(ctx, admin, consumer, assigned)
 			if err == nil {
-				err = r.readLogStarts(ctx, admin)
+				r.readLogStarts(ctx, admin)
 			}
 			if err != nil {
 				r.setErr(err)
@@ -278,16 +278,17 @@ func (r *Reader) assignNew(ctx context.Context, admin *kadm.Client, consumer *kg
 }
 
 // readLogStarts learns the log start of every partition: a partition whose
-// records were all deleted unread gets no fetch to say it.
-func (r *Reader) readLogStarts(ctx context.Context, admin *kadm.Client) error {
+// records were all deleted unread gets no fetch to say it. Best effort: a
+// partition that does not answer (its leader moving) is asked again at the
+// next recheck, and every fetch carries its log start too; the reader's
+// health is its metadata and its fetches.
+func (r *Reader) readLogStarts(ctx context.Context, admin *kadm.Client) {
 	lctx, cancel := context.WithTimeout(ctx, recheckEvery)
 	defer cancel()
 	starts, err := admin.ListStartOffsets(lctx, r.topic)
-	if err == nil {
-		err = starts.Error()
-	}
 	if err != nil {
-		return fmt.Errorf("audit: log starts: %w", err)
+		r.log.Debug("audit: log starts not read", "err", err)
+		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -296,5 +297,4 @@ func (r *Reader) readLogStarts(ctx context.Context, admin *kadm.Client) error {
 			r.ledger.SetLogStart(o.Partition, o.Offset)
 		}
 	})
-	return nil
 }
