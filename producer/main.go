@@ -73,6 +73,7 @@ func parseFlags(args []string) (cfg Config, preload int, err error) {
 	fs.StringVar(&cfg.HTTP, "http", "127.0.0.1:0", "listen address of POST /inject-bad?n=N and POST /history?n=N (empty: no HTTP server)")
 	acks := fs.String("acks", string(lesson.AcksAll), "acks setting: all (idempotent), 1 (the leader alone; idempotence off) or 0 (no confirmation of receipt; idempotence off); POST /acks?to=all|1|0 switches it")
 	fs.StringVar(&cfg.AckedLog, "acked-log", "", "append every acknowledged record to this file, one JSON line each (partition, offset, key, timestamp, acks)")
+	fs.StringVar(&cfg.Park, "park", "", "a sensor (sensor-07) that publishes nothing: a machine that stopped")
 	fs.IntVar(&preload, "preload", 0, "publish `N` messages of back-dated history as fast as the broker takes them, and exit (benchmarks: scripts/bench.sh)")
 	if err := cli.Parse(fs, args); err != nil {
 		return Config{}, 0, err

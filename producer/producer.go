@@ -65,6 +65,10 @@ type Config struct {
 	// AckedLog is the file every acknowledged record is appended to
 	// (AckedRecord, one JSON line each); "" keeps none.
 	AckedLog string
+	// Park is a sensor that publishes nothing ("" none): a machine that
+	// stopped, whose last message stays its latest until retention
+	// deletes it.
+	Park string
 }
 
 const (

@@ -119,6 +119,11 @@ func (l *publishLoop) tick(ctx context.Context) (done bool, err error) {
 		if l.cfg.Count > 0 && l.sent[i] >= l.cfg.Count {
 			continue
 		}
+		if l.cfg.Park != "" && SensorID(i, l.cfg.Sensors) == l.cfg.Park {
+			// Parked: it never reaches a count, and holds no run open.
+			done = done && l.cfg.Count > 0
+			continue
+		}
 		l.pub.produce(l.fleet.Next(i, now))
 		l.known[i] = true
 		l.sent[i]++

@@ -277,6 +277,10 @@ transaction.state.log.min.isr=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+# Retention is checked every second: a topic given a short retention.ms
+# (krl --retention) loses its old segments within seconds; a topic without
+# one keeps the default week.
+log.retention.check.interval.ms=1000
 EOF
 	cat >"$dir/log4j2.properties" <<'EOF'
 # Written by scripts/real-kafka.sh (the broker's output goes to kafka.log).

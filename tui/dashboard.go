@@ -71,6 +71,7 @@ func parseDashboardFlags(args []string, stdout io.Writer) (dashboardFlags, error
 		f.UsageCmd = args
 		return err
 	})
+	fs.DurationVar(&f.Retention, "retention", 0, "give the topic a short retention of `D` (e.g. 20s) with small segments from the start: Kafka deletes its older records; the T key sets it later (0: the topic's own)")
 	fs.DurationVar(&f.StoreLatency, "store-latency", 0, "delay every request to the embedded store by `D` (a slow store: consumer-usage backpressure, consumer-query 503)")
 	fs.DurationVar(&f.OffsetsRetention, "offsets-retention", 0, "the lab's broker deletes a group's committed offsets once the group has been empty for `D` (0: the broker's default, 7 days); Apache Kafka (--cluster) takes whole minutes from 1m")
 	fs.DurationVar(&f.ConnectTimeout, "connect-timeout", lab.DefaultConnectTimeout, "how long to wait for the broker and the store to answer at the start before saying they are down")
@@ -124,6 +125,9 @@ func checkStackFlags(f dashboardFlags) error {
 	}
 	if f.StoreLatency < 0 || f.StoreLatency > time.Minute {
 		return cli.Usagef("--store-latency must be between 0 and 1m, got %s", f.StoreLatency)
+	}
+	if f.Retention != 0 && (f.Retention < kafkacfg.RetentionLeast || f.Retention > kafkacfg.RetentionMost) {
+		return cli.Usagef("--retention must be between %s and %s (0: the topic's own), got %s", kafkacfg.RetentionLeast, kafkacfg.RetentionMost, f.Retention)
 	}
 	if f.StoreLatency > 0 && f.Mongo != "" {
 		return cli.Usagef("--store-latency needs the embedded store: it cannot be combined with --mongo / MONGO_URI")

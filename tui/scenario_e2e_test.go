@@ -229,7 +229,7 @@ func TestScenarioFlags(t *testing.T) {
 		}
 		names = append(names, f[0])
 	}
-	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "grade", "leader-election", "min-insync", "key-ordering", "acks-loss", "acks-zero", "partitions-added", "offsets-expire"}
+	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "grade", "leader-election", "min-insync", "key-ordering", "acks-loss", "acks-zero", "partitions-added", "offsets-expire", "retention"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("--list-scenarios names %q, want %q", names, want)
 	}

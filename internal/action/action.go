@@ -74,6 +74,16 @@ const (
 const (
 	AddPartitions Name = "add-partitions"
 	RecreateTopic Name = "recreate-topic"
+	// Retention gives the topic a short retention (T, after a y): what it
+	// deletes is gone; WaitDeleted waits until it deleted messages
+	// consumer-usage had not read.
+	Retention   Name = "retention"
+	WaitDeleted Name = "wait-deleted"
+	// Park has the producer stop publishing one sensor (a machine that
+	// stopped); WaitLastDeleted waits until retention deleted a sensor's
+	// last message.
+	Park            Name = "park"
+	WaitLastDeleted Name = "wait-last-deleted"
 )
 
 // Target is what a key acts on.
@@ -233,6 +243,11 @@ var registry = []Action{
 		Doc:    "add a partition to the topic, after a `y`: every key whose CRC-32 modulo the new count differs moves to another partition (a topic cannot shrink: `recreate-topic` makes it 3 again)",
 		Script: true, Target: TargetTopic, OffScript: true,
 		Hint: "and then y to grow the topic to {value} partitions"},
+	{Name: Retention, Keys: []string{"T"}, Help: Line{"T", "retention (asks y)"}, Short: Line{"T", "retention"},
+		Doc: "give the topic a short retention (20 s, or `--retention`'s) with small segments, after a `y`: Kafka deletes its oldest records " +
+			"and each partition's log start moves forward; what is deleted is gone (`retention DURATION` in a script)",
+		Script: true, Target: TargetTopic, OffScript: true,
+		Hint: "and then y to give the topic a retention of {value}"},
 	{Name: ScaleUp, Keys: []string{"+"}, Help: Line{"+", "one more consumer-usage (max 3)"},
 		Doc:    "one consumer-usage instance more (up to 3, in one group)",
 		Target: TargetUsage,
@@ -281,6 +296,9 @@ var registry = []Action{
 	{Name: History, Script: true},
 	{Name: Backlog, Script: true},
 	{Name: RecreateTopic, Script: true},
+	{Name: WaitDeleted, Script: true, Wait: true},
+	{Name: Park, Script: true},
+	{Name: WaitLastDeleted, Script: true, Wait: true},
 }
 
 // All returns every action, keyed ones first in the README's order.
@@ -370,7 +388,7 @@ func HelpColumns() [][]Item {
 	cols := [][]Item{
 		{one(Up), one(Down), one(Next), one(Jump), scale, partitions, one(Rebuild)},
 		{one(Crash), one(Stop), one(Restart), one(Freeze), one(Pause), one(Acks), one(Why)},
-		{one(Mode), one(Reset), one(CrashAt), one(ResetLab), one(InjectBad), one(Scenarios)},
+		{one(Mode), one(Reset), one(CrashAt), one(ResetLab), one(InjectBad), one(Scenarios), one(Retention)},
 		{one(Logs), scroll, one(Help), one(Close), one(Quit)},
 	}
 	placed := map[Name]bool{}

@@ -67,7 +67,14 @@ type series struct {
 type partProgress struct {
 	next          int64 // offset after the last record read; 0 before any
 	highWatermark int64 // last log-end offset the client learned; -1 unknown
-	unattributed  int64 // invalid records with no key to name a sensor by
+	// logStart: the latest log start learned (0 until one is): the offsets
+	// below it are gone from the log, read or not.
+	logStart int64
+	// skipped: the ranges of offsets the reader never got, because they
+	// were deleted (retention) before it read them, in offset order
+	// (append-only: a snapshot keeps a prefix).
+	skipped      []OffsetRange
+	unattributed int64 // invalid records with no key to name a sensor by
 	// invalidAt lists the partition's invalid records in offset order
 	// (append-only: a snapshot keeps a prefix).
 	invalidAt []InvalidRecord
@@ -107,6 +114,26 @@ func (l *Ledger) part(p int32) *partProgress {
 // empty partition still shows in Partitions (and counts for CaughtUp).
 func (l *Ledger) Track(p int32) { l.part(p) }
 
+// OffsetRange is the offsets First..Last of a partition.
+type OffsetRange struct {
+	Partition   int32
+	First, Last int64
+}
+
+// Count is how many offsets the range holds.
+func (r OffsetRange) Count() int64 { return r.Last - r.First + 1 }
+
+// SetLogStart records the log start of p as the broker answered it: the
+// offsets below it are deleted. Records read before stay in the ledger;
+// offsets between what was read and the log start can no longer be read,
+// and are the partition's skipped ones (Truth.Skipped) until the reader
+// reads on past them.
+func (l *Ledger) SetLogStart(p int32, start int64) {
+	if pp := l.parts[p]; pp != nil { // a partition the reader reads
+		pp.logStart = max(pp.logStart, start)
+	}
+}
+
 // SetHighWatermark records the log-end offset of p as the client knows it.
 func (l *Ledger) SetHighWatermark(p int32, hwm int64) {
 	if hwm >= 0 {
@@ -130,6 +157,12 @@ func (l *Ledger) Add(partition int32, offset int64, key, value []byte) {
 	if offset < pp.next {
 		l.dropPartition(partition)
 		pp = l.part(partition)
+	}
+	if offset > pp.next {
+		// Offsets of this topic are dense (no transactions, no
+		// compaction): a gap is offsets deleted before the reader got
+		// there (its client starts again at the log start).
+		pp.skipped = append(pp.skipped, OffsetRange{Partition: partition, First: pp.next, Last: offset - 1})
 	}
 	pp.next = offset + 1
 
@@ -275,11 +308,24 @@ type PartitionProgress struct {
 	// HighWatermark is the log-end offset as the reader last learned it
 	// from the broker, -1 before it knows.
 	HighWatermark int64
+	// LogStart is the log start as the reader last learned it (0 before).
+	LogStart int64
+	// Skipped are the ranges deleted before the reader read them, in
+	// offset order, the last one up to LogStart when the reader is not
+	// past it yet.
+	Skipped []OffsetRange
 }
 
+// Through is the offset the reader is done with: after the last record
+// read, or the log start when records up to it were deleted unread.
+func (p PartitionProgress) Through() int64 { return max(p.Next, p.LogStart) }
+
 // CaughtUp reports whether the reader has read up to the last high
-// watermark it learned.
-func (p PartitionProgress) CaughtUp() bool { return p.HighWatermark >= 0 && p.Next >= p.HighWatermark }
+// watermark it learned: a log whose start was deleted unread is caught up
+// once nothing after the start is left to read.
+func (p PartitionProgress) CaughtUp() bool {
+	return p.HighWatermark >= 0 && p.Through() >= p.HighWatermark
+}
 
 // CaughtUp reports whether every known partition is caught up.
 func (t Truth) CaughtUp() bool {
@@ -343,11 +389,12 @@ func (t Truth) ExpectedUsageBetween(sensor string, partition int32, after, throu
 	}, true
 }
 
-// hasRead reports whether the audit has read offset of partition.
+// hasRead reports whether the audit is done with offset of partition: it
+// read it, or it was deleted before the audit got there (Skipped).
 func (t Truth) hasRead(partition int32, offset int64) bool {
 	for _, p := range t.Partitions {
 		if p.Partition == partition {
-			return p.Next > offset
+			return p.Through() > offset
 		}
 	}
 	return false
@@ -397,7 +444,12 @@ func (l *Ledger) Snapshot() Truth {
 	sort.Slice(t.Sensors, func(i, j int) bool { return t.Sensors[i].SensorID < t.Sensors[j].SensorID })
 	for p, pp := range l.parts {
 		t.Unattributed += pp.unattributed
-		t.Partitions = append(t.Partitions, PartitionProgress{Partition: p, Next: pp.next, HighWatermark: pp.highWatermark})
+		skipped := slices.Clip(pp.skipped)
+		if pp.logStart > pp.next {
+			skipped = append(skipped, OffsetRange{Partition: p, First: pp.next, Last: pp.logStart - 1})
+		}
+		t.Partitions = append(t.Partitions, PartitionProgress{Partition: p, Next: pp.next, HighWatermark: pp.highWatermark,
+			LogStart: pp.logStart, Skipped: skipped})
 		t.InvalidAt = append(t.InvalidAt, pp.invalidAt...)
 	}
 	t.Invalid += t.Unattributed
@@ -407,4 +459,14 @@ func (l *Ledger) Snapshot() Truth {
 		return a.Partition < b.Partition || (a.Partition == b.Partition && a.Offset < b.Offset)
 	})
 	return t
+}
+
+// Skipped is every range deleted before the reader read it, by partition
+// then offset: what the audit's counts and expected usage lack.
+func (t Truth) Skipped() []OffsetRange {
+	var out []OffsetRange
+	for _, p := range t.Partitions {
+		out = append(out, p.Skipped...)
+	}
+	return out
 }

@@ -25,12 +25,16 @@ import (
 // beside the consumers' librdkafka, and pure Go: an idle reader costs the
 // dashboard no cgo polls.
 //
-// What it does not cover: partitions are read from offset 0, so a log whose
-// start was deleted by retention reads as not caught up until new records
-// arrive (the lab's topics are never trimmed). A partition whose offsets go
-// back (a broker restarted on a fresh data dir) is dropped and re-read, see
-// Ledger.Add; a dashboard that wipes the broker on purpose should simply
-// start a new Reader.
+// Retention: partitions are read from the start of their logs, and the
+// records read stay in the ledger when retention deletes them later. Records
+// deleted before the reader got to them (a reader behind, or started on a
+// log already trimmed) cannot be read: the client starts again at the log
+// start, the log start is learned at every recheck and from every fetch,
+// and the ledger keeps the offsets it never got (Truth.Skipped), so a
+// partition is caught up at its log start and what the audit lacks is said.
+// A partition whose offsets go back (a broker restarted on a fresh data
+// dir) is dropped and re-read, see Ledger.Add; a dashboard that wipes the
+// broker on purpose should simply start a new Reader.
 type Reader struct {
 	brokers, topic string
 	log            *slog.Logger
@@ -155,6 +159,9 @@ func (r *Reader) Run(ctx context.Context) error {
 		if consumer == nil || time.Since(lastRecheck) >= recheckEvery {
 			lastRecheck = time.Now()
 			c, err := r.assignNew(ctx, admin, consumer, assigned)
+			if err == nil {
+				r.readLogStarts(ctx, admin)
+			}
 			if err != nil {
 				r.setErr(err)
 			} else {
@@ -198,6 +205,9 @@ func (r *Reader) apply(fetches kgo.Fetches) {
 			added = true
 		}
 		r.ledger.SetHighWatermark(p.Partition, p.HighWatermark)
+		if p.LogStartOffset >= 0 {
+			r.ledger.SetLogStart(p.Partition, p.LogStartOffset)
+		}
 	})
 	if added {
 		r.err = ""
@@ -265,4 +275,26 @@ func (r *Reader) assignNew(ctx context.Context, admin *kadm.Client, consumer *kg
 	r.mu.Unlock()
 	r.log.Info("audit: reading topic from the beginning", "topic", r.topic, "partitions", len(assigned))
 	return consumer, nil
+}
+
+// readLogStarts learns the log start of every partition: a partition whose
+// records were all deleted unread gets no fetch to say it. Best effort: a
+// partition that does not answer (its leader moving) is asked again at the
+// next recheck, and every fetch carries its log start too; the reader's
+// health is its metadata and its fetches.
+func (r *Reader) readLogStarts(ctx context.Context, admin *kadm.Client) {
+	lctx, cancel := context.WithTimeout(ctx, recheckEvery)
+	defer cancel()
+	starts, err := admin.ListStartOffsets(lctx, r.topic)
+	if err != nil {
+		r.log.Debug("audit: log starts not read", "err", err)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	starts.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil && o.Offset >= 0 {
+			r.ledger.SetLogStart(o.Partition, o.Offset)
+		}
+	})
 }

@@ -149,6 +149,7 @@ type Board struct {
 	acks   acksState
 	moves  keyMoves
 	expiry expiry
+	ret    retentionState
 
 	events  []Event
 	nextSeq uint64
@@ -318,6 +319,8 @@ func (b *Board) applyControl(in Input) bool {
 		b.partitionsAdded(v)
 	case TopicRecreated:
 		b.topicRecreated(v)
+	case RetentionSet:
+		b.retentionSet(v)
 	default:
 		return false
 	}

@@ -14,9 +14,12 @@ const (
 	CauseCountedAgain  = "counted-again"
 	CauseStaleReading  = "stale-reading"
 	CauseNeverRecorded = "never-recorded"
+	// CauseDeletedUnread: never recorded, and deleted by retention while
+	// consumer-usage's committed offset was before it (retention.go).
+	CauseDeletedUnread = "deleted-by-retention"
 )
 
-var causeOrder = []string{CauseCountedAgain, CauseStaleReading, CauseNeverRecorded}
+var causeOrder = []string{CauseCountedAgain, CauseStaleReading, CauseNeverRecorded, CauseDeletedUnread}
 
 // CauseGroup is the causes of one kind, in one partition, by one writer.
 type CauseGroup struct {
@@ -134,6 +137,9 @@ func (g CauseGroup) What() string {
 			return msgs + " " + ExpiredWhy + " (its restart found no commits and auto.offset.reset latest started it at the end)"
 		}
 		return msgs + " never recorded: the topic yields a delta, no usage record has it"
+	case CauseDeletedUnread:
+		return msgs + " never counted: deleted by retention before consumer-usage read them " +
+			"(its committed offset was before them: OFFSET_OUT_OF_RANGE, and it went on at auto.offset.reset's offset)"
 	}
 	return msgs + " " + g.Kind + by
 }

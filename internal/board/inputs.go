@@ -44,11 +44,14 @@ type ProcLog struct {
 	Line string
 }
 
-// Offsets: the topic's log-end offsets (high watermarks) per partition.
+// Offsets: the topic's log-end offsets (high watermarks) per partition,
+// and the log starts read just before them.
 type Offsets struct {
 	At             time.Time
 	HighWatermarks map[int32]int64
-	Err            error
+	// LogStarts: the log start offsets read with them (nil: not read).
+	LogStarts map[int32]int64
+	Err       error
 }
 
 // Committed: the committed offsets of consumer-usage's group. A partition
@@ -195,8 +198,20 @@ type TruthSnapshot struct {
 	// Moves: the keys the audit found moved to another partition, by
 	// sensor, each in the key's order.
 	Moves []KeyMove
-	Err   error
+	// Skipped: the offsets deleted (retention) before the audit read them,
+	// by partition then offset: its counts and expected usage lack them.
+	Skipped []OffsetRange
+	Err     error
 }
+
+// OffsetRange is the offsets First..Last of a partition.
+type OffsetRange struct {
+	Partition   int32
+	First, Last int64
+}
+
+// Count is how many offsets the range holds.
+func (r OffsetRange) Count() int64 { return r.Last - r.First + 1 }
 
 // Tick moves the board's clock (uptimes, ages, staleness).
 type Tick struct{ Now time.Time }

@@ -70,6 +70,7 @@ func (b *Board) offsets(v Offsets) {
 		b.hwm = map[int32]int64{}
 	}
 	b.hwmAt = v.At
+	b.logStarts(v.At, v.LogStarts)
 	b.noteWritten(v)
 	b.hwmHistory = append(b.hwmHistory, hwmSample{at: v.At, hwm: b.hwm})
 	if over := len(b.hwmHistory) - HistoryLen; over > 0 {

@@ -276,6 +276,7 @@ func (b *Board) topicRecreated(v TopicRecreated) {
 	b.sensors = nil
 	b.parts = partsState{topic: b.parts.topic, at: v.At, minISR: b.parts.minISR}
 	b.moves = keyMoves{recreatedAt: v.At}
+	b.ret.logStart, b.ret.auditSkipped, b.ret.skipSaid, b.ret.run = nil, nil, nil, nil
 	b.event(v.At, "", LevelWarn, fmt.Sprintf("topic %s recreated with %d partitions: its log starts again at offset 0, every key in the partition CRC-32 mod %d gives it",
 		v.Topic, v.Partitions, v.Partitions))
 }

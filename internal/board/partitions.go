@@ -239,6 +239,11 @@ type PartitionsView struct {
 	Acked AcksView
 	// Growth: partitions added to the topic in this run (nil: none).
 	Growth *Growth
+	// Retention: the short retention the lab set (0: the topic's own);
+	// Trimmed: a partition's log start is past 0 (retention deleted its
+	// oldest records, in this run or before).
+	Retention time.Duration
+	Trimmed   bool
 }
 
 // KeysCheck is the audit's read of the topic set against the partitioner:
@@ -273,8 +278,9 @@ type KeysCheck struct {
 // PartitionRow is one partition's line.
 type PartitionRow struct {
 	PartitionMeta
-	// HighWatermark: -1 unknown.
-	HighWatermark int64
+	// HighWatermark: -1 unknown. LogStart: the first offset still in the
+	// log, read just before it (-1 unknown).
+	HighWatermark, LogStart int64
 	// Committed: Group's committed offset; -1 none or unknown
 	// (CommittedUnknown: the latest read failed, or none was made). Lag:
 	// HighWatermark - Committed, -1 unknown.
@@ -374,6 +380,10 @@ func (b *Board) Partitions() PartitionsView {
 	v.Keys = b.keysCheck(placed)
 	v.Acked = b.Acks()
 	v.Growth = b.Growth()
+	v.Retention = b.ret.setting
+	for _, r := range v.Rows {
+		v.Trimmed = v.Trimmed || r.LogStart > 0
+	}
 	return v
 }
 
@@ -388,10 +398,13 @@ func (b *Board) holdsLatest(s SensorState) bool {
 // partitionRow is partition r's row; misread: the sensors consumer-current
 // read elsewhere than in r, where the partitioner places them.
 func (b *Board) partitionRow(r PartitionMeta, misread []string) PartitionRow {
-	row := PartitionRow{PartitionMeta: r, HighWatermark: -1, Committed: -1, Lag: -1}
+	row := PartitionRow{PartitionMeta: r, HighWatermark: -1, LogStart: -1, Committed: -1, Lag: -1}
 	current := b.commitRead.seen && b.commitRead.err == nil
 	if hw, ok := b.hwm[r.Partition]; ok {
 		row.HighWatermark = hw
+	}
+	if s, ok := b.ret.logStart[r.Partition]; ok {
+		row.LogStart = s
 	}
 	if c, ok := b.committed[r.Partition]; ok && current {
 		row.Committed = c

@@ -138,7 +138,7 @@ func TestPartitionsEmbeddedAndMisplaced(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"committed":{"demo-usage":20},"high_watermark":20,"isr":[0],"leader":0,"min_insync_replicas":1,"partition":1,"replicas":[0],"sensors":["sensor-02","sensor-03"],"sensors_misplaced":["sensor-03"]}`
+	want := `{"committed":{"demo-usage":20},"high_watermark":20,"isr":[0],"leader":0,"log_start":null,"min_insync_replicas":1,"partition":1,"replicas":[0],"sensors":["sensor-02","sensor-03"],"sensors_misplaced":["sensor-03"]}`
 	got, _ := json.Marshal(rep.Partitions[1])
 	if len(rep.Partitions) != 3 || string(got) != want {
 		t.Errorf("report partition 1:\n got %s\nwant %s", got, want)

@@ -87,6 +87,7 @@ func (AckedCheck) Urgent() bool      { return false }
 //   - AcksSetting: the producer's acks setting asked for (acks.go).
 //   - PartitionsAdded: the topic grew (moves.go).
 //   - TopicRecreated: the topic was deleted and created again (moves.go).
+//   - RetentionSet: the topic got a short retention (retention.go).
 func (Action) input()                {}
 func (Action) Urgent() bool          { return true }
 func (Settings) input()              {}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/redact"
 	"github.com/kafka-recovery-lab/krl/internal/role"
@@ -31,9 +32,63 @@ type Report struct {
 	// MovedKeys: the sensors whose key moved to another partition when
 	// partitions were added, as the audit read the topic (empty: none).
 	MovedKeys []ReportMovedKey `json:"moved_keys"`
+	// Retention: the short retention the lab set, what it deleted and what
+	// of it the audit never read.
+	Retention ReportRetention `json:"retention"`
 	// MalformedRecords: usage records of a consumer of the user's that
 	// break the schema, by reason: never summed.
 	MalformedRecords map[string]int `json:"malformed_records,omitempty"`
+}
+
+// ReportRetention is the topic's short retention (retention_ms 0: the
+// lab set none), the offset ranges the log starts moved over in this run,
+// and the ranges the audit could not read (deleted before it got there).
+type ReportRetention struct {
+	RetentionMs  int64         `json:"retention_ms"`
+	Deleted      []ReportRange `json:"deleted"`
+	AuditSkipped []ReportRange `json:"audit_skipped"`
+	// Forgotten: the sensors the running consumer-current could not
+	// rebuild because retention deleted their last message (the sensors
+	// panel's list).
+	Forgotten []ReportForgotten `json:"forgotten"`
+}
+
+// ReportForgotten is a sensor consumer-current's replay could not rebuild:
+// its last message and when retention deleted it (deleted_at null:
+// before this run).
+type ReportForgotten struct {
+	Sensor    string     `json:"sensor"`
+	Partition int32      `json:"partition"`
+	Offset    int64      `json:"offset"`
+	DeletedAt *time.Time `json:"deleted_at"`
+}
+
+// ReportRange is the offsets first..last of a partition.
+type ReportRange struct {
+	Partition int32 `json:"partition"`
+	First     int64 `json:"first"`
+	Last      int64 `json:"last"`
+}
+
+// reportRetention is the report's retention section.
+func (b *Board) reportRetention() ReportRetention {
+	r := ReportRetention{RetentionMs: b.ret.setting.Milliseconds(), Deleted: []ReportRange{}, AuditSkipped: []ReportRange{},
+		Forgotten: []ReportForgotten{}}
+	for _, f := range b.Sensors().Forgotten {
+		rf := ReportForgotten{Sensor: f.SensorID, Partition: f.Partition, Offset: f.Offset}
+		if !f.DeletedAt.IsZero() {
+			at := f.DeletedAt
+			rf.DeletedAt = &at
+		}
+		r.Forgotten = append(r.Forgotten, rf)
+	}
+	for _, d := range b.ret.deleted {
+		r.Deleted = append(r.Deleted, ReportRange{Partition: d.Partition, First: d.First, Last: d.Last})
+	}
+	for _, s := range b.ret.auditSkipped {
+		r.AuditSkipped = append(r.AuditSkipped, ReportRange{Partition: s.Partition, First: s.First, Last: s.Last})
+	}
+	return r
 }
 
 // ReportMovedKey is one sensor's key moving from one partition to
@@ -86,8 +141,10 @@ type ReportPartition struct {
 	Leader    int32   `json:"leader"` // node id; -1: no leader
 	Replicas  []int32 `json:"replicas"`
 	ISR       []int32 `json:"isr"`
-	// HighWatermark: null when not read yet.
+	// HighWatermark: null when not read yet; LogStart: the first offset
+	// still in the log, read with it (null when not read yet).
 	HighWatermark *int64 `json:"high_watermark"`
+	LogStart      *int64 `json:"log_start"`
 	// Committed: per consumer group, its committed offset (a group without
 	// a commit here is absent).
 	Committed map[string]int64 `json:"committed"`
@@ -245,6 +302,7 @@ func (b *Board) Report() Report {
 	pv := b.Partitions()
 	r.Partitions = reportPartitions(pv)
 	r.MovedKeys = []ReportMovedKey{}
+	r.Retention = b.reportRetention()
 	if len(b.malformed) > 0 {
 		r.MalformedRecords = maps.Clone(b.malformed)
 	}
@@ -298,6 +356,10 @@ func reportPartitions(pv PartitionsView) []ReportPartition {
 		if row.HighWatermark >= 0 {
 			hw := row.HighWatermark
 			rp.HighWatermark = &hw
+		}
+		if row.LogStart >= 0 {
+			start := row.LogStart
+			rp.LogStart = &start
 		}
 		if row.Committed >= 0 && pv.Group != "" {
 			rp.Committed[pv.Group] = row.Committed

@@ -64,6 +64,9 @@ func (b *Board) sensorsSnapshot(v SensorsSnapshot) {
 	b.sensorsRead.at = v.At
 	b.sensorsRead.seen = true
 	b.sensorsCU = v.CaughtUp
+	if v.CaughtUp {
+		b.noteForgotten(v.At)
+	}
 }
 
 // TruthCheck compares consumer-current's state of a sensor with the audit.
@@ -103,6 +106,10 @@ type SensorsView struct {
 	// same in fewer cells; "" while it is not live or rebuilding, or
 	// before it said.
 	Rebuild, RebuildShort string
+	// Forgotten: sensors the audit read and the running consumer-current
+	// does not hold, whose last message retention deleted: a replay from
+	// earliest cannot rebuild them (retention.go).
+	Forgotten []Forgotten
 }
 
 // brokerDown: the supervised broker ran and is not up now; in a cluster,
@@ -145,6 +152,9 @@ func (b *Board) Sensors() SensorsView {
 			r.Truth = compareTruth(s, *t.Last)
 		}
 		v.Rows = append(v.Rows, r)
+	}
+	if v.Status == Live && thisRun {
+		v.Forgotten = b.forgotten()
 	}
 	return v
 }

@@ -24,6 +24,7 @@ func (b *Board) usageSnapshot(v UsageSnapshot) {
 	b.usageRead.err = nil
 	b.usage = map[string]UsageTotals{}
 	for _, u := range v.Sensors {
+		u.Causes = b.retentionCauses(u.Causes)
 		b.usage[u.SensorID] = u
 	}
 	b.usageRead.at = v.At
@@ -86,6 +87,7 @@ func (b *Board) truthSnapshot(v TruthSnapshot) {
 	b.auditCount = v.AuditOffset
 	b.auditThrough = maps.Clone(v.AuditThrough)
 	b.noteMoves(v)
+	b.auditSkipped(v.At, v.Skipped)
 }
 
 // AuditKeys is what the audit last read about every sensor's key in the
@@ -199,13 +201,15 @@ type UsageView struct {
 	Truth       Freshness
 	TruthReason string
 	AuditCount  int64 // messages the audit has read
-	Rows        []UsageRow
-	Total       UsageRow
+	// AuditSkipped: messages deleted before the audit read them.
+	AuditSkipped int64
+	Rows         []UsageRow
+	Total        UsageRow
 }
 
 // UsageView returns the usage panel state.
 func (b *Board) Usage() UsageView {
-	v := UsageView{AsOf: b.usageRead.at, AuditCount: b.auditCount}
+	v := UsageView{AsOf: b.usageRead.at, AuditCount: b.auditCount, AuditSkipped: b.ret.auditSkippedCount()}
 	v.Status, v.Reason = b.queryFreshness()
 	v.Truth, v.TruthReason = b.truthFreshness()
 	recorded := v.Status == Live || v.Status == Stale

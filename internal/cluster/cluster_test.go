@@ -97,6 +97,7 @@ func TestServerProperties(t *testing.T) {
 		"num.partitions":                           "3",
 		"replica.lag.time.max.ms":                  "10000",
 		"broker.heartbeat.interval.ms":             "1000",
+		"log.retention.check.interval.ms":          "1000",
 	}
 	for k, v := range want {
 		if got[k] != v {

@@ -89,6 +89,10 @@ func (p Plan) ServerProperties(n Node, dataDir string, s Settings) string {
 	w("share.coordinator.state.topic.replication.factor", rf)
 	w("share.coordinator.state.topic.min.isr", isr)
 	w("group.initial.rebalance.delay.ms", 0)
+	// A static broker config: a topic given a short retention.ms (krl
+	// --retention) loses its old segments within a second of their
+	// expiry; a topic without one keeps the default week.
+	w("log.retention.check.interval.ms", 1000)
 	w("broker.heartbeat.interval.ms", HeartbeatInterval.Milliseconds())
 	w("broker.session.timeout.ms", SessionTimeout.Milliseconds())
 	w("replica.lag.time.max.ms", ReplicaLagMax.Milliseconds())

@@ -167,6 +167,16 @@ func newCluster(opts ...kfake.Opt) (c *kfake.Cluster, err error) {
 // ticker runs it also applies retention.ms to every topic (7 days by
 // default), and the lab's topic keeps all of its messages: consumer-usage's
 // replays and the audit read them.
+//
+// A short retention (krl --retention, the T key) is the topic's own
+// retention.ms, applied on the same 1 s ticker (kfake runs it while a topic
+// is compacted or has retention configs, and starts it again at every
+// config change). kfake deletes by producer batch, not by segment: at each
+// tick every batch whose newest record's timestamp (the producer's
+// CreateTime) is older than retention.ms is dropped, the log start moves
+// to the end of the newest such batch, and the segment files left empty
+// are removed. segment.ms and segment.bytes change nothing there; Apache
+// Kafka deletes whole closed segments instead (kafkacfg.RetentionTopicConfig).
 var brokerConfigs = map[string]string{
 	"log.cleaner.backoff.ms": "1000",
 	"log.retention.ms":       "-1",

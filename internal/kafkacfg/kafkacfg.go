@@ -4,6 +4,7 @@ package kafkacfg
 
 import (
 	"hash/crc32"
+	"strconv"
 	"strings"
 	"time"
 
@@ -355,3 +356,30 @@ func ChangelogReader(brokers, groupID string) *kafka.ConfigMap {
 	(*c)["fetch.queue.backoff.ms"] = 10
 	return c
 }
+
+// RetentionTopicConfig is the source topic's configuration for a short
+// retention (--retention, the T key): records older than retention are
+// deleted. Apache Kafka deletes whole closed segments whose newest record
+// is older than retention.ms, and checks every
+// log.retention.check.interval.ms (a static broker config: the lab's own
+// brokers check every second, scripts/real-kafka.sh and
+// internal/cluster); a segment closes after segment.ms or segment.bytes,
+// so a segment of a quarter of the retention makes the log start move in
+// steps of about that much. segment.bytes is Kafka 4's least (1 MiB:
+// 4.1 refuses less), so at the lab's rates segment.ms closes them. The
+// embedded broker deletes by producer batch instead (internal/embedded).
+func RetentionTopicConfig(retention time.Duration) map[string]string {
+	segment := max(retention/4, time.Second)
+	return map[string]string{
+		"retention.ms":  strconv.FormatInt(retention.Milliseconds(), 10),
+		"segment.ms":    strconv.FormatInt(segment.Milliseconds(), 10),
+		"segment.bytes": "1048576",
+	}
+}
+
+// RetentionLeast and RetentionMost bound --retention: under 5 s a record
+// can be deleted before the audit has read it; over an hour is no lesson.
+const (
+	RetentionLeast = 5 * time.Second
+	RetentionMost  = time.Hour
+)

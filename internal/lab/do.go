@@ -41,6 +41,8 @@ var handlers = map[action.Name]handler{
 	action.Backlog:       backlog,
 	action.AddPartitions: addPartitions,
 	action.RecreateTopic: plain(func(l *Lab, ctx context.Context) error { return l.RecreateTopic(ctx) }),
+	action.Retention:     setRetention,
+	action.Park:          park,
 	action.Quit:          plain(func(l *Lab, _ context.Context) error { l.RequestQuit(); return nil }),
 }
 
@@ -125,5 +127,22 @@ func backlog(l *Lab, ctx context.Context, c action.Call) action.Result {
 func addPartitions(l *Lab, _ context.Context, c action.Call) action.Result {
 	r := c.Result(l.AddPartitions(c.Count))
 	r.Name, r.Value = l.cfg.Topic, strconv.Itoa(c.Count)
+	return r
+}
+
+// setRetention gives the topic a short retention (Duration; 0: the
+// lab's); the result names the topic and the retention set.
+func setRetention(l *Lab, ctx context.Context, c action.Call) action.Result {
+	err := l.SetRetention(ctx, c.Duration)
+	r := c.Result(err)
+	r.Name, r.Value = l.cfg.Topic, l.retentionSetting().String()
+	return r
+}
+
+// park has the producer stop publishing the call's sensor (Value; "none":
+// none).
+func park(l *Lab, _ context.Context, c action.Call) action.Result {
+	r := c.Result(l.Park(c.Value))
+	r.Name = board.Producer
 	return r
 }

@@ -54,6 +54,9 @@ type Config struct {
 	// UsageCmd, when set, is the user's consumer-usage: a program and its
 	// arguments, run in place of the built-in one (yours.go).
 	UsageCmd []string
+	// Retention gives the topic a short retention at the start
+	// (--retention; 0: the topic's own; SetRetention).
+	Retention time.Duration
 	// Resumed: the run continues an earlier one in RunDir (--resume).
 	Resumed bool
 	// StoreLatency delays every request to the embedded store by this much
@@ -124,6 +127,10 @@ type Lab struct {
 	listening map[string]chan listenResult
 	arms      map[string]armNote
 	readErrs  map[string]string // per poll its latest error ("" none): logReadError
+	// retention: the short retention the lab gave the topic (0: none);
+	// parked: the sensor the producer does not publish ("" none).
+	retention time.Duration
+	parked    string
 	// resets counts reset-labs begun; resetting: one is under way.
 	resets    int
 	resetting bool

@@ -136,6 +136,14 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	if err := l.ensureTopics(ctx, brokers); err != nil {
 		return err
 	}
+	if d := cmpOr(l.retentionSetting(), l.cfg.Retention); d > 0 {
+		if err := l.applyRetention(ctx, d); err != nil {
+			return &launchError{"Kafka error", fmt.Errorf("retention of %s: %w", l.cfg.Topic, err)}
+		}
+		l.mu.Lock()
+		l.retention = d
+		l.mu.Unlock()
+	}
 	if err := l.checkStore(ctx, mongo); err != nil {
 		return err
 	}

@@ -72,13 +72,13 @@ func (l *Lab) pollOffsets(ctx context.Context) {
 	}
 	asked := time.Now()
 	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	hwm, err := l.offsets.HighWatermarks(hctx, l.cfg.Topic)
+	starts, hwm, err := l.offsets.Watermarks(hctx, l.cfg.Topic)
 	cancel()
 	if ctx.Err() != nil {
 		return
 	}
 	l.logReadError("watermarks", err)
-	l.emit(board.Offsets{At: asked, HighWatermarks: hwm, Err: err})
+	l.emit(board.Offsets{At: asked, HighWatermarks: hwm, LogStarts: starts, Err: err})
 	if group != "" {
 		l.emit(board.Committed{At: committedAsked, Group: group, Offsets: committed, Err: commitErr})
 	}
@@ -173,7 +173,10 @@ func (l *Lab) pollTruth(ctx context.Context) {
 	}
 	snap := board.TruthSnapshot{At: asked, AuditOffset: truth.Read(), AuditThrough: map[int32]int64{}, Moves: keyMoves(truth)}
 	for _, p := range truth.Partitions {
-		snap.AuditThrough[p.Partition] = p.Next
+		snap.AuditThrough[p.Partition] = p.Through()
+	}
+	for _, r := range truth.Skipped() {
+		snap.Skipped = append(snap.Skipped, board.OffsetRange{Partition: r.Partition, First: r.First, Last: r.Last})
 	}
 	if truth.Err != "" {
 		snap.Err = errors.New(truth.Err)

@@ -80,6 +80,7 @@ var roleFlags = map[string]func(l *Lab, name string) (value string, ok bool){
 	"--snapshot":    func(l *Lab, _ string) (string, bool) { return l.snapshotPath(), true },
 	"--acks":        func(l *Lab, _ string) (string, bool) { return string(l.settings.acks), true },
 	"--acked-log":   func(l *Lab, _ string) (string, bool) { return AckedLogPath(l.cfg.RunDir), true },
+	"--park":        func(l *Lab, _ string) (string, bool) { return l.parked, l.parked != "" },
 	"--source":      func(l *Lab, _ string) (string, bool) { return "records", l.yours() },
 	"--effect-delay": func(l *Lab, name string) (string, bool) {
 		d := l.settings.delays[name]

@@ -166,6 +166,11 @@ func (l *Lab) recreate(ctx context.Context) error {
 		}
 	}
 	l.emit(board.TopicRecreated{At: time.Now(), Topic: l.cfg.Topic, Partitions: 3})
+	if d := l.retentionSetting(); d > 0 {
+		if err := l.applyRetention(ctx, d); err != nil {
+			return err
+		}
+	}
 	r, err := audit.NewReader(brokers, l.cfg.Topic, l.log)
 	if err != nil {
 		return fmt.Errorf("audit reader: %w", err)

@@ -61,6 +61,19 @@ func (l *Lab) WaitLeads(ctx context.Context, name string) error {
 	})
 }
 
+// WaitDeleted returns once a partition's log start is past consumer-usage's
+// committed offset (retention deleted messages it had not read), or ctx's
+// error.
+func (l *Lab) WaitDeleted(ctx context.Context) error {
+	return l.waitUntil(ctx, func(b *board.Board) bool { return b.DeletedPastCommit() })
+}
+
+// WaitLastDeleted returns once retention deleted the last message of sensor
+// that the audit read, or ctx's error.
+func (l *Lab) WaitLastDeleted(ctx context.Context, sensor string) error {
+	return l.waitUntil(ctx, func(b *board.Board) bool { return b.LastDeleted(sensor) })
+}
+
 // waitUntil waits until cond holds on the board, or ctx ends.
 func (l *Lab) waitUntil(ctx context.Context, cond func(*board.Board) bool) error {
 	for {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -200,14 +201,45 @@ func (o *Offsets) topicMetadata(ctx context.Context, topic string) (kadm.TopicDe
 // "latest", which both kfake and Apache Kafka answer with the high
 // watermark.
 func (o *Offsets) HighWatermarks(ctx context.Context, topic string) (map[int32]int64, error) {
+	_, ends, err := o.readOffsets(ctx, topic, false)
+	return ends, err
+}
+
+// Watermarks returns every partition's log start offset (the first offset
+// still in the log: retention moves it forward) and high watermark, read
+// as one cut: the starts first, then the ends, so no start is read after
+// its end and start <= end holds for every partition (a ListOffsets
+// request takes one timestamp per partition, so they are two requests).
+func (o *Offsets) Watermarks(ctx context.Context, topic string) (starts, ends map[int32]int64, err error) {
+	return o.readOffsets(ctx, topic, true)
+}
+
+// readOffsets reads the log ends of topic's partitions, and with withStarts
+// their log starts before them.
+func (o *Offsets) readOffsets(ctx context.Context, topic string, withStarts bool) (starts, ends map[int32]int64, err error) {
 	ctx, parts, done, err := o.begin(ctx, topic)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer done()
+	if withStarts {
+		if starts, err = o.listOffsets(ctx, topic, parts, "log start", o.admin.ListStartOffsets); err != nil {
+			return nil, nil, err
+		}
+	}
+	ends, err = o.listOffsets(ctx, topic, parts, "log end", o.admin.ListEndOffsets)
+	if err != nil {
+		return nil, nil, err
+	}
+	return starts, ends, nil
+}
+
+// listOffsets asks list for every partition of parts' offset.
+func (o *Offsets) listOffsets(ctx context.Context, topic string, parts []int32, what string,
+	list func(context.Context, ...string) (kadm.ListedOffsets, error)) (map[int32]int64, error) {
 	var res kadm.ListedOffsets
-	err = untilAnswered(ctx, func() (err error) {
-		res, err = o.admin.ListEndOffsets(ctx, topic)
+	err := untilAnswered(ctx, func() (err error) {
+		res, err = list(ctx, topic)
 		return err
 	})
 	if err == nil {
@@ -228,11 +260,45 @@ func (o *Offsets) HighWatermarks(ctx context.Context, topic string) (map[int32]i
 		if info.Offset < 0 {
 			// A partition changing leader can answer without an error and
 			// without an offset. Not a log end.
-			return nil, fmt.Errorf("observe: list offsets %s[%d]: no log end in the answer (%d)", topic, p, info.Offset)
+			return nil, fmt.Errorf("observe: list offsets %s[%d]: no %s in the answer (%d)", topic, p, what, info.Offset)
 		}
 		out[p] = info.Offset
 	}
 	return out, nil
+}
+
+// AlterTopicConfig sets configs on topic (an incremental alter: the
+// topic's other configs stay as they are).
+func (o *Offsets) AlterTopicConfig(ctx context.Context, topic string, configs map[string]string) error {
+	release, err := o.use()
+	if err != nil {
+		return err
+	}
+	defer release()
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	alter := make([]kadm.AlterConfig, 0, len(configs))
+	for _, k := range slices.Sorted(maps.Keys(configs)) {
+		alter = append(alter, kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: kadm.StringPtr(configs[k])})
+	}
+	var res kadm.AlterConfigsResponses
+	err = untilAnswered(ctx, func() (err error) {
+		res, err = o.admin.AlterTopicConfigs(ctx, alter, topic)
+		return err
+	})
+	if err == nil {
+		var r kadm.AlterConfigsResponse
+		if r, err = res.On(topic, nil); err == nil {
+			err = r.Err
+			if err != nil && r.ErrMessage != "" {
+				err = fmt.Errorf("%w: %s", err, r.ErrMessage)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("observe: configure topic %s: %w", topic, err)
+	}
+	return nil
 }
 
 // Committed returns group's committed offset for every partition of topic;

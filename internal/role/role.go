@@ -123,7 +123,7 @@ func (r Role) Env() []string {
 var All = []Role{
 	{Name: Producer, Key: 1, Start: 4,
 		Strategy: Label{Text: "publishes telemetry"}, Short: Label{Text: "publishes"},
-		Lag: LagSent, Command: []string{"producer"}, Flags: []string{"--sensors", "--interval", "--seed", "--acks", "--acked-log"}},
+		Lag: LagSent, Command: []string{"producer"}, Flags: []string{"--sensors", "--interval", "--seed", "--acks", "--acked-log", "--park"}},
 	{Name: Current, Key: 2, Start: 1,
 		Strategy: Label{Text: "replay from earliest"}, Short: Label{Text: "full replay"},
 		Lag: LagPositions, Health: true, Command: []string{"consumer", "current"},

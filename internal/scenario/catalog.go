@@ -340,6 +340,7 @@ var catalog = []Scenario{
 	acksZero,
 	partitionsAdded,
 	offsetsExpire,
+	retention,
 }
 
 // resumedStep is the step that presses press, waits until consumer-usage

@@ -13,7 +13,7 @@ import (
 
 // The names are a contract (--scenario NAME, workshop notes, README).
 func TestCatalogNames(t *testing.T) {
-	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "grade", "leader-election", "min-insync", "key-ordering", "acks-loss", "acks-zero", "partitions-added", "offsets-expire"}
+	want := []string{"replay", "rebuild-cost", "checkpoint-and-skip", "non-atomic-window", "earliest-vs-latest", "stateless", "rebalance-in-flight", "grade", "leader-election", "min-insync", "key-ordering", "acks-loss", "acks-zero", "partitions-added", "offsets-expire", "retention"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %q, want %q", got, want)
 	}

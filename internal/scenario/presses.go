@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/kafka-recovery-lab/krl/internal/action"
 	"github.com/kafka-recovery-lab/krl/internal/board"
@@ -96,6 +97,17 @@ var presses = map[action.Name]pressRule{
 			n := now.usageInstances()
 			return n > base.usageInstances() && now.Proc(board.UsageInstance(n)).Alive
 		},
+	},
+	action.Retention: {
+		// The step's value is the retention ("20s"; "" the lab's).
+		call: func(p Press, _ Observation) action.Call {
+			d, err := time.ParseDuration(p.Value)
+			if p.Value != "" && err != nil {
+				d = -1 // the lab refuses it, naming the bounds
+			}
+			return action.Call{Name: action.Retention, Duration: d}
+		},
+		done: func(_ Press, _, now Observation) bool { return now.Parts.Retention > 0 },
 	},
 	action.AddPartitions: {
 		call: func(p Press, _ Observation) action.Call {

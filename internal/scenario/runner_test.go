@@ -415,10 +415,12 @@ func TestPressDone(t *testing.T) {
 	}
 }
 
-func (h *fakeHost) WaitISR(ctx context.Context, n int) error           { return nil }
-func (h *fakeHost) WaitBlocked(ctx context.Context, name string) error { return nil }
-func (h *fakeHost) WaitLeads(ctx context.Context, name string) error   { return nil }
-func (h *fakeHost) WaitBalanced(ctx context.Context) error             { return nil }
+func (h *fakeHost) WaitISR(ctx context.Context, n int) error                 { return nil }
+func (h *fakeHost) WaitBlocked(ctx context.Context, name string) error       { return nil }
+func (h *fakeHost) WaitLeads(ctx context.Context, name string) error         { return nil }
+func (h *fakeHost) WaitBalanced(ctx context.Context) error                   { return nil }
+func (h *fakeHost) WaitDeleted(ctx context.Context) error                    { return nil }
+func (h *fakeHost) WaitLastDeleted(ctx context.Context, sensor string) error { return nil }
 func (h *fakeHost) SetAcks(acks string) error {
 	return h.call("acks "+acks, func() { h.apply(board.AcksSetting{Acks: acks}) })
 }

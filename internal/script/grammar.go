@@ -242,3 +242,28 @@ func join[S ~string](xs []S) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// parseSensor parses "park sensor-07" and "park none".
+func parseSensor(a Action, g grammar, args []string) (Action, string) {
+	if len(args) == 0 {
+		return a, fmt.Sprintf("%s: missing sensor (usage: %s)", a.Kind, usage(a.Kind, g))
+	}
+	if args[0] != "none" && !strings.HasPrefix(args[0], "sensor-") {
+		return a, fmt.Sprintf("%s: bad sensor %q (want sensor-NN, or none)", a.Kind, args[0])
+	}
+	a.Value = args[0]
+	return a, extra(a.Kind, g, args, 1)
+}
+
+// parseSensorTimeout parses "wait-last-deleted sensor-07 60s".
+func parseSensorTimeout(a Action, g grammar, args []string) (Action, string) {
+	if len(args) == 0 || !strings.HasPrefix(args[0], "sensor-") {
+		return a, fmt.Sprintf("%s: missing sensor (usage: %s)", a.Kind, usage(a.Kind, g))
+	}
+	a.Name = args[0]
+	b, msg := parseDuration(a, g, args[1:])
+	if msg != "" {
+		return a, msg
+	}
+	return b, extra(a.Kind, g, args, 2)
+}

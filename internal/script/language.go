@@ -70,9 +70,15 @@ var language = []verb{
 	// wait-balanced: after a restart the controller hands leadership back
 	// within its rebalance interval.
 	{name: action.WaitBalanced, grammar: grammar{parse: parseDuration, syntax: "DURATION"}, wait: runWaitBalanced},
+	// wait-deleted: retention deleted messages consumer-usage had not read.
+	{name: action.WaitDeleted, grammar: grammar{parse: parseDuration, syntax: "TIMEOUT"}, wait: runWaitDeleted},
+	{name: action.Park, grammar: grammar{parse: parseSensor, syntax: "sensor-NN|none"}},
+	{name: action.WaitLastDeleted, grammar: grammar{parse: parseSensorTimeout, syntax: "sensor-NN TIMEOUT"},
+		wait: waitNamed(Target.WaitLastDeleted, "the last message of %s is still in the log")},
 	{name: action.Acks, grammar: grammar{parse: parseValue, values: acksValues, what: "acks setting", syntax: strings.Join(acksValues, "|")}},
 	{name: action.AddPartitions, grammar: grammar{parse: parsePartitions, syntax: fmt.Sprintf("N (the new partition count, 2 to %d)", MaxPartitions)}},
 	{name: action.RecreateTopic, grammar: grammar{parse: parseNothing}},
+	{name: action.Retention, grammar: grammar{parse: parseDuration, syntax: "DURATION (5s to 1h)"}},
 }
 
 // verbs is the language by verb.

@@ -40,6 +40,13 @@ type Target interface {
 	// WaitBalanced returns once every partition of the topic is led by
 	// its preferred (first) replica, or ctx's error.
 	WaitBalanced(ctx context.Context) error
+	// WaitDeleted returns once a partition's log start is past
+	// consumer-usage's committed offset (retention deleted messages it
+	// had not read), or ctx's error.
+	WaitDeleted(ctx context.Context) error
+	// WaitLastDeleted returns once retention deleted the last message of
+	// sensor the audit read, or ctx's error.
+	WaitLastDeleted(ctx context.Context, sensor string) error
 }
 
 // ErrNotCaughtUp is returned (wrapped) when wait-caught-up times out.
@@ -162,6 +169,10 @@ func runWaitISR(ctx context.Context, t Target, a Action, _ clock) error {
 
 func runWaitBalanced(ctx context.Context, t Target, a Action, _ clock) error {
 	return within(ctx, a.Duration, t.WaitBalanced, "not every partition is led by its preferred replica")
+}
+
+func runWaitDeleted(ctx context.Context, t Target, a Action, _ clock) error {
+	return within(ctx, a.Duration, t.WaitDeleted, "no log start is past consumer-usage's committed offset")
 }
 
 // within runs wait with timeout; its failure reads "<what> after <timeout>: <cause>".

@@ -106,7 +106,7 @@ func (a Action) String() string {
 		return string(a.Kind) + " " + a.Duration.String()
 	case action.Rebuild:
 		return string(a.Kind) + " " + a.Value
-	case action.Wait, action.WaitCaughtUp, action.WaitBalanced:
+	case action.Wait, action.WaitCaughtUp, action.WaitBalanced, action.WaitDeleted, action.Retention:
 		return string(a.Kind) + " " + a.Duration.String()
 	case action.Quit, action.ResetLab, action.RecreateTopic:
 		return string(a.Kind)
@@ -114,13 +114,13 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s %d", a.Kind, a.Count)
 	case action.Scale:
 		return fmt.Sprintf("%s %s %d", a.Kind, a.Name, a.Count)
-	case action.EffectDelay, action.WaitHeld, action.WaitDown, action.WaitBlocked, action.WaitLeads:
+	case action.EffectDelay, action.WaitHeld, action.WaitDown, action.WaitBlocked, action.WaitLeads, action.WaitLastDeleted:
 		return fmt.Sprintf("%s %s %s", a.Kind, a.Name, a.Duration)
 	case action.WaitISR:
 		return fmt.Sprintf("%s %d %s", a.Kind, a.Count, a.Duration)
 	case action.CrashAt, action.Mode, action.Reset:
 		return string(a.Kind) + " " + a.Name + " " + a.Value
-	case action.Acks:
+	case action.Acks, action.Park:
 		return string(a.Kind) + " " + a.Value
 	default:
 		return string(a.Kind) + " " + a.Name

@@ -117,7 +117,7 @@ func TestParseErrors(t *testing.T) {
 		line string
 		want string // the whole message after "line 1: "
 	}{
-		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, history, rebuild, backlog, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down, wait-isr, wait-blocked, wait-leads, wait-balanced, acks, add-partitions, recreate-topic)`},
+		{"jump producer", `unknown action "jump" (want one of wait, crash, stop, start, restart, pause, resume, wait-caught-up, crash-at, mode, reset, reset-lab, inject-bad, history, rebuild, backlog, quit, freeze, thaw, scale, effect-delay, wait-held, wait-down, wait-isr, wait-blocked, wait-leads, wait-balanced, wait-deleted, park, wait-last-deleted, acks, add-partitions, recreate-topic, retention)`},
 		{"Crash producer", `unknown action "Crash"`},
 		{"crash", `crash: missing process name (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
 		{"crash kafka", `crash: unknown process "kafka" (want producer, consumer-current, consumer-usage, consumer-usage-2, consumer-usage-3, consumer-query, broker, store, controller, broker-1, broker-2, broker-3, broker-4, broker-5)`},
@@ -469,11 +469,13 @@ func TestRunWithRealClock(t *testing.T) {
 	}
 }
 
-func (f *fakeTarget) WaitISR(ctx context.Context, n int) error           { return nil }
-func (f *fakeTarget) WaitBlocked(ctx context.Context, name string) error { return nil }
-func (f *fakeTarget) WaitLeads(ctx context.Context, name string) error   { return nil }
-func (f *fakeTarget) WaitBalanced(ctx context.Context) error             { return nil }
-func (f *fakeTarget) SetAcks(acks string) error                          { return f.record("acks " + acks) }
+func (f *fakeTarget) WaitISR(ctx context.Context, n int) error                 { return nil }
+func (f *fakeTarget) WaitBlocked(ctx context.Context, name string) error       { return nil }
+func (f *fakeTarget) WaitLeads(ctx context.Context, name string) error         { return nil }
+func (f *fakeTarget) WaitBalanced(ctx context.Context) error                   { return nil }
+func (f *fakeTarget) WaitDeleted(ctx context.Context) error                    { return nil }
+func (f *fakeTarget) WaitLastDeleted(ctx context.Context, sensor string) error { return nil }
+func (f *fakeTarget) SetAcks(acks string) error                                { return f.record("acks " + acks) }
 
 // TestAcks: acks takes all or 1, prints back, and reaches the target.
 func TestAcks(t *testing.T) {

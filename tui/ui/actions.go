@@ -46,6 +46,7 @@ var keyHandlers = map[action.Name]keyHandler{
 	action.Quit:          func(m Model, _ tea.KeyMsg) (tea.Model, tea.Cmd) { return m, tea.Quit },
 	action.Acks:          plain(Model.toggleAcks),
 	action.AddPartitions: plain(Model.addPartition),
+	action.Retention:     plain(Model.setRetention),
 }
 
 // handlerOf is the key's handler: its own, or the call on its target for

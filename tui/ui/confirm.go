@@ -63,3 +63,24 @@ func (m Model) addPartition() (tea.Model, tea.Cmd) {
 	}
 	return m, nil
 }
+
+// setRetention handles T: after a y, the topic gets a short retention.
+// What retention deletes is gone, so the key asks first.
+func (m Model) setRetention() (tea.Model, tea.Cmd) {
+	pv := m.board.Partitions()
+	if pv.Retention > 0 {
+		m.setStatus(board.LevelInfo, fmt.Sprintf("T: %s already has a retention of %s", pv.Topic, pv.Retention))
+		return m, nil
+	}
+	m.confirm = &confirmation{
+		long: fmt.Sprintf("give %s a short retention? Its oldest records are deleted for good. y: set it · any other key: cancel",
+			pv.Topic),
+		short:     fmt.Sprintf("short retention on %s, deleting for good? y: set · other key: cancel", pv.Topic),
+		cancelled: fmt.Sprintf("T cancelled: %s keeps its retention", pv.Topic),
+		yes: func(m Model) (tea.Model, tea.Cmd) {
+			m.setStatus(board.LevelAction, fmt.Sprintf("giving %s a short retention…", pv.Topic))
+			return m, m.ask(action.Call{Name: action.Retention, Process: pv.Topic})
+		},
+	}
+	return m, nil
+}

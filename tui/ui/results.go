@@ -86,6 +86,9 @@ var doneWords = map[action.Name]func(m Model, r ActionResultMsg) string{
 	action.Acks: func(_ Model, r ActionResultMsg) string {
 		return "producer: " + lesson.Acks(r.Value).Gist() + " (the events say more)"
 	},
+	action.Retention: func(_ Model, r ActionResultMsg) string {
+		return r.Name + ": retention " + r.Value + ", older records are deleted; t shows each partition's log start"
+	},
 	action.AddPartitions: func(_ Model, r ActionResultMsg) string {
 		return r.Name + " has " + r.Value + " partitions: producer and consumers use them within about a second; the events name the moved keys"
 	},

@@ -36,6 +36,8 @@ type Methods interface {
 	SetAcks(acks string) error
 	AddPartitions(n int) error
 	RecreateTopic(ctx context.Context) error
+	SetRetention(ctx context.Context, d time.Duration) error
+	Park(sensor string) error
 	Quit()
 }
 
@@ -109,6 +111,11 @@ func doMore(ctx context.Context, m Methods, c action.Call, r *action.Result) err
 		return m.AddPartitions(c.Count)
 	case action.RecreateTopic:
 		return m.RecreateTopic(ctx)
+	case action.Retention:
+		r.Value = c.Duration.String()
+		return m.SetRetention(ctx, c.Duration)
+	case action.Park:
+		return m.Park(c.Value)
 	}
 	return fmt.Errorf("%s: no fake for it", c.Name)
 }

@@ -128,7 +128,7 @@ func (p Panel) note() string {
 }
 
 // columns are the widths of the aligned parts.
-type columns struct{ leader, replicas, isr, hw, committed int }
+type columns struct{ leader, replicas, isr, start, hw, committed int }
 
 func (p Panel) columns() columns {
 	var c columns
@@ -137,6 +137,7 @@ func (p Panel) columns() columns {
 		c.replicas = max(c.replicas, len(board.NodeList(row.Replicas)))
 		c.isr = max(c.isr, len(board.NodeList(row.ISR)))
 		c.hw = max(c.hw, len(hwText(row)))
+		c.start = max(c.start, len(startText(row)))
 		c.committed = max(c.committed, len(committedText(row)))
 	}
 	return c
@@ -159,6 +160,19 @@ func hwText(row board.PartitionRow) string {
 	}
 	return common.Count(row.HighWatermark)
 }
+
+// startText is the partition's log start offset ("—" unknown).
+func startText(row board.PartitionRow) string {
+	if row.LogStart < 0 {
+		return "—"
+	}
+	return common.Count(row.LogStart)
+}
+
+// showsStart: the rows carry the log start, once retention matters (the
+// lab set one, or a partition's oldest records are gone); before, it is 0
+// everywhere and says nothing.
+func (p Panel) showsStart() bool { return p.View.Retention > 0 || p.View.Trimmed }
 
 func committedText(row board.PartitionRow) string {
 	switch {
@@ -220,6 +234,10 @@ func (p Panel) rowParts(row board.PartitionRow, c columns) (head, tail string) {
 		// The last watermarks read, and the lags from them, until a read
 		// succeeds again: said, not passed off as current.
 		hwShown = st.Warn.Render(hw)
+	}
+	if p.showsStart() {
+		s := startText(row)
+		b.WriteString(muted("start ") + strings.Repeat(" ", c.start-len(s)) + s + "  ")
 	}
 	b.WriteString(muted("hw ") + strings.Repeat(" ", c.hw-len(hw)) + hwShown + "  ")
 	ct := committedText(row)
@@ -314,10 +332,14 @@ func (p Panel) Detail(width int) []string {
 	for _, s := range []string{
 		fmt.Sprintf("sensors: the keys the producer's partitioner (CRC-32 of the key mod %d) sends to the partition", len(v.Rows)),
 		"hw: the high watermark, the offset the next record gets · committed: " + group + "'s committed offset",
+		retentionLine(v),
 		"isr: the replicas in sync with the leader; yellow when fewer than the replicas, red below min.insync.replicas",
 		"keys: the audit reads the whole topic and finds each sensor's records and their order",
 		"acked: each write the producer was told succeeded, looked for in the topic by sensor and timestamp (a new leader reuses lost offsets)",
 	} {
+		if s == "" {
+			continue
+		}
 		for _, l := range common.Wrap(s, width-1) {
 			add(muted(l))
 		}
@@ -546,4 +568,16 @@ func (p Panel) writes() []styledLine {
 			func(s ...string) string { return strings.Join(s, " ") }})
 	}
 	return out
+}
+
+// retentionLine says what the start column is and what deletes ("" when
+// the rows do not show it).
+func retentionLine(v board.PartitionsView) string {
+	switch {
+	case v.Retention > 0:
+		return fmt.Sprintf("start: the log start, the first offset still in the log; retention %s deletes older records, and a consumer whose position is before it jumps (auto.offset.reset)", v.Retention)
+	case v.Trimmed:
+		return "start: the log start, the first offset still in the log; the offsets before it were deleted"
+	}
+	return ""
 }

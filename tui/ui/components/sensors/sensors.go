@@ -75,6 +75,12 @@ func (p Panel) View(width, height int) string {
 	if line := p.rebuildLine(width); line != "" && len(lines)+1+1+len(v.Rows)+p.invalidLines() <= height {
 		lines = append(lines, line)
 	}
+	// Sensors a replay could not rebuild are the news: before the rows.
+	for _, f := range v.Forgotten {
+		for _, l := range common.Wrap(f.Short(), width) {
+			lines = append(lines, st.Bad.Render(l))
+		}
+	}
 	if len(v.Rows) == 0 {
 		return strings.Join(common.FitLines(append(lines, "", st.Muted.Render("  no sensor state yet")), width, height), "\n")
 	}

@@ -298,6 +298,9 @@ func (p Panel) statusLine(width int) string {
 		if p.Compact && p.Invalid > 0 {
 			truth = "audit: " + common.Count(v.AuditCount) // room for the invalid count
 		}
+		if v.AuditSkipped > 0 {
+			truth += fmt.Sprintf(", %s deleted unread", common.Count(v.AuditSkipped))
+		}
 	}
 	line := word + " " + text
 	if v.Status == board.Live || v.Truth != board.Live {
