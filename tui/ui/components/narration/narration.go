@@ -287,15 +287,45 @@ func (Picker) Title() string {
 	return "Guided scenarios · ↑/↓ choose · enter start · esc close"
 }
 
-// View renders the list and the highlighted scenario's claim.
+// articleKept is how many lines of the highlighted scenario's claim (its
+// title and the start of its text) the picker keeps in view when the list
+// is longer than the room: the list scrolls around the cursor instead.
+const articleKept = 5
+
+// View renders the list and the highlighted scenario's claim. When both do
+// not fit, the list scrolls around the cursor (a line says how many are
+// above or below) so the claim keeps articleKept lines, and a claim cut
+// short ends with "…".
 func (p Picker) View(width, height int) string {
 	st := p.Styles
 	nameW := 0
 	for _, e := range p.Entries {
 		nameW = max(nameW, len(e.Name))
 	}
+	var article []string
+	if p.Cursor >= 0 && p.Cursor < len(p.Entries) {
+		if e := p.Entries[p.Cursor]; e.Article != "" {
+			article = append([]string{"", st.Title.Render(e.Title)},
+				styleAll(st.Muted.Render, wrap("The article: "+e.Article, width))...)
+		}
+	}
+	listRoom := len(p.Entries)
+	if len(p.Entries)+len(article) > height && len(article) > 0 {
+		listRoom = max(3, height-min(len(article), articleKept+1))
+	}
+	first, last := scrollWindow(len(p.Entries), p.Cursor, listRoom)
 	var lines []string
-	for i, e := range p.Entries {
+	for i := first; i < last; i++ {
+		e := p.Entries[i]
+		if (i == first && first > 0) || (i == last-1 && last < len(p.Entries)) {
+			n := first + 1
+			arrow := "↑"
+			if i == last-1 && last < len(p.Entries) {
+				n, arrow = len(p.Entries)-last+1, "↓"
+			}
+			lines = append(lines, st.Muted.Render(fmt.Sprintf("  %s %d more", arrow, n)))
+			continue
+		}
 		cursor := "  "
 		if i == p.Cursor {
 			cursor = "▸ "
@@ -311,13 +341,31 @@ func (p Picker) View(width, height int) string {
 		}
 		lines = append(lines, line)
 	}
-	if p.Cursor >= 0 && p.Cursor < len(p.Entries) {
-		e := p.Entries[p.Cursor]
-		if e.Article != "" {
-			lines = append(lines, "")
-			lines = append(lines, st.Title.Render(e.Title))
-			lines = append(lines, styleAll(st.Muted.Render, wrap("The article: "+e.Article, width))...)
-		}
+	if room := height - len(lines); len(article) > room && room > 0 {
+		article = article[:room]
+		article[room-1] = ansi.Truncate(article[room-1], max(width-1, 0), "") + "…"
 	}
+	lines = append(lines, article...)
 	return strings.Join(common.FitLines(lines, width, min(height, len(lines))), "\n")
+}
+
+// scrollWindow is the entries [first, last) a list of n shows in room
+// lines with the cursor in view: the lines at either end that stand for
+// what is scrolled off are never the cursor's.
+func scrollWindow(n, cursor, room int) (first, last int) {
+	if n <= room {
+		return 0, n
+	}
+	cursor = min(max(cursor, 0), n-1)
+	first = max(0, cursor-room/2)
+	last = min(n, first+room)
+	first = max(0, last-room)
+	// The cursor never sits on a line that stands for those scrolled off.
+	if first > 0 && cursor == first {
+		first, last = first-1, last-1
+	}
+	if last < n && cursor == last-1 {
+		first, last = first+1, last+1
+	}
+	return first, last
 }
