@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -136,7 +137,7 @@ func (l *Lab) launchRolesLocked(ctx context.Context) error {
 	if err := l.ensureTopics(ctx, brokers); err != nil {
 		return err
 	}
-	if d := cmpOr(l.retentionSetting(), l.cfg.Retention); d > 0 {
+	if d := cmp.Or(l.retentionSetting(), l.cfg.Retention); d > 0 {
 		if err := l.applyRetention(ctx, d); err != nil {
 			return &launchError{"Kafka error", fmt.Errorf("retention of %s: %w", l.cfg.Topic, err)}
 		}

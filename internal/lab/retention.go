@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -23,7 +24,7 @@ func (l *Lab) SetRetention(ctx context.Context, d time.Duration) error {
 		return errNotLaunched
 	}
 	if d == 0 {
-		d = cmpOr(l.cfg.Retention, DefaultRetention)
+		d = cmp.Or(l.cfg.Retention, DefaultRetention)
 	}
 	if d < kafkacfg.RetentionLeast || d > kafkacfg.RetentionMost {
 		return fmt.Errorf("retention %s: between %s and %s", d, kafkacfg.RetentionLeast, kafkacfg.RetentionMost)
@@ -53,11 +54,4 @@ func (l *Lab) retentionSetting() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.retention
-}
-
-func cmpOr(d, or time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return or
 }
