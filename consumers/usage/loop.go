@@ -252,12 +252,15 @@ func (k *kafkaLoop) gap(tp kafka.TopicPartition) bool {
 	}
 	k.log.Warn("offsets skipped by the client", "partition", tp.Partition, "expected", want, "got", got,
 		"skipped", got-want, "seek_back", k.guarded())
+	skipped := status.Event{Type: status.Skipped, Partition: tp.Partition, Offset: want, Count: got - want}
 	if !k.guarded() {
+		k.em.Emit(skipped)
 		return false
 	}
 	if low, _, err := k.consumer.QueryWatermarkOffsets(*tp.Topic, tp.Partition, 2000); err == nil && want < low {
 		k.log.Error("skipped offsets are gone from the log (retention); going on without them",
 			"partition", tp.Partition, "from", want, "to", got, "log_start", low)
+		k.em.Emit(skipped)
 		return false
 	}
 	back := kafka.TopicPartition{Topic: tp.Topic, Partition: tp.Partition, Offset: kafka.Offset(want)}

@@ -40,23 +40,28 @@ type CauseGroup struct {
 	TookBack bool
 	// Inferred: its messages were matched to records that name none.
 	Inferred bool
-	// Expired: never-recorded messages that consumer-usage jumped over
-	// when it started after its group's commits expired.
-	Expired bool
+	// Skipped: why consumer-usage never read these never-recorded
+	// messages when it jumped over them (ExpiredWhy, ResetWhy; "" when it
+	// did not).
+	Skipped string
 }
 
 func (g CauseGroup) key() string {
-	return fmt.Sprintf("%s/%d/%s/%v/%v", g.Kind, g.Partition, g.Writer, g.Inferred, g.Expired)
+	return fmt.Sprintf("%s/%d/%s/%v/%s", g.Kind, g.Partition, g.Writer, g.Inferred, g.Skipped)
 }
 
 // ExpiredWhy is how a drift names the messages skipped after commits
 // expired.
 const ExpiredWhy = "never counted: commits expired while it was down"
 
+// ResetWhy is how a drift names the messages an offset reset moved
+// consumer-usage's position past.
+const ResetWhy = "never counted: an offset reset moved its position past them"
+
 // kindWords is the group's kind as the timeline says it.
 func (g CauseGroup) kindWords() string {
-	if g.Expired {
-		return ExpiredWhy
+	if g.Skipped != "" {
+		return g.Skipped
 	}
 	return g.Kind
 }
@@ -133,8 +138,11 @@ func (g CauseGroup) What() string {
 		}
 		return msgs + " recorded" + by + g.staleWhy(base)
 	case CauseNeverRecorded:
-		if g.Expired {
+		switch g.Skipped {
+		case ExpiredWhy:
 			return msgs + " " + ExpiredWhy + " (its restart found no commits and auto.offset.reset latest started it at the end)"
+		case ResetWhy:
+			return msgs + " " + ResetWhy + " (OFFSET_OUT_OF_RANGE, e.g. a committed offset retention deleted, and auto.offset.reset's offset)"
 		}
 		return msgs + " never recorded: the topic yields a delta, no usage record has it"
 	case CauseDeletedUnread:
@@ -265,21 +273,23 @@ func (b *Board) Why(sensor string) WhyView {
 		causes = append(causes, r.Causes)
 		v.Messages += len(r.Causes)
 	}
-	v.Groups = b.withTakes(groupCauses(causes, b.skippedAfterExpiry))
+	v.Groups = b.withTakes(groupCauses(causes, b.skipWhy))
 	return v
 }
 
 // groupCauses groups causes by kind, partition and writer (a
-// never-recorded message apart when skipped says it was jumped over after
-// commits expired), the kinds in causeOrder, then by partition, then by
-// the largest drift.
-func groupCauses(perSensor [][]Cause, skipped func(partition int32, offset int64) bool) []CauseGroup {
+// never-recorded message apart by skipWhy's reason when consumer-usage
+// jumped over it), the kinds in causeOrder, then by partition, then by the
+// largest drift.
+func groupCauses(perSensor [][]Cause, skipWhy func(partition int32, offset int64) string) []CauseGroup {
 	groups := map[string]*CauseGroup{}
 	for _, cs := range perSensor {
 		seen := map[string]bool{}
 		for _, c := range cs {
-			g := CauseGroup{Kind: c.Kind, Partition: c.Partition, Writer: c.Writer, Inferred: c.Inferred,
-				Expired: c.Kind == CauseNeverRecorded && skipped(c.Partition, c.Offset)}
+			g := CauseGroup{Kind: c.Kind, Partition: c.Partition, Writer: c.Writer, Inferred: c.Inferred}
+			if c.Kind == CauseNeverRecorded {
+				g.Skipped = skipWhy(c.Partition, c.Offset)
+			}
 			k := g.key()
 			have := groups[k]
 			if have == nil {
@@ -348,7 +358,7 @@ func (b *Board) noteCauseGroups(at time.Time) {
 		b.event(at, "", LevelWarn, "cannot name the drift's messages: "+err.Error())
 	}
 	b.causesErr = err
-	for _, g := range groupCauses(all, b.skippedAfterExpiry) {
+	for _, g := range groupCauses(all, b.skipWhy) {
 		k := g.key()
 		if _, seen := b.causeGroups[k]; seen {
 			continue

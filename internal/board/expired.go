@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kafka-recovery-lab/krl/internal/status"
 )
 
 // Commits that expire. A broker deletes a group's committed offsets once
@@ -50,6 +52,27 @@ type expiry struct {
 	// all: every expiry with its skips, oldest first: a drift names the
 	// messages of each.
 	all []*ExpiredCommits
+	// resets: the offsets a consumer-usage's client moved its position
+	// past (an offset reset), never delivered to it.
+	resets []SkippedRange
+}
+
+// noteReset takes a consumer-usage's report that its client moved its
+// position past offsets it never delivered: an offset reset
+// (OFFSET_OUT_OF_RANGE, auto.offset.reset), e.g. a committed offset that
+// retention deleted from under it.
+func (b *Board) noteReset(at time.Time, name string, e status.Event) {
+	if e.Count <= 0 {
+		return
+	}
+	r := SkippedRange{Partition: e.Partition, From: e.Offset, To: e.Offset + e.Count}
+	b.expiry.resets = append(b.expiry.resets, r)
+	why := "its client moved its position past them (an offset reset)"
+	if start, ok := b.ret.logStart[r.Partition]; ok && start > r.From {
+		why = fmt.Sprintf("its position %d was before the log start %d (OFFSET_OUT_OF_RANGE), auto.offset.reset moved it on", r.From, start)
+	}
+	b.event(at, name, LevelWarn, fmt.Sprintf("skipped %s of p%d (offsets %d–%d), never counted: %s",
+		Plural(r.Messages(), "message"), r.Partition, r.From, r.To-1, why))
 }
 
 // ExpiredCommits returns the latest expiry of consumer-usage's commits in
@@ -155,15 +178,18 @@ func (b *Board) noteStartAfterExpiry(at time.Time, name, group string, start map
 		Plural(total, "message"), strings.Join(parts, ", ")))
 }
 
-// skippedAfterExpiry reports whether the message at partition/offset was
-// jumped over by a start whose commits had expired.
-func (b *Board) skippedAfterExpiry(partition int32, offset int64) bool {
+// skipWhy is why consumer-usage never read the message at
+// partition/offset, when it jumped over it: ExpiredWhy (a start whose
+// commits had expired), ResetWhy (an offset reset), else "".
+func (b *Board) skipWhy(partition int32, offset int64) string {
+	in := func(r SkippedRange) bool { return r.Partition == partition && offset >= r.From && offset < r.To }
 	for _, e := range b.expiry.all {
-		for _, r := range e.Skipped {
-			if r.Partition == partition && offset >= r.From && offset < r.To {
-				return true
-			}
+		if slices.ContainsFunc(e.Skipped, in) {
+			return ExpiredWhy
 		}
 	}
-	return false
+	if slices.ContainsFunc(b.expiry.resets, in) {
+		return ResetWhy
+	}
+	return ""
 }

@@ -57,12 +57,13 @@ func TestExpiredCommitsNamed(t *testing.T) {
 	b.Apply(ProcStarted{Name: Query, PID: 12, At: at(21)})
 	b.Apply(causesInput(22, skipped, other))
 	groups := b.Why("").Groups
-	if len(groups) != 2 || groups[0].Expired == groups[1].Expired {
+	if len(groups) != 2 || groups[0].Skipped == groups[1].Skipped {
 		t.Fatalf("groups %+v", groups)
 	}
 	for _, g := range groups {
 		words := g.Words()
-		if g.Expired != strings.Contains(words, ExpiredWhy) || g.Expired != (g.FirstOffset == 60) {
+		expired := g.Skipped == ExpiredWhy
+		if expired != strings.Contains(words, ExpiredWhy) || expired != (g.FirstOffset == 60) {
 			t.Errorf("offset %d: %q", g.FirstOffset, words)
 		}
 	}
@@ -83,5 +84,32 @@ func TestRecreatedTopicIsNoExpiry(t *testing.T) {
 	)
 	if e, ok := b.ExpiredCommits(); ok || countEvents(b, "commits expired") != 0 {
 		t.Fatalf("an expiry after the topic was recreated: %+v %v", e, b.Events())
+	}
+}
+
+// An offset reset consumer-usage reports (its position moved past offsets
+// it never read, from before the log start) is said once on the timeline,
+// and the never-recorded messages in it are named for it, apart from the
+// others.
+func TestResetSkipNamed(t *testing.T) {
+	b := New([]string{Producer, Usage, Query}, Config{})
+	b.Apply(ProcStarted{Name: Usage, PID: 7, At: at(0)})
+	b.Apply(Offsets{At: at(1), LogStarts: map[int32]int64{2: 40}, HighWatermarks: map[int32]int64{2: 100}})
+	b.Apply(ev(Usage, 2, status.Event{Type: status.Skipped, Partition: 2, Offset: 30, Count: 50}))
+	if n := countEvents(b, "skipped 50 messages of p2 (offsets 30–79), never counted: its position 30 was before the log start 40 (OFFSET_OUT_OF_RANGE), auto.offset.reset moved it on"); n != 1 {
+		t.Fatalf("%d timeline lines for the reset: %v", n, b.Events())
+	}
+	inside := Cause{Kind: CauseNeverRecorded, Partition: 2, Offset: 60, ExpectedHoursCents: 10, ExpectedKmCents: 20}
+	after := Cause{Kind: CauseNeverRecorded, Partition: 2, Offset: 80, ExpectedHoursCents: 10, ExpectedKmCents: 20}
+	b.Apply(ProcStarted{Name: Query, PID: 12, At: at(3)})
+	b.Apply(causesInput(4, inside, after))
+	groups := b.Why("").Groups
+	if len(groups) != 2 {
+		t.Fatalf("groups %+v", groups)
+	}
+	for _, g := range groups {
+		if reset := g.Skipped == ResetWhy; reset != (g.FirstOffset == 60) || reset != strings.Contains(g.Words(), ResetWhy) {
+			t.Errorf("offset %d: skipped %q: %q", g.FirstOffset, g.Skipped, g.Words())
+		}
 	}
 }

@@ -144,6 +144,8 @@ func (b *Board) scaleStatus(p *proc, at time.Time, e status.Event) bool {
 		b.event(at, name, LevelWarn, fmt.Sprintf("write %s held %s (in flight)", where(e), delayWords(time.Duration(e.Millis)*time.Millisecond)))
 	case status.LateWrite:
 		b.lateWrite(p, at, e)
+	case status.Skipped:
+		b.noteReset(at, name, e)
 	case status.EffectRefused:
 		p.usage.prevented += e.Count
 		b.event(at, name, LevelGood, fmt.Sprintf("refused %s at %s", Plural(e.Count, "second effect"), at1(e)))

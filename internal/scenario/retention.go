@@ -156,7 +156,7 @@ var retention = Scenario{
 		{
 			Title: "What it never counted",
 			Say: "Paused, every number compares exactly: the messages deleted before it read them are " +
-				"deleted-by-retention, those it jumped over never-recorded; naive's next reading takes its " +
+				"deleted-by-retention, those the reset jumped over never counted; naive's next reading takes its " +
 				"delta from its checkpoint, a stale reading that spans them all.",
 			Watch: "The usage panel and w: each message named, and what the stale deltas made of the total.",
 			Do:    "start " + board.Usage,
@@ -166,7 +166,7 @@ var retention = Scenario{
 		{
 			Title: "Named",
 			Say:   "Each message it never read is named, and the drift adds up to them to the cent.",
-			Watch: "w: deleted-by-retention, never-recorded, stale-reading.",
+			Watch: "w: deleted-by-retention, never counted (an offset reset), stale-reading.",
 			Hold:  3 * time.Second,
 			Until: causesNamed, Timeout: 2 * time.Minute,
 			Mark: "skipped",

@@ -163,6 +163,11 @@ const (
 	// re-creates its consumer). Fields: Endpoint, Addr, Error, Reason (what
 	// it does about it).
 	Recovering Type = "recovering"
+	// Skipped (consumer-usage): the client moved its position past
+	// offsets it never delivered (an offset reset: OFFSET_OUT_OF_RANGE and
+	// auto.offset.reset) and it goes on without them: Partition, Offset
+	// (the first skipped) and Count.
+	Skipped Type = "skipped"
 )
 
 // Position is one partition's read position as the consumer itself knows it.
