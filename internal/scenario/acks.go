@@ -339,23 +339,14 @@ func electedFromISR(f, m Observation) (moves []string, elected bool) {
 // counted).
 func writesLost(start, after string) Check {
 	return between("acks=1: acknowledged writes lost (not in the topic read back)", start, after, func(s, a Observation) (bool, string) {
-		before := map[board.LostWrite]bool{}
-		for _, w := range s.Acks.Missing {
-			before[w] = true
-		}
-		var lost []board.LostWrite
-		for _, w := range lostWith(a, string(lesson.AcksLeader)) {
-			if !before[w] {
-				lost = append(lost, w)
-			}
-		}
+		lost := newlyLost(s, a, lesson.AcksLeader)
 		obs := fmt.Sprintf("%s of %s acknowledged writes since the lesson began not in the topic (audit read Σ%d records, %d offsets not read yet)",
 			board.Count(int64(len(lost))), board.Count(a.Acks.Acknowledged-s.Acks.Acknowledged), a.Usage.AuditCount, a.Acks.Pending)
 		if len(lost) > 0 {
 			obs += ": " + board.LostRanges(lost)
 		}
-		if len(before) > 0 {
-			obs += fmt.Sprintf("; %s lost before it", board.Plural(int64(len(before)), "write"))
+		if before := len(s.Acks.Missing); before > 0 {
+			obs += fmt.Sprintf("; %s lost before it", board.Plural(int64(before), "write"))
 		}
 		return len(lost) > 0 && a.Acks.Pending == 0, obs
 	})
@@ -390,23 +381,6 @@ func writesWaited(acks lesson.Acks, while, mark string) Check {
 					board.Plural(a.Waiting, "record"), a.WaitingFor.Seconds(), orDash(a.Running))
 		},
 	}
-}
-
-// thawAll thaws every frozen broker, starts those down and puts the
-// producer back on acks=all: a run stopped midway leaves no broker frozen
-// to be fenced.
-func thawAll(o Observation) string {
-	var lines []string
-	for i := 1; i <= clusterBrokers; i++ {
-		n := board.ClusterBroker(i)
-		switch p := o.Proc(n); {
-		case p.Alive && p.Frozen:
-			lines = append(lines, "thaw "+n)
-		case !p.Alive && p.LastExit != nil:
-			lines = append(lines, "start "+n)
-		}
-	}
-	return strings.Join(append(lines, "resume producer", "acks all"), "\n")
 }
 
 var acksLoss = Scenario{
@@ -555,7 +529,7 @@ var acksLoss = Scenario{
 		frozenUnderSessionTimeout(lesson.AcksAll, "all-frozen", "all-moved"),
 		nothingLostWith(lesson.AcksAll, "the followers froze", "all-frozen", "all-after"),
 	},
-	CleanupFrom: thawAll,
+	CleanupFrom: thawOwn,
 }
 
 // switchAcks is the step that switches the producer to acks to and waits

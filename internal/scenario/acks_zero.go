@@ -275,12 +275,16 @@ func sentButLost(start, after string) Check {
 	})
 }
 
-// newlyLost is what a shows lost with acks that s did not.
+// newlyLost is what a shows lost with acks that s did not (a run
+// directory that saw the lesson before lists those too).
 func newlyLost(s, a Observation, acks lesson.Acks) []board.LostWrite {
-	before := lostWith(s, string(acks))
+	before := map[board.LostWrite]bool{}
+	for _, w := range s.Acks.Missing {
+		before[w] = true
+	}
 	var out []board.LostWrite
 	for _, w := range lostWith(a, string(acks)) {
-		if !slices.Contains(before, w) {
+		if !before[w] {
 			out = append(out, w)
 		}
 	}
@@ -403,7 +407,8 @@ func killStep(say string) Step {
 }
 
 // thawOwn thaws the dashboard's frozen brokers, starts those down and puts
-// the producer back on acks=all.
+// the producer back on acks=all: a run stopped midway leaves no broker
+// frozen (in a cluster, to be fenced).
 func thawOwn(o Observation) string {
 	var lines []string
 	for _, n := range ownBrokers(o) {
