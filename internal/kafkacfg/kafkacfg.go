@@ -4,6 +4,7 @@ package kafkacfg
 
 import (
 	"hash/crc32"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ const (
 // Base is what every librdkafka client of the product shares (the roles'
 // and the tests' own readers, kafkacfgtest).
 func Base(brokers, clientID string) kafka.ConfigMap {
-	return kafka.ConfigMap{
+	c := kafka.ConfigMap{
 		"bootstrap.servers": brokers,
 		"client.id":         clientID,
 		// An unreachable broker must surface quickly as a retrying status,
@@ -43,7 +44,19 @@ func Base(brokers, clientID string) kafka.ConfigMap {
 		// would not rebalance onto the new partition, for up to that long.
 		"topic.metadata.refresh.interval.ms": int(MetadataRefresh / time.Millisecond),
 	}
+	if contexts := os.Getenv(DebugEnv); contexts != "" {
+		c["debug"] = contexts
+	}
+	return c
 }
+
+// DebugEnv names the environment variable whose value, when set, becomes
+// every librdkafka client's debug contexts ("cgrp,fetch"): the roles
+// inherit the dashboard's environment, and librdkafka writes the lines to
+// their stderr, which the lab keeps in the run's logs/. It is for finding
+// out what a client did around a fault, not for a demo: some contexts
+// write lines by the thousand a second.
+const DebugEnv = "KRL_LIBRDKAFKA_DEBUG"
 
 // MetadataRefresh is how often every librdkafka client of the product
 // refreshes the topic's metadata (topic.metadata.refresh.interval.ms): the
@@ -110,7 +123,11 @@ func goChannels(c kafka.ConfigMap) {
 // reader drops: at the telemetry's rate (tens of records a second) that is
 // nothing, but it is not for a bulk loader.
 func ProduceErrorLogs(c *kafka.ConfigMap) *kafka.ConfigMap {
-	(*c)["debug"] = "msg"
+	if contexts, ok := (*c)["debug"].(string); ok {
+		(*c)["debug"] = contexts + ",msg"
+	} else {
+		(*c)["debug"] = "msg"
+	}
 	return LogsToChannel(c)
 }
 
