@@ -53,8 +53,15 @@ func (k *kafkaLoop) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 				k.log.Warn("assign at explicit offsets", "error", err)
 			}
 			k.pinStart(c, start, uncommitted)
-		} else if err := c.Assign(e.Partitions); err != nil {
-			k.log.Warn("assign", "error", err)
+		} else {
+			// Naive lets the client start at the commits, as the seed's
+			// consumer does. Where there are none, it starts at the
+			// watermark it read for auto.offset.reset: left to the client,
+			// "latest" is the end a moment later, past what it reports as
+			// its start.
+			if err := c.Assign(k.explicitStart(e.Partitions, onlyUncommitted(start, uncommitted))); err != nil {
+				k.log.Warn("assign", "error", err)
+			}
 		}
 		k.pausedAsBackpressureSays(e.Partitions)
 		for p, off := range start {

@@ -131,6 +131,19 @@ func (k *kafkaLoop) explicitStart(tps []kafka.TopicPartition, start map[int32]in
 	return out
 }
 
+// onlyUncommitted is start for the partitions the group has no commit for,
+// -1 (the client's) for the others.
+func onlyUncommitted(start map[int32]int64, uncommitted map[int32]bool) map[int32]int64 {
+	out := map[int32]int64{}
+	for p, off := range start {
+		out[p] = -1
+		if uncommitted[p] {
+			out[p] = off
+		}
+	}
+	return out
+}
+
 // redelivered counts the messages this consumer will be delivered again:
 // per partition, those between where consumption starts (the committed
 // offset) and the furthest checkpoint (what was processed before, by this
