@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,10 +38,19 @@ type scenarioReport struct {
 		Name  string `json:"name"`
 		State string `json:"state"`
 	} `json:"processes"`
-	Acks reportAcks `json:"acks"`
+	Acks      reportAcks       `json:"acks"`
+	Sensors   []reportSensor   `json:"sensors"`
+	Retention *reportRetention `json:"retention"`
 	// runDir is the run's --data-dir (not in the report).
 	runDir string
+	// tap is what a reader of the test's own saw of the run (tapped
+	// scenarios only).
+	tap *e2e.TapResult
 }
+
+// tapped are the scenarios whose run a reader of the test's own watches:
+// what they name as skipped or forgotten is checked against it.
+var tapped = map[string]bool{"offsets-expire": true, "retention": true}
 
 // TestScenariosHeadless runs every guided scenario end to end against the
 // real stack (the built binary supervising real child processes), the way a
@@ -113,6 +123,10 @@ func TestScenariosHeadless(t *testing.T) {
 				acksAgainstTheTopic(t, bin, rep, "1", "--cluster", "3")
 			case "acks-zero":
 				acksAgainstTheTopic(t, bin, rep, "0", clusterArgs(cluster)...)
+			case "offsets-expire":
+				expiryAgainstTheTopic(t, rep)
+			case "retention":
+				retentionAgainstTheTopic(t, rep)
 			}
 		})
 	}
@@ -171,8 +185,29 @@ func scenarioRun(t *testing.T, bin, name string, brokers int) (scenarioReport, s
 		args = append(args, "--mongo", uri)
 	}
 
-	stderr, code := runHeadlessDashboard(t, bin, args, env, limit)
+	var tap *e2e.Tap
+	topic, mongoURI := "sensor-data", ""
+	if i := slices.Index(args, "--topic"); i >= 0 {
+		topic = args[i+1]
+	}
+	if i := slices.Index(args, "--mongo"); i >= 0 {
+		mongoURI = args[i+1]
+	}
+	onRunning := func(brokers, mongo string) {
+		if mongoURI == "" {
+			mongoURI = mongo
+		}
+		tap = e2e.StartTap(brokers, topic, mongoURI)
+	}
+	if !tapped[name] {
+		onRunning = nil
+	}
+	stderr, code := runHeadlessWatched(t, bin, args, env, limit, onRunning)
 	rep := scenarioReport{runDir: filepath.Join(dir, "run")}
+	if tap != nil {
+		seen := tap.Stop()
+		rep.tap = &seen
+	}
 	b, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatalf("report: %v (exit code %d)\nstderr:\n%s", err, code, e2e.Tail(stderr, 60))
@@ -187,6 +222,17 @@ func scenarioRun(t *testing.T, bin, name string, brokers int) (scenarioReport, s
 // limit, and returns its stderr and exit code.
 func runHeadlessDashboard(t *testing.T, bin string, args, env []string, limit time.Duration) (string, int) {
 	t.Helper()
+	return runHeadlessWatched(t, bin, args, env, limit, nil)
+}
+
+// runningLine is the dashboard's log line once its broker and store answer.
+var runningLine = regexp.MustCompile(`msg=running brokers=(\S+) mongo=(\S+)`)
+
+// runHeadlessWatched is runHeadlessDashboard calling onRunning, when not
+// nil, with the run's bootstrap servers and store as soon as the dashboard
+// logs them, while it runs.
+func runHeadlessWatched(t *testing.T, bin string, args, env []string, limit time.Duration, onRunning func(brokers, mongo string)) (string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -195,9 +241,25 @@ func runHeadlessDashboard(t *testing.T, bin string, args, env []string, limit ti
 	// The whole group, should the dashboard hang: its children die with it
 	// (parent-death signal), but a test must not rely on what it tests.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("run dashboard: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var err error
+	for waiting := true; waiting; {
+		select {
+		case err = <-exited:
+			waiting = false
+		case <-time.After(100 * time.Millisecond):
+			if m := runningLine.FindStringSubmatch(stderr.String()); onRunning != nil && m != nil {
+				onRunning(m[1], m[2])
+				onRunning = nil
+			}
+		}
+	}
 	code := 0
 	var exitErr *exec.ExitError
 	switch {

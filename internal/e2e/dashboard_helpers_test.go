@@ -675,14 +675,14 @@ func childPIDsFromLogs(t *testing.T, runDir string) []int {
 // mismatch says when it happened.
 func missingRecords(t *testing.T, rt runTruth, id string) {
 	t.Helper()
-	var have map[string][]store.Position
+	var have map[string][]store.RecordSource
 	WithStore(t, rt.Mongo, func(ctx context.Context, st *store.Store) (err error) {
 		have, err = st.UsageOffsets(ctx)
 		return err
 	})
 	stored := map[store.Position]bool{}
 	for _, p := range have[id] {
-		stored[p] = true
+		stored[p.Position] = true
 	}
 	var missing []string
 	for _, r := range ExpectedRecords(rt.Topic, rt.Checkpoints)[id] {

@@ -144,7 +144,7 @@ func rebalanceInFlight(t *testing.T, mode lesson.Mode) {
 	want := ExpectedUsage(tp, cps)
 	wantRecs := ExpectedRecords(tp, cps)
 	var got map[string]store.Totals
-	var offsets map[string][]store.Position
+	var offsets map[string][]store.RecordSource
 	WithStore(t, in.Mongo, func(ctx context.Context, st *store.Store) error {
 		var err error
 		if got, err = st.UsageTotals(ctx); err != nil {
@@ -160,7 +160,7 @@ func rebalanceInFlight(t *testing.T, mode lesson.Mode) {
 		g := got[id]
 		perMessage := map[store.Position]int{}
 		for _, p := range offsets[id] {
-			perMessage[p]++
+			perMessage[p.Position]++
 		}
 		switch mode {
 		case lesson.Guarded:

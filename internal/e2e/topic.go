@@ -216,11 +216,10 @@ func expectedUsage(tp Topic, checkpoints map[string]store.Checkpoint, recordAt f
 				continue
 			}
 			if prev != nil {
-				if m.Odometry.HoursTot < prev.Odometry.HoursTot || m.Odometry.KmTot < prev.Odometry.KmTot {
+				dh, dk, valid := usageStep(*prev, m)
+				if !valid {
 					continue // bad input: not a reading
 				}
-				dh := int64(math.Round((m.Odometry.HoursTot - prev.Odometry.HoursTot) * 100))
-				dk := int64(math.Round((m.Odometry.KmTot - prev.Odometry.KmTot) * 100))
 				if dh > 0 || dk > 0 {
 					tot.HoursCents += dh
 					tot.KmCents += dk
@@ -233,6 +232,55 @@ func expectedUsage(tp Topic, checkpoints map[string]store.Checkpoint, recordAt f
 			prev = &m
 		}
 		out[id] = tot
+	}
+	return out
+}
+
+// usageStep is the delta from prev to m in cents, each rounded to
+// hundredths; valid is false when an odometer of m is below prev's (bad
+// input, not a reading). A delta counts when either part is positive.
+func usageStep(prev, m telemetry.Message) (dh, dk int64, valid bool) {
+	if m.Odometry.HoursTot < prev.Odometry.HoursTot || m.Odometry.KmTot < prev.Odometry.KmTot {
+		return 0, 0, false
+	}
+	return int64(math.Round((m.Odometry.HoursTot - prev.Odometry.HoursTot) * 100)),
+		int64(math.Round((m.Odometry.KmTot - prev.Odometry.KmTot) * 100)), true
+}
+
+// Uncounted lists, per sensor, the messages of tp that yield a usage delta
+// (ExpectedUsage's rule, from the sensor's message before) and have no
+// usage record at recorded, although a later message of the sensor has
+// one: the messages consumer-usage went past without counting. Messages
+// after a sensor's last record are not read yet, and are not listed. The
+// sensor's first message in tp is its baseline.
+func Uncounted(tp Topic, recorded map[store.Position]bool) map[string][]Record {
+	type pending struct {
+		prev    *telemetry.Message
+		skipped []Record
+	}
+	seen := map[string]*pending{}
+	out := map[string][]Record{}
+	for _, r := range tp.Records {
+		m, err := telemetry.Decode(r.Key, r.Value)
+		if err != nil {
+			continue
+		}
+		s := seen[m.SensorID]
+		if s == nil {
+			s = &pending{}
+			seen[m.SensorID] = s
+		}
+		if recorded[store.Position{Partition: r.Partition, Offset: r.Offset}] {
+			out[m.SensorID] = append(out[m.SensorID], s.skipped...)
+			s.skipped = nil
+		} else if s.prev != nil {
+			if dh, dk, valid := usageStep(*s.prev, m); !valid {
+				continue
+			} else if dh > 0 || dk > 0 {
+				s.skipped = append(s.skipped, r)
+			}
+		}
+		s.prev = &m
 	}
 	return out
 }

@@ -241,27 +241,35 @@ func (s *Store) UsageRecordsFrom(ctx context.Context, from, upTo map[string]int6
 	return out, nil
 }
 
-// UsageOffsets lists, per sensor, where each usage record came from: for a
-// test that must say which messages have no record, not only how many.
-func (s *Store) UsageOffsets(ctx context.Context) (map[string][]Position, error) {
+// RecordSource is where a usage record came from and which process wrote it.
+type RecordSource struct {
+	Position
+	Writer string
+}
+
+// UsageOffsets lists, per sensor, where each usage record came from and
+// who wrote it: for a test that must say which messages have no record,
+// not only how many.
+func (s *Store) UsageOffsets(ctx context.Context) (map[string][]RecordSource, error) {
 	proj := options.Find().SetProjection(bson.D{
-		{Key: "sensor_id", Value: 1}, {Key: "partition", Value: 1}, {Key: "offset", Value: 1}})
+		{Key: "sensor_id", Value: 1}, {Key: "partition", Value: 1}, {Key: "offset", Value: 1}, {Key: "writer", Value: 1}})
 	cur, err := s.db.Collection(usageColl).Find(ctx, bson.D{}, proj)
 	if err != nil {
 		return nil, fmt.Errorf("store: usage offsets: %w", err)
 	}
 	defer cur.Close(ctx)
-	out := map[string][]Position{}
+	out := map[string][]RecordSource{}
 	for cur.Next(ctx) {
 		var rec struct {
 			SensorID  string `bson:"sensor_id"`
 			Partition int32  `bson:"partition"`
 			Offset    int64  `bson:"offset"`
+			Writer    string `bson:"writer"`
 		}
 		if err := cur.Decode(&rec); err != nil {
 			return nil, fmt.Errorf("store: usage offsets: %w", err)
 		}
-		out[rec.SensorID] = append(out[rec.SensorID], Position{Partition: rec.Partition, Offset: rec.Offset})
+		out[rec.SensorID] = append(out[rec.SensorID], RecordSource{Position{rec.Partition, rec.Offset}, rec.Writer})
 	}
 	return out, cur.Err()
 }
