@@ -73,8 +73,8 @@ func replayedWholeTopic(before, after string) Check {
 		// Its count includes invalid messages: reading at least as many
 		// as the topic holds means it started at the beginning.
 		read := now.Current.CaughtUpMessages
-		obs := fmt.Sprintf("read %s (the topic holds %d) in %s; group %s → %s",
-			board.Plural(read, "message"), topic, seconds(now.Current.CaughtUpMillis), orDash(was.GroupID), orDash(now.GroupID))
+		obs := fmt.Sprintf("read %s (the topic holds %s) in %s; group %s → %s",
+			board.Plural(read, "message"), board.Count(topic), seconds(now.Current.CaughtUpMillis), orDash(was.GroupID), orDash(now.GroupID))
 		ok := topic > 0 && read >= topic && now.GroupID != "" && now.GroupID != was.GroupID
 		return ok, obs
 	})
@@ -254,8 +254,8 @@ func replayedFromBeginning(previous, mark string) Check {
 			o := m[mark]
 			was, u := m[previous].Proc(board.Usage), o.Proc(board.Usage)
 			from, known := u.ReadFrom()
-			obs := fmt.Sprintf("%s group %s (was %s) started at offset Σ%s and read %s (the topic holds %d)",
-				u.Usage.Mode, orDash(u.GroupID), orDash(was.GroupID), orUnknown(from, known), board.Plural(u.Processed+u.Invalid, "message"), o.HWMSum())
+			obs := fmt.Sprintf("%s group %s (was %s) started at offset Σ%s and read %s (the topic holds %s)",
+				u.Usage.Mode, orDash(u.GroupID), orDash(was.GroupID), orUnknown(from, known), board.Plural(u.Processed+u.Invalid, "message"), board.Count(o.HWMSum()))
 			return known && from == 0 && u.Usage.Reset == "earliest" && u.GroupID != "" && u.GroupID != was.GroupID, obs
 		},
 	}

@@ -80,6 +80,9 @@ var offsetsExpire = Scenario{
 				"bridges the gap: the next delta spans the outage, booked on the day it was read.",
 			Watch: "\"drift named: … never counted: commits expired while it was down\"; w lists them.",
 			Event: board.ExpiredWhy,
+			// Its condition holds as the step opens: the hold gives the
+			// room time to read why the total stays exact.
+			Hold:  6 * time.Second,
 			Until: skippedNamed, Timeout: time.Minute,
 			Mark: "named",
 		},
