@@ -16,7 +16,8 @@ import (
 // what the checkpoints and the dead-letter topic already skip.
 //
 // uncommitted names the partitions the group has no committed offset for
-// (nil when the committed offsets could not be read).
+// (nil when the committed offsets could not be read; a partition the
+// answer gave an error for is in neither).
 func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) (start map[int32]int64, uncommitted map[int32]bool) {
 	out := map[int32]int64{}
 	for _, tp := range tps {
@@ -25,9 +26,12 @@ func (k *kafkaLoop) startPositions(tps []kafka.TopicPartition) (start map[int32]
 	if committed := k.committed(tps); committed != nil {
 		uncommitted = map[int32]bool{}
 		for _, tp := range committed {
-			if tp.Error == nil && tp.Offset >= 0 {
+			switch {
+			case tp.Error != nil:
+				// Unknown, not absent: nothing may be pinned over it.
+			case tp.Offset >= 0:
 				out[tp.Partition] = int64(tp.Offset)
-			} else {
+			default:
 				uncommitted[tp.Partition] = true
 			}
 		}
