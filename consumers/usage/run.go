@@ -121,12 +121,13 @@ func Run(ctx context.Context, cfg Config, em *status.Emitter, log *slog.Logger) 
 		// the member's place and resumes at the committed offsets. Exiting
 		// instead would leave consumer-usage down after every broker
 		// restart that outlasts its session, for no fault of its own. The
-		// usual way here (docs/cluster.md): the group's coordinator dies,
-		// the client's session runs out before it finds the new one, it
-		// drops its member id and rejoins under the same instance id, and
-		// the commit it then sends for the old membership is refused.
+		// usual way here (docs/cluster.md): the group's coordinator does
+		// not answer for a whole session (killed, frozen, or handing the
+		// group to another broker), the client drops its member id and
+		// rejoins under the same instance id, and the commit it then sends
+		// for the old membership is refused.
 		em.Emit(status.Event{Type: status.Recovering, Endpoint: "kafka", Addr: cfg.Conn.Brokers,
-			Error:  "fenced by its group: its session ran out while the group's coordinator was away, and its rejoin under the same group.instance.id fenced the old membership",
+			Error:  "fenced by its group: its coordinator did not answer for a whole session, and its rejoin under the same group.instance.id fenced the old membership",
 			Reason: "re-creating its Kafka consumer"})
 		log.Warn("fenced; re-creating the Kafka consumer", "error", fenced.err)
 		if cfg.Mode == lesson.Guarded {
