@@ -144,12 +144,13 @@ func checkStackFlags(f dashboardFlags) error {
 	if f.preload > 0 && f.Brokers != "" {
 		return cli.Usagef("--preload needs the embedded broker: it cannot be combined with --brokers / KAFKA_BROKER")
 	}
-	return checkOffsetsRetention(f)
+	return checkOffsetsRetention(f.Config)
 }
 
-// checkOffsetsRetention checks --offsets-retention against the broker it
-// is for: the lab writes it into the configuration of its own brokers only.
-func checkOffsetsRetention(f dashboardFlags) error {
+// checkOffsetsRetention checks --offsets-retention (the dashboard's and
+// serve's) against the broker it is for: the lab writes it into the
+// configuration of its own brokers only.
+func checkOffsetsRetention(f lab.Config) error {
 	if f.OffsetsRetention == 0 {
 		return nil
 	}

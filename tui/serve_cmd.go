@@ -93,6 +93,7 @@ flags:
 	fs.DurationVar(&f.Lab.Interval, "interval", time.Second, "time between two messages of one sensor")
 	fs.StringVar(&f.Lab.UsageMode, "usage-mode", string(lesson.Naive), "consumer-usage mode in every lab: naive (the article) or guarded")
 	fs.StringVar(&f.Lab.UsageReset, "usage-reset", "latest", "consumer-usage offset reset: latest or earliest")
+	fs.DurationVar(&f.Lab.OffsetsRetention, "offsets-retention", 0, "the workshop's broker deletes a group's committed offsets once the group has been empty for `D` (0: the broker's default, 7 days), for every lab on it (the offsets-expire scenario)")
 	if err := cli.Parse(fs, joinAuthFile(args)); err != nil {
 		return f, err
 	}
@@ -125,6 +126,9 @@ flags:
 		return f, cli.Usagef("--keep must not be negative, got %s", f.Keep)
 	}
 	if err := checkLabFlags(f.Lab); err != nil {
+		return f, err
+	}
+	if err := checkOffsetsRetention(f.Lab); err != nil {
 		return f, err
 	}
 	f.Lab.Topic = telemetry.DefaultTopic

@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseServeFlags(t *testing.T) {
+	t.Setenv("KAFKA_BROKER", "") // --offsets-retention is refused for an external broker
 	keys := filepath.Join(t.TempDir(), "authorized_keys")
 	key := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBaJk6FZbqv0SKUiM7/Ee4yUJ5t6+tHoJmBXM9JrdSvF alice@laptop\n"
 	if err := os.WriteFile(keys, []byte(key), 0o600); err != nil {
@@ -26,6 +27,9 @@ func TestParseServeFlags(t *testing.T) {
 	if f, err := parseServeFlags(nil, io.Discard); err != nil || f.Auth != "open" || f.Listen != "127.0.0.1:2222" {
 		t.Errorf("defaults: %+v, %v", f.Config, err)
 	}
+	if f, err := parseServeFlags([]string{"--offsets-retention", "5s"}, io.Discard); err != nil || f.Lab.OffsetsRetention.String() != "5s" {
+		t.Errorf("--offsets-retention 5s: %v, %v", f.Lab.OffsetsRetention, err)
+	}
 	for _, bad := range [][]string{
 		{"--auth", "keys"},
 		{"--auth", "keys", filepath.Join(t.TempDir(), "missing")},
@@ -36,6 +40,8 @@ func TestParseServeFlags(t *testing.T) {
 		{"--usage-mode", "sloppy"},
 		{"--handshake-timeout", "0s"},
 		{"--idle", "-1m"},
+		{"--offsets-retention", "500ms"},
+		{"--offsets-retention", "1m", "--brokers", "127.0.0.1:9092"},
 	} {
 		if _, err := parseServeFlags(bad, io.Discard); err == nil {
 			t.Errorf("%q: no error", strings.Join(bad, " "))
