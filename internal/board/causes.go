@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// The kinds of cause (audit.CauseKind), in the order the why view lists
-// them. docs/consumer-usage.md explains each.
+// The kinds of cause (audit.CauseKind), in the order the why view takes
+// them (groupCauses). docs/consumer-usage.md explains each.
 const (
 	CauseCountedAgain  = "counted-again"
 	CauseStaleReading  = "stale-reading"
@@ -279,8 +279,8 @@ func (b *Board) Why(sensor string) WhyView {
 
 // groupCauses groups causes by kind, partition and writer (a
 // never-recorded message apart by skipWhy's reason when consumer-usage
-// jumped over it), the kinds in causeOrder, then by partition, then by the
-// largest drift.
+// jumped over it), ordered within a kind by partition, then by the largest
+// drift, and the kinds taken in turn in causeOrder (kindsFirst).
 func groupCauses(perSensor [][]Cause, skipWhy func(partition int32, offset int64) string) []CauseGroup {
 	groups := map[string]*CauseGroup{}
 	for _, cs := range perSensor {
@@ -333,6 +333,34 @@ func groupCauses(perSensor [][]Cause, skipWhy func(partition int32, offset int64
 		}
 		return int(abs(b.Drift.HoursCents) - abs(a.Drift.HoursCents))
 	})
+	return kindsFirst(out)
+}
+
+// kindsFirst orders groups so that the first group of every kind comes
+// before the second of any: the why view is cut at the screen's height,
+// and a kind below the fold is a cause the room never sees (a lesson that
+// skips messages makes a stale-reading group per partition and a
+// never-recorded one beside each). Within a kind the order stands.
+func kindsFirst(groups []CauseGroup) []CauseGroup {
+	var byKind [][]CauseGroup
+	index := map[string]int{}
+	for _, g := range groups {
+		i, ok := index[g.Kind]
+		if !ok {
+			i = len(byKind)
+			index[g.Kind] = i
+			byKind = append(byKind, nil)
+		}
+		byKind[i] = append(byKind[i], g)
+	}
+	out := make([]CauseGroup, 0, len(groups))
+	for round := 0; len(out) < len(groups); round++ {
+		for _, gs := range byKind {
+			if round < len(gs) {
+				out = append(out, gs[round])
+			}
+		}
+	}
 	return out
 }
 

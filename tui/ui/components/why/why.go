@@ -39,7 +39,7 @@ func Lines(st *theme.Styles, v board.WhyView, width, height int) []string {
 	if v.Err != nil {
 		add("cannot name the messages: "+v.Err.Error(), st.Bad.Render)
 	}
-	for _, g := range kindsFirst(v.Groups) {
+	for _, g := range v.Groups {
 		add("• "+g.Words(), plain)
 	}
 	for _, c := range v.Causes {
@@ -58,34 +58,6 @@ func Lines(st *theme.Styles, v board.WhyView, width, height int) []string {
 	if len(out) > height {
 		more := len(out) - height + 1
 		out = append(out[:height-1], " "+st.Muted.Render(fmt.Sprintf("… %d lines more (the --report lists every message)", more)))
-	}
-	return out
-}
-
-// kindsFirst orders groups so that the first group of every kind comes
-// before the second of any: the view is cut at the screen's height, and a
-// kind below the fold is a cause the room never sees (a lesson that skips
-// messages makes a stale-reading group per partition and a never-recorded
-// one beside each). Within a kind the board's order stands.
-func kindsFirst(groups []board.CauseGroup) []board.CauseGroup {
-	var byKind [][]board.CauseGroup
-	index := map[string]int{}
-	for _, g := range groups {
-		i, ok := index[g.Kind]
-		if !ok {
-			i = len(byKind)
-			index[g.Kind] = i
-			byKind = append(byKind, nil)
-		}
-		byKind[i] = append(byKind[i], g)
-	}
-	out := make([]board.CauseGroup, 0, len(groups))
-	for round := 0; len(out) < len(groups); round++ {
-		for _, gs := range byKind {
-			if round < len(gs) {
-				out = append(out, gs[round])
-			}
-		}
 	}
 	return out
 }
