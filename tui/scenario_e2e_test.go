@@ -18,6 +18,7 @@ import (
 
 	"github.com/kafka-recovery-lab/krl/internal/e2e"
 	"github.com/kafka-recovery-lab/krl/internal/scenario"
+	"github.com/kafka-recovery-lab/krl/internal/telemetry"
 )
 
 // scenarioReport is the part of --report a scenario run adds.
@@ -164,6 +165,8 @@ func scenarioRun(t *testing.T, bin, name string, brokers int) (scenarioReport, s
 	}
 	env := scenarioEnvWithout(os.Environ(), "KAFKA_BROKER", "MONGO_URI")
 	limit := 3 * time.Minute
+	// The tap's topic and store: the run's own unless given below.
+	topic, mongoURI := telemetry.DefaultTopic, ""
 	if brokers > 0 {
 		// The dashboard's own cluster: 15-35 s to start its JVMs here.
 		args = append(args, "--cluster", strconv.Itoa(brokers))
@@ -173,7 +176,7 @@ func scenarioRun(t *testing.T, bin, name string, brokers int) (scenarioReport, s
 		// this test's own. CreateTopic fails the test if the broker does
 		// not answer.
 		suffix := e2e.RandomSuffix()
-		topic := "krl-scenario-" + name + "-" + suffix
+		topic = "krl-scenario-" + name + "-" + suffix
 		e2e.CreateTopic(t, broker, topic, e2e.Partitions)
 		args = append(args, "--brokers", broker, "--topic", topic, "--usage-group", "krl-scenario-usage-"+suffix)
 	}
@@ -183,16 +186,10 @@ func scenarioRun(t *testing.T, bin, name string, brokers int) (scenarioReport, s
 			t.Fatalf("MONGO_URI: %v", err)
 		}
 		args = append(args, "--mongo", uri)
+		mongoURI = uri
 	}
 
 	var tap *e2e.Tap
-	topic, mongoURI := "sensor-data", ""
-	if i := slices.Index(args, "--topic"); i >= 0 {
-		topic = args[i+1]
-	}
-	if i := slices.Index(args, "--mongo"); i >= 0 {
-		mongoURI = args[i+1]
-	}
 	onRunning := func(brokers, mongo string) {
 		if mongoURI == "" {
 			mongoURI = mongo
